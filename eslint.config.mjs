@@ -1,0 +1,35 @@
+// Lint rules: the conventions' type-aware checks, plus the ban on Node built-ins inside deterministic workflow code.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'test-output/', '.data/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)].map((name) => ({
+            name,
+            message: 'Workflow code must be deterministic: do I/O in an activity.',
+          })),
+          patterns: [{ group: ['**/activities/*'], allowTypeImports: true, message: 'Import activities as types only.' }],
+        },
+      ],
+    },
+  },
+  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
+);

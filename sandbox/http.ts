@@ -1,0 +1,29 @@
+// Starts a sandbox HTTP app on a loopback port and stops it completely, open keep-alive connections included.
+import type { Server } from 'node:http';
+import type { Express } from 'express';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export function listen(app: Express, port = 0, host = '127.0.0.1'): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const server: Server = app.listen(port, host, (err?: Error) => {
+      if (err) return reject(err);
+      const address = server.address();
+      if (address === null || typeof address === 'string') return reject(new Error('no TCP address'));
+      resolve({
+        url: `http://${host}:${address.port}`,
+        port: address.port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+    server.on('error', reject);
+  });
+}

@@ -1,0 +1,45 @@
+// The talent MCP server over Streamable HTTP: stateless, one server and transport per request, at POST /mcp.
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import express from 'express';
+import { listen, type RunningServer } from '../http';
+import { buildServer, type TalentStore } from './server';
+
+export function talentMcpApp(store: TalentStore): express.Express {
+  const app = express();
+  app.use(express.json({ limit: '1mb' }));
+  app.post('/mcp', async (req, res) => {
+    // A `server` fault is a transport failure: the HTTP request itself fails, as when the backend is down.
+    const message = req.body as { id?: unknown; method?: string; params?: { name?: string; arguments?: Record<string, unknown> } };
+    const tool = message?.method === 'tools/call' ? message.params?.name : undefined;
+    if (tool && store.faults.peek(tool)?.error === 'server') {
+      store.faults.take(tool);
+      store.calls.push({ tool, arguments: message.params?.arguments ?? {} });
+      res.status(503).json({ jsonrpc: '2.0', error: { code: -32000, message: `${tool}: the talent backend is unavailable` }, id: message.id ?? null });
+      return;
+    }
+    const server = buildServer(store);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (err) {
+      if (!res.headersSent) {
+        res.status(500).json({ jsonrpc: '2.0', error: { code: -32603, message: String(err) }, id: null });
+      }
+    }
+  });
+  const notAllowed: express.RequestHandler = (_req, res) => {
+    res.status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless' }, id: null });
+  };
+  app.get('/mcp', notAllowed);
+  app.delete('/mcp', notAllowed);
+  return app;
+}
+
+export function startTalentMcpHttp(store: TalentStore, port = 0): Promise<RunningServer> {
+  return listen(talentMcpApp(store), port);
+}

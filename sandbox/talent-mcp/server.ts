@@ -1,0 +1,155 @@
+// The talent MCP server: buildServer() over a talent store, apart from its stdio and Streamable HTTP transports.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import MiniSearch from 'minisearch';
+import { z } from 'zod';
+import { FaultQueues, sleep } from '../faults';
+import type { Doc, McpFault, TalentData, TalentUser } from '../scenario';
+
+export interface DocPassage {
+  title: string;
+  text: string;
+  score: number;
+}
+
+/** What the talent server knows: users, jobs and docs, plus fault plans and a log of calls for tests to inspect. */
+export class TalentStore {
+  data: TalentData = { users: [], jobs: [] };
+  readonly faults = new FaultQueues<McpFault>();
+  readonly calls: { tool: string; arguments: Record<string, unknown> }[] = [];
+  /** How long a `timeout` fault holds the call. */
+  timeoutMs = 60_000;
+  private docs: Doc[] = [];
+  private index = this.buildIndex([]);
+
+  constructor(data?: { talent?: TalentData; docs?: Doc[] }) {
+    if (data) this.load(data);
+  }
+
+  load({ talent, docs }: { talent?: TalentData; docs?: Doc[] }): void {
+    if (talent) this.data = talent;
+    if (docs) {
+      this.docs = docs;
+      this.index = this.buildIndex(docs);
+    }
+  }
+
+  private buildIndex(docs: Doc[]): MiniSearch<Doc & { id: number }> {
+    const index = new MiniSearch<Doc & { id: number }>({
+      fields: ['title', 'body'],
+      storeFields: ['title', 'body'],
+      searchOptions: { boost: { title: 2 }, prefix: true, fuzzy: 0.2, combineWith: 'OR' },
+    });
+    index.addAll(docs.map((doc, id) => ({ id, ...doc })));
+    return index;
+  }
+
+  user(email: string): TalentUser | undefined {
+    return this.data.users.find((u) => u.email.toLowerCase() === email.toLowerCase());
+  }
+
+  searchDocs(query: string, limit: number): DocPassage[] {
+    return this.index
+      .search(query)
+      .slice(0, limit)
+      .map((hit) => ({ title: String(hit.title), text: String(hit.body), score: Math.round(hit.score * 100) / 100 }));
+  }
+}
+
+const json = (value: unknown): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }] });
+const toolError = (message: string): CallToolResult => ({ content: [{ type: 'text', text: message }], isError: true });
+
+const Email = z.email().describe("The talent's email address; Melvin sets it from the conversation's contact");
+
+export function buildServer(store: TalentStore): McpServer {
+  const server = new McpServer({ name: 'talent-sandbox', version: '1.0.0' });
+
+  /** Every tool goes through here: the call is logged, then the fault plan may delay it, break it or fail it. */
+  const tool = <A extends Record<string, unknown>>(name: string, handler: (args: A) => CallToolResult) =>
+    async (args: A): Promise<CallToolResult> => {
+      store.calls.push({ tool: name, arguments: args });
+      const fault = store.faults.take(name);
+      if (fault?.error === 'timeout') await sleep(store.timeoutMs);
+      // Over HTTP a `server` fault never gets here: the transport answers 503 (see http.ts). Over stdio there is no
+      // transport to break, so it comes back as the tool error a failing backend would give.
+      if (fault?.error === 'server') return toolError(`${name} failed: the talent backend is unavailable`);
+      if (fault?.error === 'tool') return toolError(`${name} failed: the talent backend returned an error`);
+      return handler(args);
+    };
+
+  const withUser = (email: string, answer: (user: TalentUser) => CallToolResult) => {
+    const user = store.user(email);
+    return user ? answer(user) : toolError(`No talent account found for ${email}`);
+  };
+
+  server.registerTool(
+    'get_user_profile',
+    {
+      description: "The talent's profile: name, email, and how many applications and payments they have",
+      inputSchema: { email: Email },
+    },
+    tool('get_user_profile', ({ email }: { email: string }) =>
+      withUser(email, (u) => json({ name: u.name, email: u.email, applications: u.applications.length, payments: u.payments.length })),
+    ),
+  );
+
+  server.registerTool(
+    'get_user_applications_detailed',
+    {
+      description: "The talent's job applications with status, last update, next step and the job applied for",
+      inputSchema: { email: Email },
+    },
+    tool('get_user_applications_detailed', ({ email }: { email: string }) =>
+      withUser(email, (u) =>
+        json({
+          applications: u.applications.map((a) => ({ ...a, job: store.data.jobs.find((j) => j.id === a.job_id) ?? null })),
+        }),
+      ),
+    ),
+  );
+
+  server.registerTool(
+    'get_job_details',
+    {
+      description: 'A job posting: title, location, status, pay rate and start date',
+      inputSchema: { job_id: z.string().min(1).describe('The job id, as found in applications or payments') },
+    },
+    tool('get_job_details', ({ job_id }: { job_id: string }) => {
+      const job = store.data.jobs.find((j) => j.id === job_id);
+      return job ? json(job) : toolError(`No job with id ${job_id}`);
+    }),
+  );
+
+  server.registerTool(
+    'get_user_payments',
+    {
+      description: "The talent's payments for worked shifts: amount, currency, status, expected or paid date",
+      inputSchema: { email: Email },
+    },
+    tool('get_user_payments', ({ email }: { email: string }) =>
+      withUser(email, (u) =>
+        json({
+          payments: u.payments.map((p) => ({ ...p, job_title: store.data.jobs.find((j) => j.id === p.job_id)?.title ?? null })),
+        }),
+      ),
+    ),
+  );
+
+  server.registerTool(
+    'search_talent_docs',
+    {
+      description:
+        'Search the talent help center (payments and payout runs, application stages, withdrawing, identity ' +
+        'verification, documents, tax forms, contracts, shift cancellation); returns the best passages, best first',
+      inputSchema: {
+        query: z.string().min(1).max(500).describe('What to look for, in plain words'),
+        limit: z.number().int().min(1).max(10).optional().describe('How many passages to return (default 3)'),
+      },
+    },
+    tool('search_talent_docs', ({ query, limit }: { query: string; limit?: number }) =>
+      json({ query, results: store.searchDocs(query, limit ?? 3) }),
+    ),
+  );
+
+  return server;
+}

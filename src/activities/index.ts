@@ -1,0 +1,30 @@
+// Every activity module of the worker, built from its real clients.
+import { createIntercomActivities } from './intercom';
+import { createLlmActivities } from './llm';
+import type { McpConnections } from './mcp';
+import { createMcpActivities } from './mcp';
+import { createPromptActivities } from './prompts';
+import { createValidationActivities } from './validation';
+import type { IntercomClient } from 'intercom-client';
+import type OpenAI from 'openai';
+import type { Client as LangSmithClient } from 'langsmith';
+
+export interface ActivityClients {
+  intercom: IntercomClient;
+  adminId: string;
+  mcp: McpConnections;
+  openai: OpenAI;
+  model: string;
+  langsmith?: LangSmithClient;
+  validation: { endpoint: string; apiKey: string };
+}
+
+export function createActivities(clients: ActivityClients) {
+  return {
+    ...createIntercomActivities(clients.intercom, { adminId: clients.adminId }),
+    ...createMcpActivities(clients.mcp),
+    ...createLlmActivities(clients.openai, { model: clients.model }),
+    ...createPromptActivities({ langsmith: clients.langsmith }),
+    ...createValidationActivities(clients.validation),
+  };
+}

@@ -1,0 +1,249 @@
+// Intercom activities over the official SDK: fetch a conversation, reply, note, set Melvin Status, snooze.
+import { Context } from '@temporalio/activity';
+import { IntercomError, IntercomTimeoutError } from 'intercom-client';
+import type { IntercomClient } from 'intercom-client';
+import { z } from 'zod';
+import type { Message, Role } from '../state';
+import {
+  IntercomAuthError,
+  IntercomNotFoundError,
+  IntercomRateLimitedError,
+  IntercomRejectedError,
+  IntercomResponseInvalidError,
+  IntercomUnavailableError,
+  withRetryContract,
+} from './errors';
+import { comparableText, htmlToText, textToHtml } from './intercom-text';
+import { retryAfterMs } from './retry-after';
+
+export const MELVIN_STATUS_ATTRIBUTE = 'Melvin Status';
+const REQUEST_TIMEOUT_S = 12;
+/** How far Intercom's clock may run behind ours when looking for a part an earlier attempt already posted. */
+const CLOCK_SKEW_S = 60;
+
+const Id = z.union([z.string(), z.number()]).transform(String);
+const Author = z.looseObject({ type: z.string(), id: Id.nullish(), name: z.string().nullish() });
+const Part = z.looseObject({
+  id: Id,
+  part_type: z.string(),
+  body: z.string().nullish(),
+  created_at: z.number().nullish(),
+  author: Author.nullish(),
+});
+export const IntercomConversation = z.looseObject({
+  id: Id,
+  source: z.looseObject({ body: z.string().nullish(), author: Author.nullish() }).nullish(),
+  conversation_parts: z.looseObject({ conversation_parts: z.array(Part) }).nullish(),
+  contacts: z.looseObject({ contacts: z.array(z.looseObject({ id: Id })) }).nullish(),
+});
+export type IntercomConversation = z.infer<typeof IntercomConversation>;
+const IntercomContact = z.looseObject({ id: Id, email: z.string().nullish(), name: z.string().nullish() });
+
+export interface FetchedConversation {
+  conversation_id: string;
+  messages: Message[];
+  internal_notes: string[];
+  contact: { id: string; email: string | null; name: string | null } | null;
+  admin_id: string;
+}
+
+export interface PostedPart {
+  part_id: string | null;
+  /** True when an earlier attempt had already posted it and this attempt only found it. */
+  already_posted: boolean;
+}
+
+const USER_AUTHORS = new Set(['user', 'lead', 'contact']);
+const ASSISTANT_AUTHORS = new Set(['admin', 'bot', 'team']);
+
+function roleOf(authorType: string | undefined): Role | undefined {
+  if (authorType === undefined) return undefined;
+  if (USER_AUTHORS.has(authorType)) return 'user';
+  if (ASSISTANT_AUTHORS.has(authorType)) return 'assistant';
+  return undefined;
+}
+
+/**
+ * Seed 000's role mapping: the source is the first message; user/lead/contact parts are the user's, admin/bot/team
+ * parts the assistant's; notes are kept apart (never shown to the model) and event parts with no text are dropped.
+ */
+export function messagesFromConversation(conversation: IntercomConversation): {
+  messages: Message[];
+  internal_notes: string[];
+} {
+  const messages: Message[] = [];
+  const internal_notes: string[] = [];
+  const source = conversation.source;
+  const sourceRole = roleOf(source?.author?.type);
+  const sourceText = htmlToText(source?.body ?? '');
+  if (sourceRole && sourceText) messages.push({ role: sourceRole, content: sourceText });
+  for (const part of conversation.conversation_parts?.conversation_parts ?? []) {
+    const text = htmlToText(part.body ?? '');
+    if (!text) continue;
+    if (part.part_type === 'note' || part.part_type === 'note_and_reopen') {
+      internal_notes.push(text);
+      continue;
+    }
+    const role = roleOf(part.author?.type);
+    if (role) messages.push({ role, content: text });
+  }
+  return { messages, internal_notes };
+}
+
+/** Maps an SDK failure to the named error whose class the retry policies know. */
+export function intercomFailure(err: unknown, action: string): Error {
+  if (err instanceof IntercomTimeoutError) return new IntercomUnavailableError(`${action}: timed out`, { cause: err });
+  if (!(err instanceof IntercomError)) return new IntercomUnavailableError(`${action}: ${String(err)}`, { cause: err });
+  const status = err.statusCode;
+  const detail = intercomErrorDetail(err.body) ?? err.message;
+  const message = `${action}: Intercom answered ${status ?? 'no status'}${detail ? ` (${detail})` : ''}`;
+  if (status === undefined || status >= 500 || status === 408) return new IntercomUnavailableError(message, { cause: err });
+  if (status === 429) {
+    return new IntercomRateLimitedError(message, { cause: err, retryAfterMs: retryAfterMs(err.rawResponse?.headers) });
+  }
+  if (status === 401 || status === 403) return new IntercomAuthError(message, { cause: err });
+  if (status === 404) return new IntercomNotFoundError(message, { cause: err });
+  return new IntercomRejectedError(message, { cause: err });
+}
+
+function intercomErrorDetail(body: unknown): string | undefined {
+  const parsed = z.object({ errors: z.array(z.object({ code: z.string(), message: z.string().optional() })) }).safeParse(body);
+  const first = parsed.success ? parsed.data.errors[0] : undefined;
+  return first ? `${first.code}: ${first.message ?? ''}`.trim() : undefined;
+}
+
+function parseResponse<T>(schema: z.ZodType<T>, body: unknown, action: string): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    throw new IntercomResponseInvalidError(`${action}: unexpected response shape: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+export function createIntercomActivities(intercom: IntercomClient, options: { adminId: string }) {
+  const { adminId } = options;
+  const requestOptions = () => ({
+    timeoutInSeconds: REQUEST_TIMEOUT_S,
+    maxRetries: 0,
+    abortSignal: Context.current().cancellationSignal,
+  });
+
+  async function findConversation(conversationId: string): Promise<IntercomConversation> {
+    const action = `fetch conversation ${conversationId}`;
+    try {
+      const body = await intercom.conversations.find(
+        { conversation_id: conversationId, display_as: 'plaintext' },
+        requestOptions(),
+      );
+      return parseResponse(IntercomConversation, body, action);
+    } catch (err) {
+      throw err instanceof IntercomResponseInvalidError ? err : intercomFailure(err, action);
+    }
+  }
+
+  /**
+   * Looks for a part this admin already posted with the same body since `notBefore`: when an earlier attempt's
+   * request was accepted but its answer was lost (a 500 after accept, a timeout), the retry must not post again.
+   */
+  async function findPostedPart(
+    conversationId: string,
+    partType: 'comment' | 'note',
+    body: string,
+    notBefore: number,
+  ): Promise<string | undefined> {
+    const conversation = await findConversation(conversationId);
+    const wanted = comparableText(body);
+    const match = conversation.conversation_parts?.conversation_parts.find(
+      (part) =>
+        part.part_type === partType &&
+        part.author?.id === adminId &&
+        (part.created_at ?? 0) >= notBefore - CLOCK_SKEW_S &&
+        comparableText(part.body ?? '') === wanted,
+    );
+    return match?.id;
+  }
+
+  async function postPartOnce(
+    conversationId: string,
+    messageType: 'comment' | 'note',
+    text: string,
+    notBefore: number,
+  ): Promise<PostedPart> {
+    if (Context.current().info.attempt > 1) {
+      const existing = await findPostedPart(conversationId, messageType, textToHtml(text), notBefore);
+      if (existing) return { part_id: existing, already_posted: true };
+    }
+    const action = `post ${messageType} to conversation ${conversationId}`;
+    try {
+      const response = await intercom.conversations.reply(
+        {
+          conversation_id: conversationId,
+          body: { message_type: messageType, type: 'admin', admin_id: adminId, body: textToHtml(text) },
+        },
+        requestOptions(),
+      );
+      const parts = IntercomConversation.safeParse(response).data?.conversation_parts?.conversation_parts ?? [];
+      return { part_id: parts.at(-1)?.id ?? null, already_posted: false };
+    } catch (err) {
+      throw intercomFailure(err, action);
+    }
+  }
+
+  return withRetryContract({
+    async fetchConversation({ conversationId }: { conversationId: string }): Promise<FetchedConversation> {
+      const conversation = await findConversation(conversationId);
+      const { messages, internal_notes } = messagesFromConversation(conversation);
+      const contactId = conversation.contacts?.contacts[0]?.id;
+      let contact: FetchedConversation['contact'] = null;
+      if (contactId) {
+        const action = `fetch contact ${contactId}`;
+        try {
+          const body = await intercom.contacts.find({ contact_id: contactId }, requestOptions());
+          const found = parseResponse(IntercomContact, body, action);
+          contact = { id: found.id, email: found.email ?? null, name: found.name ?? null };
+        } catch (err) {
+          throw err instanceof IntercomResponseInvalidError ? err : intercomFailure(err, action);
+        }
+      }
+      return { conversation_id: conversation.id, messages, internal_notes, contact, admin_id: adminId };
+    },
+
+    /** `notBefore` (epoch seconds) bounds the duplicate check to parts posted during this run. */
+    async sendReply(input: { conversationId: string; text: string; notBefore: number }): Promise<PostedPart> {
+      return postPartOnce(input.conversationId, 'comment', input.text, input.notBefore);
+    },
+
+    async addNote(input: { conversationId: string; text: string; notBefore: number }): Promise<PostedPart> {
+      return postPartOnce(input.conversationId, 'note', input.text, input.notBefore);
+    },
+
+    async setStatus({ conversationId, status }: { conversationId: string; status: string }): Promise<void> {
+      try {
+        await intercom.conversations.update(
+          { conversation_id: conversationId, custom_attributes: { [MELVIN_STATUS_ATTRIBUTE]: status } },
+          requestOptions(),
+        );
+      } catch (err) {
+        throw intercomFailure(err, `set ${MELVIN_STATUS_ATTRIBUTE} on conversation ${conversationId}`);
+      }
+    },
+
+    async snooze({ conversationId, seconds }: { conversationId: string; seconds: number }): Promise<{ snoozed_until: number }> {
+      const snoozedUntil = Math.floor(Date.now() / 1000) + seconds;
+      try {
+        await intercom.conversations.manage(
+          {
+            conversation_id: conversationId,
+            body: { message_type: 'snoozed', admin_id: adminId, snoozed_until: snoozedUntil },
+          },
+          requestOptions(),
+        );
+        return { snoozed_until: snoozedUntil };
+      } catch (err) {
+        throw intercomFailure(err, `snooze conversation ${conversationId}`);
+      }
+    },
+  });
+}
+
+export type IntercomActivities = ReturnType<typeof createIntercomActivities>;

@@ -1,0 +1,160 @@
+// MCP activities over the official SDK client: list every server's tools (all pages) and run one tool call each.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Context, log } from '@temporalio/activity';
+import type { ToolDefinition } from '../state';
+import { McpInvalidArgumentsError, McpTransportError, McpUnknownToolError, withRetryContract } from './errors';
+import { withHeartbeats } from './heartbeat';
+
+/** One MCP server: a Streamable HTTP `url`, or a `command` started over stdio. */
+export type McpServerConfig = { name: string; url: string } | { name: string; command: string; args: string[] };
+
+/** Tool results kept in workflow state are capped so no payload nears Temporal's 2 MB limit. */
+export const MAX_TOOL_RESULT_BYTES = 32 * 1024;
+const CALL_TIMEOUT_MS = 25_000;
+
+/** The worker's MCP sessions: one client per server, connected on first use and re-opened after a transport failure. */
+export class McpConnections {
+  private readonly clients = new Map<string, Promise<Client>>();
+
+  constructor(readonly servers: McpServerConfig[]) {}
+
+  async client(serverName: string): Promise<Client> {
+    const existing = this.clients.get(serverName);
+    if (existing) return existing;
+    const server = this.servers.find((s) => s.name === serverName);
+    if (!server) throw new McpUnknownToolError(`no MCP server named "${serverName}" is configured`);
+    const connecting: Promise<Client> = this.connect(server, () => {
+      if (this.clients.get(serverName) === connecting) this.clients.delete(serverName);
+    });
+    this.clients.set(serverName, connecting);
+    connecting.catch(() => this.clients.delete(serverName));
+    return connecting;
+  }
+
+  private async connect(server: McpServerConfig, onClose: () => void): Promise<Client> {
+    const client = new Client({ name: 'melvin', version: '1.0.0' });
+    const transport =
+      'url' in server
+        ? new StreamableHTTPClientTransport(new URL(server.url))
+        : new StdioClientTransport({ command: server.command, args: server.args, stderr: 'inherit' });
+    client.onclose = onClose;
+    try {
+      await client.connect(transport);
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw new McpTransportError(`cannot connect to MCP server "${server.name}": ${String(err)}`, { cause: err });
+    }
+    return client;
+  }
+
+  /** Forgets a session whose transport failed, so the next attempt reconnects instead of reusing it. */
+  async reset(serverName: string): Promise<void> {
+    const existing = this.clients.get(serverName);
+    this.clients.delete(serverName);
+    if (existing) await existing.then((c) => c.close()).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    const names = [...this.clients.keys()];
+    await Promise.all(names.map((name) => this.reset(name)));
+  }
+}
+
+export interface ToolCallOutcome {
+  /** The tool's own `isError`: an expected failure the agent reasons about, not an activity failure. */
+  is_error: boolean;
+  data: unknown;
+  truncated: boolean;
+}
+
+/** Caps a value at `maxBytes` of JSON; a capped value becomes the JSON text's prefix. */
+export function capPayload(value: unknown, maxBytes = MAX_TOOL_RESULT_BYTES): { data: unknown; truncated: boolean } {
+  const json = JSON.stringify(value) ?? 'null';
+  if (Buffer.byteLength(json) <= maxBytes) return { data: value, truncated: false };
+  return { data: Buffer.from(json).subarray(0, maxBytes).toString('utf8'), truncated: true };
+}
+
+/** Structured content when the tool gave it, else its text (parsed when it is JSON), else the raw content blocks. */
+export function toolResultData(result: CallToolResult): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const texts = result.content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
+  if (texts.length !== result.content.length) return result.content;
+  const text = texts.join('\n');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function mcpFailure(err: unknown, what: string): Error {
+  if (err instanceof McpError && err.code === ErrorCode.InvalidParams) {
+    return new McpInvalidArgumentsError(`${what}: ${err.message}`, { cause: err });
+  }
+  if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) {
+    return new McpUnknownToolError(`${what}: ${err.message}`, { cause: err });
+  }
+  if (err instanceof McpTransportError || err instanceof McpUnknownToolError) return err;
+  return new McpTransportError(`${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+}
+
+export function createMcpActivities(mcp: McpConnections) {
+  return withRetryContract({
+    async listTools(): Promise<ToolDefinition[]> {
+      const tools: ToolDefinition[] = [];
+      for (const server of mcp.servers) {
+        try {
+          const client = await mcp.client(server.name);
+          let cursor: string | undefined;
+          do {
+            const page = await client.listTools(cursor ? { cursor } : {});
+            for (const tool of page.tools) {
+              if (tools.some((t) => t.name === tool.name)) {
+                log.warn('MCP tool offered by two servers; keeping the first', { tool: tool.name, server: server.name });
+                continue;
+              }
+              tools.push({
+                name: tool.name,
+                description: tool.description ?? '',
+                input_schema: tool.inputSchema as Record<string, unknown>,
+                server: server.name,
+              });
+            }
+            cursor = page.nextCursor;
+          } while (cursor);
+        } catch (err) {
+          await mcp.reset(server.name);
+          throw mcpFailure(err, `list tools of MCP server "${server.name}"`);
+        }
+      }
+      return tools;
+    },
+
+    async callTool(input: { server: string; name: string; arguments: Record<string, unknown> }): Promise<ToolCallOutcome> {
+      const what = `call ${input.name} on MCP server "${input.server}"`;
+      try {
+        const client = await mcp.client(input.server);
+        const result = (await withHeartbeats((signal) =>
+          client.callTool({ name: input.name, arguments: input.arguments }, undefined, {
+            signal,
+            timeout: CALL_TIMEOUT_MS,
+          }),
+        )) as CallToolResult;
+        return { is_error: result.isError === true, ...capPayload(toolResultData(result)) };
+      } catch (err) {
+        const failure = mcpFailure(err, what);
+        // A cancelled call (forced escalation) says nothing about the session, so only a real transport failure resets it.
+        if (failure instanceof McpTransportError && !Context.current().cancellationSignal.aborted) {
+          await mcp.reset(input.server);
+        }
+        throw failure;
+      }
+    },
+  });
+}
+
+export type McpActivities = ReturnType<typeof createMcpActivities>;

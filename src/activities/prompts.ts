@@ -1,0 +1,109 @@
+// Loads the three agent prompts: pulled from LangSmith once per run when configured, else the bundled prompt files.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Client as LangSmithClient } from 'langsmith';
+import { z } from 'zod';
+import type { PromptsUsed } from '../state';
+import { PromptUnavailableError, errorMessage, withRetryContract } from './errors';
+
+export const PROMPT_NAMES = {
+  plan: 'agent-plan-prompt',
+  coverage: 'agent-coverage-prompt',
+  draft: 'agent-draft-prompt',
+} as const;
+type Step = keyof typeof PROMPT_NAMES;
+
+export interface LoadedPrompts {
+  plan: string;
+  coverage: string;
+  draft: string;
+  used: PromptsUsed;
+}
+
+/** The bundled prompts live in `prompts/` at the package root, found from here whether running from src or dist. */
+export const BUNDLED_PROMPTS_DIR = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..', 'prompts');
+
+const TemplateNode = z.looseObject({
+  id: z.array(z.string()).optional(),
+  kwargs: z.looseObject({
+    template: z.string().optional(),
+    prompt: z.looseObject({ kwargs: z.looseObject({ template: z.string() }) }).optional(),
+    messages: z.array(z.unknown()).optional(),
+  }),
+});
+
+/**
+ * A LangSmith prompt commit's manifest is a serialized LangChain template. Melvin's prompts are instructions only
+ * (the data goes in a separate message), so the text is the system message's template, or a plain template's.
+ */
+export function promptTextFromManifest(manifest: unknown): string {
+  const root = TemplateNode.parse(manifest);
+  if (root.kwargs.template) return root.kwargs.template;
+  const messages = (root.kwargs.messages ?? []).map((m) => TemplateNode.parse(m));
+  const system = messages.filter((m) => m.id?.some((part) => part.startsWith('SystemMessage')));
+  const texts = (system.length > 0 ? system : messages).map((m) => m.kwargs.prompt?.kwargs.template ?? m.kwargs.template);
+  const text = texts.filter((t): t is string => Boolean(t)).join('\n\n');
+  if (!text) throw new Error('the manifest holds no template text');
+  return text;
+}
+
+export async function readBundledPrompts(dir = BUNDLED_PROMPTS_DIR): Promise<Record<Step, string>> {
+  const read = (name: string) => readFile(path.join(dir, `${name}.md`), 'utf8');
+  const [plan, coverage, draft] = await Promise.all([
+    read(PROMPT_NAMES.plan),
+    read(PROMPT_NAMES.coverage),
+    read(PROMPT_NAMES.draft),
+  ]);
+  return { plan, coverage, draft };
+}
+
+const bundledVersions = (): Record<string, string> =>
+  Object.fromEntries(Object.values(PROMPT_NAMES).map((name) => [name, 'bundled']));
+
+export function createPromptActivities(options: { langsmith?: LangSmithClient; bundledDir?: string }) {
+  const { langsmith, bundledDir } = options;
+
+  async function pull(step: Step): Promise<{ text: string; version: string }> {
+    const name = PROMPT_NAMES[step];
+    try {
+      const commit = await langsmith!.pullPromptCommit(name, { skipCache: true });
+      return { text: promptTextFromManifest(commit.manifest), version: commit.commit_hash };
+    } catch (err) {
+      throw new PromptUnavailableError(`pull ${name} from LangSmith: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  return withRetryContract({
+    /** LangSmith's current commit of each prompt when an API key is configured, the bundled files otherwise. */
+    async loadPrompts(): Promise<LoadedPrompts> {
+      if (!langsmith) {
+        return { ...(await readBundledPrompts(bundledDir)), used: { source: 'bundled', versions: bundledVersions(), fallback_reason: null } };
+      }
+      const [plan, coverage, draft] = await Promise.all([pull('plan'), pull('coverage'), pull('draft')]);
+      return {
+        plan: plan.text,
+        coverage: coverage.text,
+        draft: draft.text,
+        used: {
+          source: 'langsmith',
+          versions: {
+            [PROMPT_NAMES.plan]: plan.version,
+            [PROMPT_NAMES.coverage]: coverage.version,
+            [PROMPT_NAMES.draft]: draft.version,
+          },
+          fallback_reason: null,
+        },
+      };
+    },
+
+    /** Used when LangSmith could not be reached: the run goes on with the bundled prompts and says so in its state. */
+    async loadBundledPrompts({ fallbackReason }: { fallbackReason: string }): Promise<LoadedPrompts> {
+      return {
+        ...(await readBundledPrompts(bundledDir)),
+        used: { source: 'bundled', versions: bundledVersions(), fallback_reason: fallbackReason },
+      };
+    },
+  });
+}
+
+export type PromptActivities = ReturnType<typeof createPromptActivities>;

@@ -1,0 +1,135 @@
+// The operator CLI: start a conversation turn, force an escalation, print a run's state, list runs.
+import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { z } from 'zod';
+import { ConfigError, loadTemporalConfig, loadTurnConfig } from './config';
+import { conversationState, deliverUserMessage, forceEscalation, listRuns } from './conversations';
+import { searchAttributes } from './shared';
+
+const USAGE = `Usage:
+  melvin start <conversationId>                       start (or join) a turn for the conversation
+  melvin escalate <conversationId> --reason <text> [--by <who>]
+                                                      hand the conversation to the team now
+  melvin state <conversationId>                       print the latest run's state as JSON
+  melvin list [--status <MelvinStatus>] [--conversation <id>] [--limit <n>]
+                                                      list runs, newest first`;
+
+export class UsageError extends Error {}
+
+const ConversationId = z
+  .string({ error: 'a conversation id is required' })
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a conversation id is 1-64 letters, digits, "_" or "-"');
+
+const Command = z.discriminatedUnion('command', [
+  z.object({ command: z.literal('start'), conversationId: ConversationId }),
+  z.object({
+    command: z.literal('escalate'),
+    conversationId: ConversationId,
+    reason: z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000),
+    by: z.string().min(1).optional(),
+  }),
+  z.object({ command: z.literal('state'), conversationId: ConversationId }),
+  z.object({
+    command: z.literal('list'),
+    status: z.string().min(1).optional(),
+    conversation: ConversationId.optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(20),
+  }),
+]);
+export type Command = z.infer<typeof Command>;
+
+export function parseCommand(argv: string[]): Command {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        reason: { type: 'string' },
+        by: { type: 'string' },
+        status: { type: 'string' },
+        conversation: { type: 'string' },
+        limit: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  const [command, conversationId, ...extra] = parsed.positionals;
+  if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  const result = Command.safeParse({ command, conversationId, ...parsed.values });
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const where = issue.path.join('.');
+    if (where === 'command') throw new UsageError(`unknown command "${command ?? ''}"`);
+    throw new UsageError(`${where === 'conversationId' ? 'conversation id' : where}: ${issue.message}`);
+  }
+  return result.data;
+}
+
+async function run(command: Command, client: Client): Promise<unknown> {
+  const temporal = loadTemporalConfig();
+  switch (command.command) {
+    case 'start': {
+      const turn = loadTurnConfig();
+      return deliverUserMessage(
+        client,
+        {
+          conversationId: command.conversationId,
+          trigger: { topic: 'cli', notificationId: `cli-${randomUUID()}`, receivedAt: new Date().toISOString() },
+        },
+        { taskQueue: temporal.TASK_QUEUE, maxHops: turn.MAX_HOPS, snoozeSeconds: turn.SNOOZE_SECONDS },
+      );
+    }
+    case 'escalate':
+      await forceEscalation(client, command.conversationId, {
+        reason: command.reason,
+        requestedBy: command.by ?? `cli:${userInfo().username}`,
+      });
+      return { signalled: 'forceEscalation', conversationId: command.conversationId };
+    case 'state': {
+      const state = await conversationState(client, command.conversationId);
+      if (!state) throw new UsageError(`conversation ${command.conversationId} has no runs`);
+      return state;
+    }
+    case 'list': {
+      const runs = await listRuns(client, { status: command.status, conversationId: command.conversation, limit: command.limit });
+      return runs.map((r) => ({
+        workflowId: r.workflowId,
+        runId: r.runId,
+        status: r.status.name,
+        startTime: r.startTime.toISOString(),
+        closeTime: r.closeTime?.toISOString() ?? null,
+        melvinStatus: r.typedSearchAttributes.get(searchAttributes.melvinStatus) ?? null,
+        escalationSource: r.typedSearchAttributes.get(searchAttributes.escalationSource) ?? null,
+        hopCount: r.typedSearchAttributes.get(searchAttributes.hopCount) ?? null,
+      }));
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const command = parseCommand(process.argv.slice(2));
+  const temporal = loadTemporalConfig();
+  const connection = await Connection.connect({
+    address: temporal.TEMPORAL_ADDRESS,
+    tls: temporal.TEMPORAL_API_KEY ? true : undefined,
+    apiKey: temporal.TEMPORAL_API_KEY,
+  });
+  try {
+    const client = new Client({ connection, namespace: temporal.TEMPORAL_NAMESPACE });
+    console.log(JSON.stringify(await run(command, client), null, 2));
+  } finally {
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    if (err instanceof UsageError) console.error(`${err.message}\n\n${USAGE}`);
+    else console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(err instanceof UsageError ? 2 : 1);
+  });
+}

@@ -1,0 +1,93 @@
+// Configuration: environment variables read once at start-up and checked with zod, failing with the variable's name.
+import { z } from 'zod';
+import type { McpServerConfig } from './activities/mcp';
+import { DEFAULT_MAX_HOPS, DEFAULT_SNOOZE_SECONDS, DEFAULT_TASK_QUEUE } from './shared';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** An empty variable counts as unset, so `FOO=` in an env file falls back to the default rather than failing oddly. */
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
+const required = (what: string) => optional(z.string({ error: `required: ${what}` }).min(1));
+const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+/**
+ * `MCP_SERVERS` lists servers separated by `;`, each `name=target`: a target starting with http(s):// is a Streamable
+ * HTTP endpoint, anything else a command (split on spaces) started over stdio.
+ */
+export function parseMcpServers(value: string): McpServerConfig[] {
+  const entries = value.split(';').map((e) => e.trim()).filter(Boolean);
+  if (entries.length === 0) throw new Error('lists no server');
+  const servers = entries.map((entry, index): McpServerConfig => {
+    const match = /^([A-Za-z0-9_-]+)=(.+)$/.exec(entry);
+    const name = match?.[1] ?? `mcp${index + 1}`;
+    const target = (match?.[2] ?? entry).trim();
+    if (/^https?:\/\//.test(target)) {
+      if (!url.safeParse(target).success) throw new Error(`server "${name}": "${target}" is not a valid URL`);
+      return { name, url: target };
+    }
+    const [command, ...args] = target.split(/\s+/);
+    return { name, command: command!, args };
+  });
+  const names = servers.map((s) => s.name);
+  const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+  if (duplicate) throw new Error(`server name "${duplicate}" is used twice`);
+  return servers;
+}
+
+const TemporalEnv = z.object({
+  TEMPORAL_ADDRESS: optional(z.string().min(1).default('127.0.0.1:7233')),
+  TEMPORAL_NAMESPACE: optional(z.string().min(1).default('default')),
+  /** Temporal Cloud API key; when set the connection uses TLS. */
+  TEMPORAL_API_KEY: optional(z.string().min(1).optional()),
+  TASK_QUEUE: optional(z.string().min(1).default(DEFAULT_TASK_QUEUE)),
+});
+
+const TurnEnv = z.object({
+  MAX_HOPS: optional(z.coerce.number().int().min(1).max(5).default(DEFAULT_MAX_HOPS)),
+  SNOOZE_SECONDS: optional(z.coerce.number().int().min(0).max(7 * 24 * 3600).default(DEFAULT_SNOOZE_SECONDS)),
+});
+
+const WorkerEnv = TemporalEnv.extend({
+  INTERCOM_API_KEY: required('the Intercom access token'),
+  INTERCOM_BASE_URL: optional(url.default('https://api.intercom.io')),
+  MELVIN_ADMIN_ID: optional(z.string().regex(/^\d+$/, 'must be a numeric Intercom admin id').default('8918000')),
+  MCP_SERVERS: required('at least one MCP server').transform((value, ctx) => {
+    try {
+      return parseMcpServers(value);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+      return z.NEVER;
+    }
+  }),
+  OPENAI_API_KEY: required('the API key of the OpenAI-compatible endpoint'),
+  OPENAI_BASE_URL: optional(url.default('https://api.openai.com/v1')),
+  MODEL_NAME: optional(z.string().min(1).default('gpt-4o-mini')),
+  VALIDATION_ENDPOINT: optional(url),
+  VALIDATION_API_KEY: required('the validation service API key'),
+  LANGSMITH_API_KEY: optional(z.string().min(1).optional()),
+  LANGSMITH_ENDPOINT: optional(url.default('https://api.smith.langchain.com')),
+});
+
+function load<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => {
+    const name = issue.path.join('.');
+    const message = issue.code === 'invalid_type' && issue.input === undefined ? `required (${issue.message})` : issue.message;
+    return `  ${name}: ${message.replace(/^required: /, 'required: ')}`;
+  });
+  throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+}
+
+export type TemporalConfig = z.infer<typeof TemporalEnv>;
+export type TurnConfig = z.infer<typeof TurnEnv>;
+export type WorkerConfig = z.infer<typeof WorkerEnv>;
+
+export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): TemporalConfig => load(TemporalEnv, env);
+export const loadTurnConfig = (env: NodeJS.ProcessEnv = process.env): TurnConfig => load(TurnEnv, env);
+export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);

@@ -1,0 +1,234 @@
+// The run's state with seed 001's field names: the workflow result and the answer of the `state` query.
+import type { Trigger } from './shared';
+
+export type NodeName =
+  | 'initialize'
+  | 'plan'
+  | 'gather'
+  | 'coverage'
+  | 'draft'
+  | 'validate'
+  | 'escalate'
+  | 'response'
+  | 'finalize'
+  | 'end';
+
+export type Role = 'user' | 'assistant';
+
+export interface Message {
+  role: Role;
+  content: string;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+  /** Which configured MCP server offers the tool. */
+  server: string;
+}
+
+export interface PlannedToolCall {
+  tool_name: string;
+  parameters: Record<string, unknown>;
+  reasoning: string;
+}
+
+export interface PlanData {
+  user_query: string;
+  reasoning: string;
+  tool_calls: PlannedToolCall[];
+}
+
+export interface ToolResult {
+  tool_name: string;
+  /** The arguments actually sent, after the workflow set the user's identity. */
+  parameters: Record<string, unknown>;
+  success: boolean;
+  data: unknown;
+  error: string | null;
+  execution_time_ms: number;
+  timestamp: string;
+  /** The key under which the result is kept in `tool_data` or `docs_data`. */
+  stored_as: string;
+  truncated: boolean;
+}
+
+export type GatherStatus = 'completed' | 'partial' | 'failed' | 'skipped';
+
+export interface GatherData {
+  tool_results: ToolResult[];
+  total_execution_time_ms: number;
+  success_rate: number;
+  execution_status: GatherStatus;
+}
+
+export interface MissingData {
+  gap_type: string;
+  description: string;
+}
+
+export interface CoverageAnalysis {
+  user_query: string;
+  data_sufficient: boolean;
+  coverage_score: number;
+  available_data: string[];
+  missing_data: MissingData[];
+  reasoning: string;
+  confidence: number;
+}
+
+export interface CoverageData {
+  coverage_analysis: CoverageAnalysis | null;
+  data_sufficient: boolean;
+  next_node: NodeName;
+  escalation_reason: string | null;
+}
+
+export interface Hop {
+  plan: PlanData | null;
+  gather: GatherData | null;
+  coverage: CoverageData | null;
+}
+
+export interface StoredToolData {
+  tool_name: string;
+  parameters: Record<string, unknown>;
+  hop: number;
+  success: boolean;
+  data: unknown;
+  error: string | null;
+  truncated: boolean;
+}
+
+export interface StoredDocsData {
+  query: string;
+  hop: number;
+  success: boolean;
+  data: unknown;
+  error: string | null;
+  truncated: boolean;
+}
+
+export type ResponseType = 'REPLY' | 'ROUTE_TO_TEAM';
+
+export interface DraftData {
+  response: string;
+  response_type: ResponseType;
+  generation_time_ms: number;
+  timestamp: string;
+}
+
+export interface ValidateData {
+  /** The parsed validation JSON, or the raw text when it could not be parsed. */
+  validation_response: unknown;
+  overall_passed: boolean;
+  validation_note_added: boolean;
+  escalation_reason: string | null;
+  next_action: NodeName;
+}
+
+export type EscalationSource = 'coverage' | 'draft' | 'validate' | 'initialization' | 'plan' | 'operator';
+
+/** Why a run escalated: one value per row of the escalation table, which fixes source, reason and status. */
+export type EscalationKind =
+  | 'hops_exhausted'
+  | 'user_requested_human'
+  | 'validation_failed'
+  | 'draft_error'
+  | 'initialization_error'
+  | 'coverage_error'
+  | 'validation_error'
+  | 'operator'
+  | 'plan_error';
+
+export interface EscalateData {
+  escalation_source: EscalationSource;
+  escalation_kind: EscalationKind;
+  escalation_reason: string;
+  note_added: boolean;
+  note_error: string | null;
+  requested_by: string | null;
+  timestamp: string;
+}
+
+export interface ResponseDelivery {
+  delivery_attempted: boolean;
+  delivery_successful: boolean;
+  delivery_error: string | null;
+  delivery_time_ms: number;
+  status_updated: boolean;
+  /** The Intercom part id of the reply, when Intercom returned one. */
+  part_id: string | null;
+}
+
+export type MelvinStatus =
+  | 'success'
+  | 'ROUTE_TO_TEAM'
+  | 'VALIDATION_FAILED'
+  | 'RESPONSE_FAILED'
+  | 'error'
+  | 'MESSAGE_FAILED';
+
+export interface FinalizeData {
+  melvin_status: MelvinStatus;
+  status_updated: boolean;
+  conversation_snoozed: boolean;
+  snooze_duration_seconds: number;
+  error: string | null;
+}
+
+export interface PromptsUsed {
+  source: 'langsmith' | 'bundled';
+  /** Prompt name → version (a LangSmith commit hash, or `bundled`). */
+  versions: Record<string, string>;
+  fallback_reason: string | null;
+}
+
+export interface ReceivedUserMessage {
+  notification_id: string;
+  part_id: string | null;
+  received_at: string;
+}
+
+export interface RunMetadata {
+  trigger: Trigger | null;
+  contact_id: string | null;
+  user_name: string | null;
+  /** Internal notes of the conversation: never shown to the model, sent to validation so a reply cannot leak them. */
+  internal_notes: string[];
+  prompts: PromptsUsed | null;
+  /** The model that answered, and whether it is the sandbox stand-in rather than a real LLM. */
+  model: { name: string; stand_in: boolean } | null;
+  /** Every node the run passed through, in order. */
+  path: NodeName[];
+  current_node: NodeName;
+  user_messages: ReceivedUserMessage[];
+  /** How many of `user_messages` the last conversation fetch already included. */
+  user_messages_fetched: number;
+  conversation_fetches: number;
+  forced_escalation: { reason: string; requested_by: string; received_at: string } | null;
+}
+
+export interface AgentState {
+  conversation_id: string;
+  messages: Message[];
+  user_email: string | null;
+  melvin_admin_id: string | null;
+  timestamp: string;
+  available_tools: ToolDefinition[];
+  tool_data: Record<string, StoredToolData>;
+  docs_data: Record<string, StoredDocsData>;
+  hops: Hop[];
+  max_hops: number;
+  draft: DraftData | null;
+  validate: ValidateData | null;
+  escalate: EscalateData | null;
+  response_delivery: ResponseDelivery | null;
+  finalize: FinalizeData | null;
+  next_node: NodeName;
+  escalation_reason: string | null;
+  response: string | null;
+  error: string | null;
+  metadata: RunMetadata;
+}

@@ -1,0 +1,68 @@
+// DESIGN.md's activity policy table in one place: a named retry policy per external system, one proxy per policy.
+import { proxyActivities } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
+import type { IntercomActivities } from '../activities/intercom';
+import type { LlmActivities } from '../activities/llm';
+import type { McpActivities } from '../activities/mcp';
+import type { PromptActivities } from '../activities/prompts';
+import type { ValidationActivities } from '../activities/validation';
+
+/** 401, 403, 404 and every other 4xx but 408/429 (the request is wrong, so a retry would fail the same way). */
+export const intercomPolicy: ActivityOptions = {
+  startToCloseTimeout: '15s',
+  retry: {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumInterval: '30s',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: ['IntercomAuthError', 'IntercomNotFoundError', 'IntercomRejectedError', 'IntercomResponseInvalidError'],
+  },
+};
+
+export const mcpListPolicy: ActivityOptions = {
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 5 },
+};
+
+/** Only transport errors are retried: a tool's `isError` is data, and bad arguments fail the same way every time. */
+export const toolPolicy: ActivityOptions = {
+  startToCloseTimeout: '30s',
+  heartbeatTimeout: '5s',
+  retry: {
+    initialInterval: '2s',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['McpInvalidArgumentsError', 'McpUnknownToolError'],
+  },
+};
+
+/** Three tries; after that the workflow falls back to the bundled prompts and records why. */
+export const promptPolicy: ActivityOptions = {
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
+};
+
+/** 408/409/429/5xx and timeouts are retried; 400/401/403/404 and output still invalid after one repair are not. */
+export const llmPolicy: ActivityOptions = {
+  startToCloseTimeout: '90s',
+  heartbeatTimeout: '10s',
+  retry: {
+    initialInterval: '2s',
+    backoffCoefficient: 2,
+    maximumInterval: '60s',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['LlmRejectedError', 'LlmInvalidOutputError'],
+  },
+};
+
+export const validationPolicy: ActivityOptions = {
+  startToCloseTimeout: '20s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: ['ValidationRejectedError'] },
+};
+
+export const intercom = proxyActivities<IntercomActivities>(intercomPolicy);
+export const mcpList = proxyActivities<McpActivities>(mcpListPolicy);
+export const tools = proxyActivities<McpActivities>(toolPolicy);
+export const prompts = proxyActivities<PromptActivities>(promptPolicy);
+export const llm = proxyActivities<LlmActivities>(llmPolicy);
+export const validation = proxyActivities<ValidationActivities>(validationPolicy);

@@ -1,0 +1,80 @@
+// Routing as pure functions of the state: seed 000's decision rules, the escalation table and the status mapping.
+import type { EscalationKind, EscalationSource, MelvinStatus, NodeName, ResponseType } from '../state';
+
+interface EscalationRow {
+  source: EscalationSource;
+  status: MelvinStatus;
+  reason: (detail: string) => string;
+}
+
+/** DESIGN.md's escalation table, one row per kind; `plan_error` is ours (the seed is silent on a failed Plan). */
+export const ESCALATION_TABLE: Record<EscalationKind, EscalationRow> = {
+  hops_exhausted: {
+    source: 'coverage',
+    status: 'ROUTE_TO_TEAM',
+    reason: (maxHops) => `Exceeded maximum hops (${maxHops}). Unable to gather sufficient data.`,
+  },
+  user_requested_human: { source: 'draft', status: 'ROUTE_TO_TEAM', reason: () => 'User requested to talk to a human' },
+  validation_failed: {
+    source: 'validate',
+    status: 'VALIDATION_FAILED',
+    reason: () => 'Validation failed - see validation note for details',
+  },
+  draft_error: { source: 'draft', status: 'RESPONSE_FAILED', reason: (detail) => `Draft generation error: ${detail}` },
+  initialization_error: {
+    source: 'initialization',
+    status: 'error',
+    reason: (detail) => `Initialization failed: ${detail}`,
+  },
+  coverage_error: { source: 'coverage', status: 'error', reason: (detail) => `Coverage analysis failed: ${detail}` },
+  validation_error: { source: 'validate', status: 'error', reason: (detail) => `Validation error: ${detail}` },
+  operator: { source: 'operator', status: 'ROUTE_TO_TEAM', reason: (detail) => detail },
+  plan_error: { source: 'plan', status: 'error', reason: (detail) => `Planning failed: ${detail}` },
+};
+
+export interface Escalation {
+  kind: EscalationKind;
+  source: EscalationSource;
+  reason: string;
+  requested_by: string | null;
+}
+
+export function escalation(kind: EscalationKind, detail = '', requestedBy: string | null = null): Escalation {
+  const row = ESCALATION_TABLE[kind];
+  return { kind, source: row.source, reason: row.reason(detail), requested_by: requestedBy };
+}
+
+/** The note Escalate adds: seed 000's format, plus who asked when an operator forced it. */
+export function escalationNote(e: Escalation): string {
+  const note = `🚨 Escalation: ${e.reason}`;
+  return e.requested_by ? `${note}\nRequested by: ${e.requested_by}` : note;
+}
+
+/** Seed 000's coverage rule: sufficient → Draft; insufficient with hops left → Plan again; else escalate (row 1). */
+export function routeAfterCoverage(input: { dataSufficient: boolean; hop: number; maxHops: number }): {
+  next: Extract<NodeName, 'draft' | 'plan' | 'escalate'>;
+  escalation: Escalation | null;
+} {
+  if (input.dataSufficient) return { next: 'draft', escalation: null };
+  if (input.hop < input.maxHops) return { next: 'plan', escalation: null };
+  return { next: 'escalate', escalation: escalation('hops_exhausted', String(input.maxHops)) };
+}
+
+/** A draft that routes to the team skips validation: there is no reply to check (seed 000, decision 4). */
+export function routeAfterDraft(responseType: ResponseType): { next: 'validate' | 'escalate'; escalation: Escalation | null } {
+  return responseType === 'ROUTE_TO_TEAM'
+    ? { next: 'escalate', escalation: escalation('user_requested_human') }
+    : { next: 'validate', escalation: null };
+}
+
+export function routeAfterValidation(overallPassed: boolean): { next: 'response' | 'escalate'; escalation: Escalation | null } {
+  return overallPassed
+    ? { next: 'response', escalation: null }
+    : { next: 'escalate', escalation: escalation('validation_failed') };
+}
+
+/** Finalize's status: the escalation's row when the run escalated, else whether the reply reached the user. */
+export function melvinStatusFor(input: { escalationKind: EscalationKind | null; delivered: boolean }): MelvinStatus {
+  if (input.escalationKind) return ESCALATION_TABLE[input.escalationKind].status;
+  return input.delivered ? 'success' : 'MESSAGE_FAILED';
+}

@@ -1,0 +1,559 @@
+// The supportConversation workflow: seed 000's agent graph for one user turn; orchestration and routing only.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  TimeoutFailure,
+  continueAsNew,
+  isCancellation,
+  log,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { LoadedPrompts } from '../activities/prompts';
+import type { LlmAnswer } from '../activities/llm';
+import { ValidationResponse } from '../schemas';
+import {
+  DEFAULT_MAX_HOPS,
+  DEFAULT_SNOOZE_SECONDS,
+  forceEscalationSignal,
+  newUserMessageSignal,
+  progressQuery,
+  searchAttributes,
+  stateQuery,
+  type SupportConversationInput,
+} from '../shared';
+import type { AgentState, Hop, NodeName, PlannedToolCall, ToolResult } from '../state';
+import { coverageContext, draftContext, planContext } from './contexts';
+import { intercom, llm, mcpList, prompts as promptActivities, tools, validation } from './policies';
+import {
+  escalation,
+  escalationNote,
+  melvinStatusFor,
+  routeAfterCoverage,
+  routeAfterDraft,
+  routeAfterValidation,
+  type Escalation,
+} from './routing';
+import { DOCS_TOOL, docsDataKey, docsQueryOf, scopeToolCall, summarizeGather, toolDataKey } from './tool-calls';
+
+const NODE_TITLES: Record<NodeName, string> = {
+  initialize: 'Initialize: fetching the conversation, tools and prompts',
+  plan: 'Plan: choosing tools and documentation searches',
+  gather: 'Gather: running the planned tool calls',
+  coverage: 'Coverage: judging whether the data answers the question',
+  draft: 'Draft: writing the reply',
+  validate: 'Validate: checking the draft with the validation service',
+  escalate: 'Escalate: handing the conversation to the team',
+  response: 'Response: sending the reply',
+  finalize: 'Finalize: setting Melvin Status and snoozing',
+  end: 'Finished',
+};
+
+/** The most specific message in an activity failure chain, e.g. the Intercom or model error behind "Activity task failed". */
+export function describeFailure(err: unknown): string {
+  if (err instanceof ActivityFailure && err.cause) return describeFailure(err.cause);
+  if (err instanceof TimeoutFailure) return `timed out (${err.timeoutType})`;
+  if (err instanceof ApplicationFailure) return err.message || err.type || 'failed';
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function newState(input: SupportConversationInput, now: string): AgentState {
+  return {
+    conversation_id: input.conversationId,
+    messages: [],
+    user_email: null,
+    melvin_admin_id: null,
+    timestamp: now,
+    available_tools: [],
+    tool_data: {},
+    docs_data: {},
+    hops: [],
+    max_hops: input.maxHops ?? DEFAULT_MAX_HOPS,
+    draft: null,
+    validate: null,
+    escalate: null,
+    response_delivery: null,
+    finalize: null,
+    next_node: 'initialize',
+    escalation_reason: null,
+    response: null,
+    error: null,
+    metadata: {
+      trigger: input.trigger ?? null,
+      contact_id: null,
+      user_name: null,
+      internal_notes: [],
+      prompts: null,
+      model: null,
+      path: [],
+      current_node: 'initialize',
+      user_messages: [],
+      user_messages_fetched: 0,
+      conversation_fetches: 0,
+      forced_escalation: null,
+    },
+  };
+}
+
+export async function supportConversation(input: SupportConversationInput): Promise<AgentState> {
+  const startedAt = Date.now();
+  const state = newState(input, new Date(startedAt).toISOString());
+  const conversationId = input.conversationId;
+  const snoozeSeconds = input.snoozeSeconds ?? DEFAULT_SNOOZE_SECONDS;
+  /** Parts posted by this run are at or after this second: the bound of the reply's duplicate check. */
+  const notBefore = Math.floor(startedAt / 1000);
+  let loadedPrompts: LoadedPrompts | undefined;
+  /** Until the reply starts going out, a forced escalation cancels the agent's in-flight LLM and tool calls. */
+  let agentScope: CancellationScope | undefined;
+  let replyStarted = false;
+
+  setHandler(stateQuery, () => state);
+  setHandler(progressQuery, () => ({
+    node: state.metadata.current_node,
+    hop: state.hops.length,
+    elapsed_ms: Date.now() - startedAt,
+  }));
+  setHandler(newUserMessageSignal, (message) => {
+    const notificationId = String(message?.notificationId ?? '');
+    // Intercom redelivers webhooks; a delivery already seen is the same message, not a new one.
+    if (state.metadata.user_messages.some((m) => m.notification_id === notificationId)) return;
+    state.metadata.user_messages.push({
+      notification_id: notificationId,
+      part_id: message?.partId ?? null,
+      received_at: new Date().toISOString(),
+    });
+  });
+  setHandler(forceEscalationSignal, (request) => {
+    if (state.metadata.forced_escalation) return;
+    state.metadata.forced_escalation = {
+      reason: typeof request?.reason === 'string' && request.reason.trim() ? request.reason.trim() : 'Escalation requested by an operator',
+      requested_by: typeof request?.requestedBy === 'string' && request.requestedBy ? request.requestedBy : 'unknown',
+      received_at: new Date().toISOString(),
+    };
+    log.info('forced escalation received', { reason: state.metadata.forced_escalation.reason });
+    if (!replyStarted) agentScope?.cancel();
+  });
+
+  upsertSearchAttributes([{ key: searchAttributes.conversationId, value: conversationId }]);
+
+  function enter(node: NodeName, detail?: string): void {
+    state.metadata.current_node = node;
+    state.metadata.path.push(node);
+    const hop = state.hops.length;
+    const lines = [
+      `**${NODE_TITLES[node]}**${hop > 0 && node !== 'end' ? ` (hop ${hop} of ${state.max_hops})` : ''}`,
+      detail ?? '',
+      `Path: ${state.metadata.path.join(' → ')}`,
+    ];
+    setCurrentDetails(lines.filter(Boolean).join('\n\n'));
+  }
+
+  function operatorEscalation(): Escalation {
+    const forced = state.metadata.forced_escalation!;
+    return escalation('operator', forced.reason, forced.requested_by);
+  }
+
+  function recordModel(answer: LlmAnswer<unknown>): void {
+    state.metadata.model = { name: answer.model, stand_in: answer.stand_in };
+  }
+
+  /** Intercom writes are never cancelled: once asked for, a note or reply must land, and exactly once. */
+  async function postNote(text: string, summary: string): Promise<{ added: boolean; error: string | null }> {
+    try {
+      await CancellationScope.nonCancellable(() =>
+        intercom.addNote.executeWithOptions({ summary }, [{ conversationId, text, notBefore }]),
+      );
+      return { added: true, error: null };
+    } catch (err) {
+      log.warn('could not add note', { error: describeFailure(err) });
+      return { added: false, error: describeFailure(err) };
+    }
+  }
+
+  async function fetchConversation(summary: string): Promise<void> {
+    const seen = state.metadata.user_messages.length;
+    const conversation = await intercom.fetchConversation.executeWithOptions({ summary }, [{ conversationId }]);
+    state.messages = conversation.messages;
+    state.metadata.internal_notes = conversation.internal_notes;
+    state.user_email = conversation.contact?.email ?? null;
+    state.metadata.contact_id = conversation.contact?.id ?? null;
+    state.metadata.user_name = conversation.contact?.name ?? null;
+    state.melvin_admin_id = conversation.admin_id;
+    state.metadata.user_messages_fetched = seen;
+    state.metadata.conversation_fetches += 1;
+  }
+
+  async function loadPrompts(): Promise<LoadedPrompts> {
+    try {
+      return await promptActivities.loadPrompts.executeWithOptions({ summary: 'load prompts' }, []);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return await promptActivities.loadBundledPrompts.executeWithOptions({ summary: 'load bundled prompts' }, [
+        { fallbackReason: describeFailure(err) },
+      ]);
+    }
+  }
+
+  async function initialize(): Promise<Escalation | null> {
+    enter('initialize');
+    try {
+      const [, availableTools, loaded] = await Promise.all([
+        fetchConversation('fetch conversation'),
+        mcpList.listTools.executeWithOptions({ summary: 'list MCP tools' }, []),
+        loadPrompts(),
+      ]);
+      state.available_tools = availableTools;
+      loadedPrompts = loaded;
+      state.metadata.prompts = loaded.used;
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      state.error = describeFailure(err);
+      return escalation('initialization_error', state.error);
+    }
+    state.next_node = 'plan';
+    return null;
+  }
+
+  async function plan(hop: Hop, hopNumber: number): Promise<Escalation | null> {
+    enter('plan');
+    try {
+      const answer = await llm.plan.executeWithOptions({ summary: `plan hop ${hopNumber}` }, [
+        { prompt: loadedPrompts!.plan, context: planContext(state, hopNumber) },
+      ]);
+      recordModel(answer);
+      hop.plan = answer.output;
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      state.error = describeFailure(err);
+      return escalation('plan_error', state.error);
+    }
+    state.next_node = 'gather';
+    return null;
+  }
+
+  async function runToolCall(call: PlannedToolCall, hopNumber: number): Promise<Omit<ToolResult, 'stored_as'>> {
+    const started = Date.now();
+    const scoped = scopeToolCall(call, state.available_tools, state.user_email);
+    const base = { tool_name: call.tool_name, parameters: scoped.arguments, timestamp: new Date(started).toISOString() };
+    if (!scoped.ok) {
+      return { ...base, success: false, data: null, error: scoped.error, execution_time_ms: 0, truncated: false };
+    }
+    const summary =
+      call.tool_name === DOCS_TOOL ? `search docs: ${docsQueryOf(scoped.arguments)}` : `call ${call.tool_name}`;
+    try {
+      const outcome = await tools.callTool.executeWithOptions({ summary: `${summary} (hop ${hopNumber})` }, [
+        { server: scoped.tool.server, name: call.tool_name, arguments: scoped.arguments },
+      ]);
+      return {
+        ...base,
+        success: !outcome.is_error,
+        data: outcome.data,
+        error: outcome.is_error ? (typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data)) : null,
+        execution_time_ms: Date.now() - started,
+        truncated: outcome.truncated,
+      };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return {
+        ...base,
+        success: false,
+        data: null,
+        error: describeFailure(err),
+        execution_time_ms: Date.now() - started,
+        truncated: false,
+      };
+    }
+  }
+
+  async function gather(hop: Hop, hopNumber: number): Promise<void> {
+    const calls = hop.plan?.tool_calls ?? [];
+    enter('gather', calls.length ? `Calls: ${calls.map((c) => c.tool_name).join(', ')}` : 'No tool calls planned.');
+    const started = Date.now();
+    // All calls run at once; one failing does not stop the others (partial success is data for Coverage).
+    const outcomes = await Promise.all(calls.map((call) => runToolCall(call, hopNumber)));
+    const results: ToolResult[] = outcomes.map((outcome) => {
+      if (outcome.tool_name === DOCS_TOOL) {
+        const query = docsQueryOf(outcome.parameters);
+        const key = docsDataKey(state.docs_data, query, hopNumber);
+        state.docs_data[key] = {
+          query,
+          hop: hopNumber,
+          success: outcome.success,
+          data: outcome.data,
+          error: outcome.error,
+          truncated: outcome.truncated,
+        };
+        return { ...outcome, stored_as: key };
+      }
+      const key = toolDataKey(state.tool_data, outcome.tool_name, hopNumber);
+      state.tool_data[key] = {
+        tool_name: outcome.tool_name,
+        parameters: outcome.parameters,
+        hop: hopNumber,
+        success: outcome.success,
+        data: outcome.data,
+        error: outcome.error,
+        truncated: outcome.truncated,
+      };
+      return { ...outcome, stored_as: key };
+    });
+    hop.gather = summarizeGather(results, Date.now() - started);
+    state.next_node = 'coverage';
+  }
+
+  async function coverage(hop: Hop, hopNumber: number): Promise<{ escalation: Escalation | null; done: boolean }> {
+    enter('coverage');
+    let answer: LlmAnswer<NonNullable<NonNullable<Hop['coverage']>['coverage_analysis']>>;
+    try {
+      answer = await llm.coverage.executeWithOptions({ summary: `coverage hop ${hopNumber}` }, [
+        { prompt: loadedPrompts!.coverage, context: coverageContext(state, hopNumber) },
+      ]);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      state.error = describeFailure(err);
+      const e = escalation('coverage_error', state.error);
+      hop.coverage = { coverage_analysis: null, data_sufficient: false, next_node: 'escalate', escalation_reason: e.reason };
+      return { escalation: e, done: true };
+    }
+    recordModel(answer);
+    const analysis = answer.output;
+    const route = routeAfterCoverage({ dataSufficient: analysis.data_sufficient, hop: hopNumber, maxHops: state.max_hops });
+    hop.coverage = {
+      coverage_analysis: analysis,
+      data_sufficient: analysis.data_sufficient,
+      next_node: route.next,
+      escalation_reason: route.escalation?.reason ?? null,
+    };
+    state.next_node = route.next;
+    return { escalation: route.escalation, done: route.next !== 'plan' };
+  }
+
+  /** Messages that arrived during the run are fetched before Draft, so the reply answers everything the user said. */
+  async function refetchIfNewMessages(): Promise<void> {
+    if (state.metadata.user_messages.length <= state.metadata.user_messages_fetched) return;
+    try {
+      await fetchConversation('re-fetch conversation for new messages');
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn('could not re-fetch the conversation; drafting from the messages already fetched', {
+        error: describeFailure(err),
+      });
+    }
+  }
+
+  async function draft(): Promise<Escalation | null> {
+    enter('draft');
+    const started = Date.now();
+    let answer: LlmAnswer<{ text: string; response_type: 'REPLY' | 'ROUTE_TO_TEAM' }>;
+    try {
+      answer = await llm.draft.executeWithOptions({ summary: 'draft reply' }, [
+        { prompt: loadedPrompts!.draft, context: draftContext(state) },
+      ]);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      state.error = describeFailure(err);
+      return escalation('draft_error', state.error);
+    }
+    recordModel(answer);
+    state.draft = {
+      response: answer.output.text,
+      response_type: answer.output.response_type,
+      generation_time_ms: Date.now() - started,
+      timestamp: new Date().toISOString(),
+    };
+    state.response = answer.output.text;
+    const route = routeAfterDraft(answer.output.response_type);
+    state.next_node = route.next;
+    return route.escalation;
+  }
+
+  async function validate(): Promise<Escalation | null> {
+    enter('validate');
+    let raw: string;
+    try {
+      const answer = await validation.validateDraft.executeWithOptions({ summary: 'validate draft' }, [
+        {
+          conversation_id: conversationId,
+          response: state.response ?? '',
+          user_email: state.user_email,
+          user_name: state.metadata.user_name,
+          messages: state.messages,
+          internal_notes: state.metadata.internal_notes,
+          tool_data: state.tool_data,
+          docs_data: state.docs_data,
+        },
+      ]);
+      raw = answer.raw;
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      state.error = describeFailure(err);
+      const e = escalation('validation_error', state.error);
+      state.validate = {
+        validation_response: null,
+        overall_passed: false,
+        validation_note_added: false,
+        escalation_reason: e.reason,
+        next_action: 'escalate',
+      };
+      return e;
+    }
+    // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why.
+    const note = await postNote(`Validation result:\n${raw}`, 'note validation result');
+    let parsed: ValidationResponse | undefined;
+    let problem = '';
+    try {
+      const result = ValidationResponse.safeParse(JSON.parse(raw));
+      if (result.success) parsed = result.data;
+      else problem = `the validation response does not match the contract: ${result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+    } catch {
+      problem = 'the validation response is not JSON';
+    }
+    const route = parsed
+      ? routeAfterValidation(parsed.overall_passed)
+      : { next: 'escalate' as const, escalation: escalation('validation_error', problem) };
+    state.validate = {
+      validation_response: parsed ?? raw,
+      overall_passed: parsed?.overall_passed ?? false,
+      validation_note_added: note.added,
+      escalation_reason: route.escalation?.reason ?? null,
+      next_action: route.next,
+    };
+    state.next_node = route.next;
+    return route.escalation;
+  }
+
+  /** Initialize → [Plan → Gather → Coverage]×hops → Draft → Validate; returns the escalation, or null to reply. */
+  async function runAgent(): Promise<Escalation | null> {
+    const initFailure = await initialize();
+    if (initFailure) return initFailure;
+    for (let hopNumber = 1; ; hopNumber++) {
+      const hop: Hop = { plan: null, gather: null, coverage: null };
+      state.hops.push(hop);
+      upsertSearchAttributes([{ key: searchAttributes.hopCount, value: hopNumber }]);
+      const planFailure = await plan(hop, hopNumber);
+      if (planFailure) return planFailure;
+      await gather(hop, hopNumber);
+      const covered = await coverage(hop, hopNumber);
+      if (covered.escalation) return covered.escalation;
+      if (covered.done) break;
+    }
+    await refetchIfNewMessages();
+    const draftOutcome = await draft();
+    if (draftOutcome) return draftOutcome;
+    return validate();
+  }
+
+  async function escalate(e: Escalation): Promise<void> {
+    enter('escalate', `Reason: ${e.reason}`);
+    state.escalation_reason = e.reason;
+    const note = await postNote(escalationNote(e), 'note escalation');
+    state.escalate = {
+      escalation_source: e.source,
+      escalation_kind: e.kind,
+      escalation_reason: e.reason,
+      note_added: note.added,
+      note_error: note.error,
+      requested_by: e.requested_by,
+      timestamp: new Date().toISOString(),
+    };
+    upsertSearchAttributes([{ key: searchAttributes.escalationSource, value: e.source }]);
+    state.next_node = 'finalize';
+  }
+
+  async function respond(): Promise<void> {
+    enter('response');
+    const started = Date.now();
+    try {
+      const posted = await intercom.sendReply.executeWithOptions({ summary: 'reply' }, [
+        { conversationId, text: state.response ?? '', notBefore },
+      ]);
+      state.response_delivery = {
+        delivery_attempted: true,
+        delivery_successful: true,
+        delivery_error: null,
+        delivery_time_ms: Date.now() - started,
+        status_updated: false,
+        part_id: posted.part_id,
+      };
+    } catch (err) {
+      state.error = describeFailure(err);
+      state.response_delivery = {
+        delivery_attempted: true,
+        delivery_successful: false,
+        delivery_error: state.error,
+        delivery_time_ms: Date.now() - started,
+        status_updated: false,
+        part_id: null,
+      };
+      // The user got nothing: the team gets the drafted reply so a person can send it.
+      await postNote(
+        `⚠️ Melvin could not deliver its reply: ${state.error}\n\nDrafted reply:\n${state.response ?? ''}`,
+        'note failed reply',
+      );
+    }
+    state.next_node = 'finalize';
+  }
+
+  async function finalize(): Promise<void> {
+    enter('finalize');
+    const status = melvinStatusFor({
+      escalationKind: state.escalate?.escalation_kind ?? null,
+      delivered: state.response_delivery?.delivery_successful ?? false,
+    });
+    const [statusSet, snoozed] = await Promise.allSettled([
+      intercom.setStatus.executeWithOptions({ summary: `set Melvin Status ${status}` }, [{ conversationId, status }]),
+      intercom.snooze.executeWithOptions({ summary: `snooze ${snoozeSeconds}s` }, [{ conversationId, seconds: snoozeSeconds }]),
+    ]);
+    const errors = [statusSet, snoozed].flatMap((r) => (r.status === 'rejected' ? [describeFailure(r.reason)] : []));
+    state.finalize = {
+      melvin_status: status,
+      status_updated: statusSet.status === 'fulfilled',
+      conversation_snoozed: snoozed.status === 'fulfilled',
+      snooze_duration_seconds: snoozeSeconds,
+      error: errors.length ? errors.join('; ') : null,
+    };
+    if (state.response_delivery) state.response_delivery.status_updated = statusSet.status === 'fulfilled';
+    upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: status }]);
+    state.next_node = 'end';
+  }
+
+  let outcome: Escalation | null;
+  agentScope = new CancellationScope();
+  try {
+    outcome = state.metadata.forced_escalation ? operatorEscalation() : await agentScope.run(runAgent);
+  } catch (err) {
+    if (!(isCancellation(err) && state.metadata.forced_escalation)) throw err;
+    outcome = null;
+  }
+  // An operator's escalation wins over whatever the agent was about to do, as long as no reply has gone out.
+  if (state.metadata.forced_escalation) outcome = operatorEscalation();
+  replyStarted = true;
+  if (outcome) await escalate(outcome);
+  else await respond();
+  // Forced after the reply went out (or while it was going out): the reply stands, the team is told to take over.
+  for (;;) {
+    if (state.metadata.forced_escalation && !state.escalate) await escalate(operatorEscalation());
+    await finalize();
+    if (!state.metadata.forced_escalation || state.escalate) break;
+  }
+
+  const status = state.finalize!.melvin_status;
+  enter('end', `Outcome: ${status}${state.escalate ? ` — ${state.escalate.escalation_reason}` : ''}`);
+
+  // A message that arrived after the reply was drafted is unanswered: answer it in a fresh run of the same workflow.
+  const unanswered = state.metadata.user_messages.slice(state.metadata.user_messages_fetched);
+  const latest = unanswered.at(-1);
+  if (latest && !state.escalate && state.response_delivery?.delivery_successful) {
+    log.info('continuing as new for messages that arrived after the draft', { count: unanswered.length });
+    await continueAsNew<typeof supportConversation>({
+      conversationId,
+      trigger: { topic: 'conversation.user.replied', notificationId: latest.notification_id, receivedAt: latest.received_at },
+      maxHops: state.max_hops,
+      snoozeSeconds,
+    });
+  }
+  return state;
+}

@@ -1,0 +1,34 @@
+// Builders for the sandbox model's scripted plan, coverage and draft answers in workflow tests.
+import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/schemas';
+
+export function plan(userQuery: string, ...calls: [tool: string, args?: Record<string, unknown>][]): { output: PlanOutput } {
+  return {
+    output: {
+      user_query: userQuery,
+      reasoning: 'scripted plan',
+      tool_calls: calls.map(([tool_name, args]) => ({
+        tool_name,
+        arguments_json: JSON.stringify(args ?? {}),
+        reasoning: `needed: ${tool_name}`,
+      })),
+    },
+  };
+}
+
+export function coverage(sufficient: boolean, missing: string[] = []): { output: CoverageOutput } {
+  return {
+    output: {
+      user_query: 'scripted',
+      data_sufficient: sufficient,
+      coverage_score: sufficient ? 0.9 : 0.3,
+      available_data: [],
+      missing_data: missing.map((description) => ({ gap_type: 'missing', description })),
+      reasoning: 'scripted coverage',
+      confidence: 0.8,
+    },
+  };
+}
+
+export function draft(text: string, responseType: DraftOutput['response_type'] = 'REPLY'): { output: DraftOutput } {
+  return { output: { text, response_type: responseType } };
+}
