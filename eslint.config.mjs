@@ -26,10 +26,15 @@ export default tseslint.config(
             name,
             message: 'Workflow code must be deterministic: do I/O in an activity.',
           })),
-          patterns: [{ group: ['**/activities/*'], allowTypeImports: true, message: 'Import activities as types only.' }],
+          patterns: [
+            { group: ['**/activities/*'], allowTypeImports: true, message: 'Import activities as types only.' },
+          ],
         },
       ],
     },
   },
-  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
+  {
+    files: ['**/*.mjs', '**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', module: 'writable', require: 'readonly' } },
+  },
 );

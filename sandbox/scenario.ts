@@ -118,7 +118,10 @@ export const Expectations = z.strictObject({
   reply_includes: z.array(z.string()).optional(),
   reply_excludes: z.array(z.string()).optional(),
   tools_called: z.array(z.string()).optional(),
-  escalation_source: z.enum(['coverage', 'draft', 'validate', 'initialization', 'plan', 'operator']).nullable().optional(),
+  escalation_source: z
+    .enum(['coverage', 'draft', 'validate', 'initialization', 'plan', 'operator'])
+    .nullable()
+    .optional(),
   note_includes: z.array(z.string()).optional(),
   max_hops: z.number().int().min(1).optional(),
   snoozed: z.boolean().optional(),

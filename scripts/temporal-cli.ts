@@ -10,7 +10,9 @@ const MODULE = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`
 
 /** Outside the clone, so every clone and CI run on this machine reuses one build. */
 export function cacheDir(): string {
-  return process.env.MELVIN_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'melvin');
+  return (
+    process.env.MELVIN_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'melvin')
+  );
 }
 
 export function cachedCliPath(): string {
@@ -85,7 +87,9 @@ async function buildWithGo(log: (line: string) => void): Promise<string> {
  * TEMPORAL_CLI_PATH, then `temporal` on PATH, then the cached build, else a fresh build with Go. Undefined means none
  * could be had here: callers then let @temporalio/testing download its own copy (machines with internet and no Go).
  */
-export async function findTemporalCli(log: (line: string) => void = (line) => console.error(line)): Promise<string | undefined> {
+export async function findTemporalCli(
+  log: (line: string) => void = (line) => console.error(line),
+): Promise<string | undefined> {
   const configured = process.env.TEMPORAL_CLI_PATH;
   if (configured) {
     if (!isExecutable(configured)) throw new Error(`TEMPORAL_CLI_PATH=${configured} is not an executable file`);

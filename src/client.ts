@@ -95,7 +95,11 @@ async function run(command: Command, client: Client): Promise<unknown> {
       return state;
     }
     case 'list': {
-      const runs = await listRuns(client, { status: command.status, conversationId: command.conversation, limit: command.limit });
+      const runs = await listRuns(client, {
+        status: command.status,
+        conversationId: command.conversation,
+        limit: command.limit,
+      });
       return runs.map((r) => ({
         workflowId: r.workflowId,
         runId: r.runId,

@@ -20,7 +20,10 @@ const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
  * HTTP endpoint, anything else a command (split on spaces) started over stdio.
  */
 export function parseMcpServers(value: string): McpServerConfig[] {
-  const entries = value.split(';').map((e) => e.trim()).filter(Boolean);
+  const entries = value
+    .split(';')
+    .map((e) => e.trim())
+    .filter(Boolean);
   if (entries.length === 0) throw new Error('lists no server');
   const servers = entries.map((entry, index): McpServerConfig => {
     const match = /^([A-Za-z0-9_-]+)=(.+)$/.exec(entry);
@@ -49,7 +52,14 @@ const TemporalEnv = z.object({
 
 const TurnEnv = z.object({
   MAX_HOPS: optional(z.coerce.number().int().min(1).max(5).default(DEFAULT_MAX_HOPS)),
-  SNOOZE_SECONDS: optional(z.coerce.number().int().min(0).max(7 * 24 * 3600).default(DEFAULT_SNOOZE_SECONDS)),
+  SNOOZE_SECONDS: optional(
+    z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 3600)
+      .default(DEFAULT_SNOOZE_SECONDS),
+  ),
 });
 
 const WorkerEnv = TemporalEnv.extend({
@@ -77,9 +87,8 @@ function load<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S
   const parsed = schema.safeParse(env);
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((issue) => {
-    const name = issue.path.join('.');
-    const message = issue.code === 'invalid_type' && issue.input === undefined ? `required (${issue.message})` : issue.message;
-    return `  ${name}: ${message.replace(/^required: /, 'required: ')}`;
+    const missing = issue.code === 'invalid_type' && issue.input === undefined && !issue.message.startsWith('required');
+    return `  ${issue.path.join('.')}: ${missing ? 'required' : issue.message}`;
   });
   throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
 }

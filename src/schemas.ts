@@ -41,9 +41,7 @@ export type DraftOutput = z.infer<typeof DraftOutput>;
 /** The validation endpoint's answer: `overall_passed` is the contract; the per-check results are kept as they come. */
 export const ValidationResponse = z.looseObject({
   overall_passed: z.boolean(),
-  checks: z
-    .array(z.looseObject({ name: z.string(), passed: z.boolean(), detail: z.string().optional() }))
-    .optional(),
+  checks: z.array(z.looseObject({ name: z.string(), passed: z.boolean(), detail: z.string().optional() })).optional(),
 });
 export type ValidationResponse = z.infer<typeof ValidationResponse>;
 

@@ -2,16 +2,7 @@
 import type { Trigger } from './shared';
 
 export type NodeName =
-  | 'initialize'
-  | 'plan'
-  | 'gather'
-  | 'coverage'
-  | 'draft'
-  | 'validate'
-  | 'escalate'
-  | 'response'
-  | 'finalize'
-  | 'end';
+  'initialize' | 'plan' | 'gather' | 'coverage' | 'draft' | 'validate' | 'escalate' | 'response' | 'finalize' | 'end';
 
 export type Role = 'user' | 'assistant';
 
@@ -163,12 +154,7 @@ export interface ResponseDelivery {
 }
 
 export type MelvinStatus =
-  | 'success'
-  | 'ROUTE_TO_TEAM'
-  | 'VALIDATION_FAILED'
-  | 'RESPONSE_FAILED'
-  | 'error'
-  | 'MESSAGE_FAILED';
+  'success' | 'ROUTE_TO_TEAM' | 'VALIDATION_FAILED' | 'RESPONSE_FAILED' | 'error' | 'MESSAGE_FAILED';
 
 export interface FinalizeData {
   melvin_status: MelvinStatus;

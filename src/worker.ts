@@ -1,14 +1,18 @@
 // The worker process: wires real clients (Intercom, MCP, OpenAI, LangSmith, validation) to the activities and runs them.
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
-import { Client as LangSmithClient } from 'langsmith';
 import { createActivities } from './activities';
 import { createOpenAiClient } from './activities/llm';
 import { McpConnections } from './activities/mcp';
+import { createLangSmithClient } from './activities/prompts';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config';
 
 export function connectionOptions(config: Pick<WorkerConfig, 'TEMPORAL_ADDRESS' | 'TEMPORAL_API_KEY'>) {
-  return { address: config.TEMPORAL_ADDRESS, tls: config.TEMPORAL_API_KEY ? true : undefined, apiKey: config.TEMPORAL_API_KEY };
+  return {
+    address: config.TEMPORAL_ADDRESS,
+    tls: config.TEMPORAL_API_KEY ? true : undefined,
+    apiKey: config.TEMPORAL_API_KEY,
+  };
 }
 
 async function main(): Promise<void> {
@@ -23,17 +27,17 @@ async function main(): Promise<void> {
       workflowsPath: require.resolve('./workflows'),
       activities: createActivities({
         // SDK retries are off everywhere: Temporal's retry policies are the only retry layer.
-        intercom: new IntercomClient({ token: config.INTERCOM_API_KEY, baseUrl: config.INTERCOM_BASE_URL, maxRetries: 0 }),
+        intercom: new IntercomClient({
+          token: config.INTERCOM_API_KEY,
+          baseUrl: config.INTERCOM_BASE_URL,
+          maxRetries: 0,
+        }),
         adminId: config.MELVIN_ADMIN_ID,
         mcp,
         openai: createOpenAiClient({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL }),
         model: config.MODEL_NAME,
         langsmith: config.LANGSMITH_API_KEY
-          ? new LangSmithClient({
-              apiKey: config.LANGSMITH_API_KEY,
-              apiUrl: config.LANGSMITH_ENDPOINT,
-              callerOptions: { maxRetries: 0 },
-            })
+          ? createLangSmithClient({ apiKey: config.LANGSMITH_API_KEY, apiUrl: config.LANGSMITH_ENDPOINT })
           : undefined,
         validation: { endpoint: config.VALIDATION_ENDPOINT, apiKey: config.VALIDATION_API_KEY },
       }),

@@ -119,7 +119,8 @@ export class IntercomEmulator {
   }
 
   private authorFor(kind: ScenarioConversation['parts'][number]['author'], contact: Contact): Author {
-    if (kind === 'user' || kind === 'lead') return { type: contact.role, id: contact.id, name: contact.name, email: contact.email };
+    if (kind === 'user' || kind === 'lead')
+      return { type: contact.role, id: contact.id, name: contact.name, email: contact.email };
     if (kind === 'bot') return { type: 'bot', id: this.options.adminId, name: this.options.adminName ?? 'Melvin' };
     return { type: 'admin', id: '990001', name: 'Support Team' };
   }
@@ -165,7 +166,10 @@ export class IntercomEmulator {
     return created;
   }
 
-  private addPart(conversation: Conversation, part: { part_type: string; body: string | null; author: Author; at?: number }): Part {
+  private addPart(
+    conversation: Conversation,
+    part: { part_type: string; body: string | null; author: Author; at?: number },
+  ): Part {
     const at = part.at ?? this.now();
     const created: Part = {
       type: 'conversation_part',
@@ -214,7 +218,9 @@ export class IntercomEmulator {
 
   private partsBy(conversationId: string, partType: string): string[] {
     return this.mustGet(conversationId)
-      .conversation_parts.conversation_parts.filter((p) => p.part_type === partType && p.author.id === this.options.adminId)
+      .conversation_parts.conversation_parts.filter(
+        (p) => p.part_type === partType && p.author.id === this.options.adminId,
+      )
       .map((p) => htmlToText(p.body ?? ''));
   }
 
@@ -234,7 +240,10 @@ export class IntercomEmulator {
       source: { ...conversation.source, body: text(conversation.source.body) ?? '' },
       conversation_parts: {
         ...conversation.conversation_parts,
-        conversation_parts: conversation.conversation_parts.conversation_parts.map((p) => ({ ...p, body: text(p.body) })),
+        conversation_parts: conversation.conversation_parts.conversation_parts.map((p) => ({
+          ...p,
+          body: text(p.body),
+        })),
       },
     };
   }
@@ -258,7 +267,9 @@ export class IntercomEmulator {
       }
       const version = req.header('intercom-version');
       if (version !== undefined && !KNOWN_VERSION.test(version)) {
-        return res.status(400).json(intercomError(400, 'intercom_version_invalid', `Requested version ${version} is not valid`));
+        return res
+          .status(400)
+          .json(intercomError(400, 'intercom_version_invalid', `Requested version ${version} is not valid`));
       }
       next();
     });
@@ -282,7 +293,12 @@ export class IntercomEmulator {
 
     app.get('/me', (_req, res) => {
       res.locals.operation = 'me';
-      res.json({ type: 'admin', id: this.options.adminId, name: this.options.adminName ?? 'Melvin', email: 'melvin@example.com' });
+      res.json({
+        type: 'admin',
+        id: this.options.adminId,
+        name: this.options.adminName ?? 'Melvin',
+        email: 'melvin@example.com',
+      });
     });
 
     app.get('/conversations/:id', async (req, res) => {
@@ -307,16 +323,27 @@ export class IntercomEmulator {
         return this.addPart(conversation!, {
           part_type: operation === 'note' ? 'note' : 'comment',
           body: String(body.body),
-          author: { type: isBot ? 'bot' : 'admin', id: String(body.admin_id), name: isBot ? (this.options.adminName ?? 'Melvin') : 'Admin' },
+          author: {
+            type: isBot ? 'bot' : 'admin',
+            id: String(body.admin_id),
+            name: isBot ? (this.options.adminName ?? 'Melvin') : 'Admin',
+          },
         });
       };
       if (!conversation) {
         res.locals.operation = operation;
         return find(req, res);
       }
-      if (body.type !== 'admin' || !body.admin_id || !body.body || !['comment', 'note'].includes(body.message_type ?? '')) {
+      if (
+        body.type !== 'admin' ||
+        !body.admin_id ||
+        !body.body ||
+        !['comment', 'note'].includes(body.message_type ?? '')
+      ) {
         res.locals.operation = operation;
-        return res.status(400).json(intercomError(400, 'parameter_invalid', 'message_type, type=admin, admin_id and body are required'));
+        return res
+          .status(400)
+          .json(intercomError(400, 'parameter_invalid', 'message_type, type=admin, admin_id and body are required'));
       }
       if (await faulted(operation, res, write)) return;
       write();
@@ -329,7 +356,11 @@ export class IntercomEmulator {
       res.locals.operation = 'snooze';
       if (!conversation) return find(req, res);
       if (body.message_type !== 'snoozed' || typeof body.snoozed_until !== 'number' || !body.admin_id) {
-        return res.status(400).json(intercomError(400, 'parameter_invalid', 'message_type=snoozed, admin_id and snoozed_until are required'));
+        return res
+          .status(400)
+          .json(
+            intercomError(400, 'parameter_invalid', 'message_type=snoozed, admin_id and snoozed_until are required'),
+          );
       }
       const write = () => {
         Object.assign(conversation, { state: 'snoozed', snoozed_until: body.snoozed_until });
@@ -358,7 +389,9 @@ export class IntercomEmulator {
     app.use((_req, res) => res.status(404).json(intercomError(404, 'not_found', 'Resource Not Found')));
     app.use((err: Error & { status?: number }, _req: Request, res: Response, _next: NextFunction) => {
       const status = err.status ?? 500;
-      res.status(status).json(intercomError(status, status === 400 ? 'parameter_invalid' : 'server_error', err.message));
+      res
+        .status(status)
+        .json(intercomError(status, status === 400 ? 'parameter_invalid' : 'server_error', err.message));
     });
     return app;
   }

@@ -95,20 +95,26 @@ export class SandboxModel {
       next();
     });
     app.get('/v1/models', (_req, res) => {
-      res.json({ object: 'list', data: [{ id: SANDBOX_MODEL_NAME, object: 'model', created: 0, owned_by: 'melvin-sandbox' }] });
+      res.json({
+        object: 'list',
+        data: [{ id: SANDBOX_MODEL_NAME, object: 'model', created: 0, owned_by: 'melvin-sandbox' }],
+      });
     });
     app.post('/v1/chat/completions', async (req, res) => {
       const body = req.body as { messages?: ChatMessage[]; response_format?: { json_schema?: { name?: string } } };
       const step = body.response_format?.json_schema?.name as LlmStep | undefined;
       if (!step || !STEPS.includes(step) || !Array.isArray(body.messages)) {
-        return res.status(400).json(openAiError(400, 'expected messages and a json_schema response_format named plan, coverage or draft'));
+        return res
+          .status(400)
+          .json(openAiError(400, 'expected messages and a json_schema response_format named plan, coverage or draft'));
       }
       const context = dataDocument(body.messages);
       this.requests.push({ step, context, messages: body.messages, authorization: req.header('authorization') });
       const fault = this.faults.take(step);
       if (fault?.delay_ms) await sleep(fault.delay_ms);
       if (res.destroyed) return;
-      if (fault?.status !== undefined) return sendHttpFault(res, fault, (status) => openAiError(status, `sandbox fault: ${status}`));
+      if (fault?.status !== undefined)
+        return sendHttpFault(res, fault, (status) => openAiError(status, `sandbox fault: ${status}`));
       let content: string;
       try {
         content = this.answer(step, context);
@@ -121,7 +127,9 @@ export class SandboxModel {
         created: Math.floor(Date.now() / 1000),
         model: SANDBOX_MODEL_NAME,
         system_fingerprint: STAND_IN_FINGERPRINT,
-        choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+        choices: [
+          { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+        ],
         usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
       });
     });

@@ -9,12 +9,22 @@ export function talentMcpApp(store: TalentStore): express.Express {
   app.use(express.json({ limit: '1mb' }));
   app.post('/mcp', async (req, res) => {
     // A `server` fault is a transport failure: the HTTP request itself fails, as when the backend is down.
-    const message = req.body as { id?: unknown; method?: string; params?: { name?: string; arguments?: Record<string, unknown> } };
+    const message = req.body as {
+      id?: unknown;
+      method?: string;
+      params?: { name?: string; arguments?: Record<string, unknown> };
+    };
     const tool = message?.method === 'tools/call' ? message.params?.name : undefined;
     if (tool && store.faults.peek(tool)?.error === 'server') {
       store.faults.take(tool);
       store.calls.push({ tool, arguments: message.params?.arguments ?? {} });
-      res.status(503).json({ jsonrpc: '2.0', error: { code: -32000, message: `${tool}: the talent backend is unavailable` }, id: message.id ?? null });
+      res
+        .status(503)
+        .json({
+          jsonrpc: '2.0',
+          error: { code: -32000, message: `${tool}: the talent backend is unavailable` },
+          id: message.id ?? null,
+        });
       return;
     }
     const server = buildServer(store);
@@ -33,7 +43,13 @@ export function talentMcpApp(store: TalentStore): express.Express {
     }
   });
   const notAllowed: express.RequestHandler = (_req, res) => {
-    res.status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless' }, id: null });
+    res
+      .status(405)
+      .json({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this server is stateless' },
+        id: null,
+      });
   };
   app.get('/mcp', notAllowed);
   app.delete('/mcp', notAllowed);

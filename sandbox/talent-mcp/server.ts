@@ -65,7 +65,8 @@ export function buildServer(store: TalentStore): McpServer {
   const server = new McpServer({ name: 'talent-sandbox', version: '1.0.0' });
 
   /** Every tool goes through here: the call is logged, then the fault plan may delay it, break it or fail it. */
-  const tool = <A extends Record<string, unknown>>(name: string, handler: (args: A) => CallToolResult) =>
+  const tool =
+    <A extends Record<string, unknown>>(name: string, handler: (args: A) => CallToolResult) =>
     async (args: A): Promise<CallToolResult> => {
       store.calls.push({ tool: name, arguments: args });
       const fault = store.faults.take(name);
@@ -89,7 +90,9 @@ export function buildServer(store: TalentStore): McpServer {
       inputSchema: { email: Email },
     },
     tool('get_user_profile', ({ email }: { email: string }) =>
-      withUser(email, (u) => json({ name: u.name, email: u.email, applications: u.applications.length, payments: u.payments.length })),
+      withUser(email, (u) =>
+        json({ name: u.name, email: u.email, applications: u.applications.length, payments: u.payments.length }),
+      ),
     ),
   );
 
@@ -102,7 +105,10 @@ export function buildServer(store: TalentStore): McpServer {
     tool('get_user_applications_detailed', ({ email }: { email: string }) =>
       withUser(email, (u) =>
         json({
-          applications: u.applications.map((a) => ({ ...a, job: store.data.jobs.find((j) => j.id === a.job_id) ?? null })),
+          applications: u.applications.map((a) => ({
+            ...a,
+            job: store.data.jobs.find((j) => j.id === a.job_id) ?? null,
+          })),
         }),
       ),
     ),
@@ -129,7 +135,10 @@ export function buildServer(store: TalentStore): McpServer {
     tool('get_user_payments', ({ email }: { email: string }) =>
       withUser(email, (u) =>
         json({
-          payments: u.payments.map((p) => ({ ...p, job_title: store.data.jobs.find((j) => j.id === p.job_id)?.title ?? null })),
+          payments: u.payments.map((p) => ({
+            ...p,
+            job_title: store.data.jobs.find((j) => j.id === p.job_id)?.title ?? null,
+          })),
         }),
       ),
     ),

@@ -11,10 +11,27 @@ export interface CheckResult {
   detail: string;
 }
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-const MONTH_DATE = new RegExp(`\\b(${MONTHS.map((m) => `${m}|${m.slice(0, 3)}`).join('|')})\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b`, 'gi');
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+const MONTH_DATE = new RegExp(
+  `\\b(${MONTHS.map((m) => `${m}|${m.slice(0, 3)}`).join('|')})\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b`,
+  'gi',
+);
 const ISO_DATE = /\b\d{4}-(\d{2})-(\d{2})\b/g;
-const AMOUNT = /(?:[$€£]\s?(\d[\d,]*(?:\.\d{1,2})?))|(?:\b(\d[\d,]*(?:\.\d{1,2})?)\s?(?:USD|EUR|GBP|dollars|euros)\b)/gi;
+const AMOUNT =
+  /(?:[$€£]\s?(\d[\d,]*(?:\.\d{1,2})?))|(?:\b(\d[\d,]*(?:\.\d{1,2})?)\s?(?:USD|EUR|GBP|dollars|euros)\b)/gi;
 
 /** Month-day pairs ("11-27") named in a text, in either "November 27" or ISO form. */
 export function datesIn(text: string): Set<string> {
@@ -36,7 +53,8 @@ function internalIds(value: unknown, found = new Set<string>()): Set<string> {
   if (Array.isArray(value)) value.forEach((v) => internalIds(v, found));
   else if (value && typeof value === 'object') {
     for (const [key, v] of Object.entries(value)) {
-      if ((key === 'id' || key.endsWith('_id')) && (typeof v === 'string' || typeof v === 'number')) found.add(String(v));
+      if ((key === 'id' || key.endsWith('_id')) && (typeof v === 'string' || typeof v === 'number'))
+        found.add(String(v));
       else internalIds(v, found);
     }
   }
@@ -50,7 +68,8 @@ function quotesNote(reply: string, note: string): boolean {
   const replyText = ` ${words(reply).join(' ')} `;
   const noteWords = words(note);
   if (noteWords.length < 6) return noteWords.length >= 3 && replyText.includes(` ${noteWords.join(' ')} `);
-  for (let i = 0; i + 6 <= noteWords.length; i++) if (replyText.includes(` ${noteWords.slice(i, i + 6).join(' ')} `)) return true;
+  for (let i = 0; i + 6 <= noteWords.length; i++)
+    if (replyText.includes(` ${noteWords.slice(i, i + 6).join(' ')} `)) return true;
   return false;
 }
 
@@ -84,12 +103,16 @@ export function checkDraft(request: ValidationRequest): CheckResult[] {
     {
       name: 'dates_backed_by_data',
       passed: unbackedDates.length === 0,
-      detail: unbackedDates.length ? `dates not in the gathered data: ${unbackedDates.join(', ')}` : 'every date is in the data',
+      detail: unbackedDates.length
+        ? `dates not in the gathered data: ${unbackedDates.join(', ')}`
+        : 'every date is in the data',
     },
     {
       name: 'amounts_backed_by_data',
       passed: unbackedAmounts.length === 0,
-      detail: unbackedAmounts.length ? `amounts not in the gathered data: ${unbackedAmounts.join(', ')}` : 'every amount is in the data',
+      detail: unbackedAmounts.length
+        ? `amounts not in the gathered data: ${unbackedAmounts.join(', ')}`
+        : 'every amount is in the data',
     },
   ];
 }
@@ -130,7 +153,8 @@ export class ValidationService {
       this.requests.push(request);
       const fault = this.faults.take('validate');
       if (fault?.delay_ms) await sleep(fault.delay_ms);
-      if (fault?.status !== undefined) return sendHttpFault(res, fault, (status) => ({ error: `sandbox fault: ${status}` }));
+      if (fault?.status !== undefined)
+        return sendHttpFault(res, fault, (status) => ({ error: `sandbox fault: ${status}` }));
       const raw = this.rawAnswers.shift();
       if (raw !== undefined) return res.type('application/json').send(raw);
       const checks = checkDraft(request);

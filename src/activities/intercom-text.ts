@@ -32,7 +32,7 @@ export function textToHtml(text: string): string {
     .join('');
 }
 
-/** The form two bodies are compared in when checking whether a reply or note was already posted. */
-export function comparableText(body: string): string {
-  return htmlToText(body).replace(/\s+/g, ' ').trim();
+/** The form two plain-text bodies are compared in when checking whether a reply or note was already posted. */
+export function comparableText(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }

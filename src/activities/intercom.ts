@@ -13,7 +13,7 @@ import {
   IntercomUnavailableError,
   withRetryContract,
 } from './errors';
-import { comparableText, htmlToText, textToHtml } from './intercom-text';
+import { comparableText, textToHtml } from './intercom-text';
 import { retryAfterMs } from './retry-after';
 
 export const MELVIN_STATUS_ATTRIBUTE = 'Melvin Status';
@@ -75,10 +75,11 @@ export function messagesFromConversation(conversation: IntercomConversation): {
   const internal_notes: string[] = [];
   const source = conversation.source;
   const sourceRole = roleOf(source?.author?.type);
-  const sourceText = htmlToText(source?.body ?? '');
+  // Bodies are fetched with display_as=plaintext, so text such as "<Austin>" is the user's own words, not markup.
+  const sourceText = (source?.body ?? '').trim();
   if (sourceRole && sourceText) messages.push({ role: sourceRole, content: sourceText });
   for (const part of conversation.conversation_parts?.conversation_parts ?? []) {
-    const text = htmlToText(part.body ?? '');
+    const text = (part.body ?? '').trim();
     if (!text) continue;
     if (part.part_type === 'note' || part.part_type === 'note_and_reopen') {
       internal_notes.push(text);
@@ -97,7 +98,8 @@ export function intercomFailure(err: unknown, action: string): Error {
   const status = err.statusCode;
   const detail = intercomErrorDetail(err.body) ?? err.message;
   const message = `${action}: Intercom answered ${status ?? 'no status'}${detail ? ` (${detail})` : ''}`;
-  if (status === undefined || status >= 500 || status === 408) return new IntercomUnavailableError(message, { cause: err });
+  if (status === undefined || status >= 500 || status === 408)
+    return new IntercomUnavailableError(message, { cause: err });
   if (status === 429) {
     return new IntercomRateLimitedError(message, { cause: err, retryAfterMs: retryAfterMs(err.rawResponse?.headers) });
   }
@@ -107,7 +109,9 @@ export function intercomFailure(err: unknown, action: string): Error {
 }
 
 function intercomErrorDetail(body: unknown): string | undefined {
-  const parsed = z.object({ errors: z.array(z.object({ code: z.string(), message: z.string().optional() })) }).safeParse(body);
+  const parsed = z
+    .object({ errors: z.array(z.object({ code: z.string(), message: z.string().optional() })) })
+    .safeParse(body);
   const first = parsed.success ? parsed.data.errors[0] : undefined;
   return first ? `${first.code}: ${first.message ?? ''}`.trim() : undefined;
 }
@@ -148,11 +152,11 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
   async function findPostedPart(
     conversationId: string,
     partType: 'comment' | 'note',
-    body: string,
+    text: string,
     notBefore: number,
   ): Promise<string | undefined> {
     const conversation = await findConversation(conversationId);
-    const wanted = comparableText(body);
+    const wanted = comparableText(text);
     const match = conversation.conversation_parts?.conversation_parts.find(
       (part) =>
         part.part_type === partType &&
@@ -170,7 +174,7 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
     notBefore: number,
   ): Promise<PostedPart> {
     if (Context.current().info.attempt > 1) {
-      const existing = await findPostedPart(conversationId, messageType, textToHtml(text), notBefore);
+      const existing = await findPostedPart(conversationId, messageType, text, notBefore);
       if (existing) return { part_id: existing, already_posted: true };
     }
     const action = `post ${messageType} to conversation ${conversationId}`;
@@ -228,7 +232,13 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
       }
     },
 
-    async snooze({ conversationId, seconds }: { conversationId: string; seconds: number }): Promise<{ snoozed_until: number }> {
+    async snooze({
+      conversationId,
+      seconds,
+    }: {
+      conversationId: string;
+      seconds: number;
+    }): Promise<{ snoozed_until: number }> {
       const snoozedUntil = Math.floor(Date.now() / 1000) + seconds;
       try {
         await intercom.conversations.manage(

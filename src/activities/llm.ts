@@ -30,7 +30,7 @@ export interface LlmAnswer<T> {
   repaired: boolean;
 }
 
-type Interpretation<T> = { ok: true; value: T } | { ok: false, problem: string };
+type Interpretation<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 /**
  * Customer text and tool results travel as one JSON document inside delimiters, after the instructions, with every
@@ -48,7 +48,11 @@ export function renderData(step: LlmStep, context: unknown): string {
   ].join('\n');
 }
 
-function interpret<S extends z.ZodType, T>(schema: S, content: string | null | undefined, finish: (value: z.infer<S>) => Interpretation<T>): Interpretation<T> {
+function interpret<S extends z.ZodType, T>(
+  schema: S,
+  content: string | null | undefined,
+  finish: (value: z.infer<S>) => Interpretation<T>,
+): Interpretation<T> {
   if (!content) return { ok: false, problem: 'the answer had no content' };
   let json: unknown;
   try {
@@ -74,7 +78,11 @@ export function planFromOutput(output: PlanOutput): Interpretation<PlanData> {
     if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) {
       return { ok: false, problem: `tool_calls[${index}].arguments_json is not a JSON object` };
     }
-    tool_calls.push({ tool_name: call.tool_name, parameters: parameters as Record<string, unknown>, reasoning: call.reasoning });
+    tool_calls.push({
+      tool_name: call.tool_name,
+      parameters: parameters as Record<string, unknown>,
+      reasoning: call.reasoning,
+    });
   }
   return { ok: true, value: { user_query: output.user_query, reasoning: output.reasoning, tool_calls } };
 }
@@ -90,7 +98,12 @@ function llmFailure(err: unknown, step: LlmStep): Error {
 }
 
 export function createLlmActivities(openai: OpenAI, options: { model: string }) {
-  async function complete(step: LlmStep, schema: z.ZodType, messages: ChatCompletionMessageParam[], signal: AbortSignal) {
+  async function complete(
+    step: LlmStep,
+    schema: z.ZodType,
+    messages: ChatCompletionMessageParam[],
+    signal: AbortSignal,
+  ) {
     try {
       return await openai.chat.completions.create(
         { model: options.model, messages, response_format: zodResponseFormat(schema, step), temperature: 0 },
@@ -129,7 +142,8 @@ export function createLlmActivities(openai: OpenAI, options: { model: string }) 
             repaired,
           };
         }
-        if (repaired) throw new LlmInvalidOutputError(`${step}: invalid output after one repair request: ${result.problem}`);
+        if (repaired)
+          throw new LlmInvalidOutputError(`${step}: invalid output after one repair request: ${result.problem}`);
         repaired = true;
         messages.push(
           { role: 'assistant', content: message?.content ?? '' },
@@ -147,7 +161,13 @@ export function createLlmActivities(openai: OpenAI, options: { model: string }) 
       return structured('plan', PlanOutput, prompt, context, planFromOutput);
     },
 
-    async coverage({ prompt, context }: { prompt: string; context: CoverageContext }): Promise<LlmAnswer<CoverageAnalysis>> {
+    async coverage({
+      prompt,
+      context,
+    }: {
+      prompt: string;
+      context: CoverageContext;
+    }): Promise<LlmAnswer<CoverageAnalysis>> {
       return structured('coverage', CoverageOutput, prompt, context, (value) => ({ ok: true, value }));
     },
 

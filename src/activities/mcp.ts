@@ -114,7 +114,10 @@ export function createMcpActivities(mcp: McpConnections) {
             const page = await client.listTools(cursor ? { cursor } : {});
             for (const tool of page.tools) {
               if (tools.some((t) => t.name === tool.name)) {
-                log.warn('MCP tool offered by two servers; keeping the first', { tool: tool.name, server: server.name });
+                log.warn('MCP tool offered by two servers; keeping the first', {
+                  tool: tool.name,
+                  server: server.name,
+                });
                 continue;
               }
               tools.push({
@@ -134,7 +137,11 @@ export function createMcpActivities(mcp: McpConnections) {
       return tools;
     },
 
-    async callTool(input: { server: string; name: string; arguments: Record<string, unknown> }): Promise<ToolCallOutcome> {
+    async callTool(input: {
+      server: string;
+      name: string;
+      arguments: Record<string, unknown>;
+    }): Promise<ToolCallOutcome> {
       const what = `call ${input.name} on MCP server "${input.server}"`;
       try {
         const client = await mcp.client(input.server);

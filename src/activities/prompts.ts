@@ -1,7 +1,7 @@
 // Loads the three agent prompts: pulled from LangSmith once per run when configured, else the bundled prompt files.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Client as LangSmithClient } from 'langsmith';
+import { Client as LangSmithClient } from 'langsmith';
 import { z } from 'zod';
 import type { PromptsUsed } from '../state';
 import { PromptUnavailableError, errorMessage, withRetryContract } from './errors';
@@ -21,7 +21,11 @@ export interface LoadedPrompts {
 }
 
 /** The bundled prompts live in `prompts/` at the package root, found from here whether running from src or dist. */
-export const BUNDLED_PROMPTS_DIR = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..', 'prompts');
+export const BUNDLED_PROMPTS_DIR = path.resolve(
+  __dirname,
+  __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..',
+  'prompts',
+);
 
 const TemplateNode = z.looseObject({
   id: z.array(z.string()).optional(),
@@ -41,7 +45,9 @@ export function promptTextFromManifest(manifest: unknown): string {
   if (root.kwargs.template) return root.kwargs.template;
   const messages = (root.kwargs.messages ?? []).map((m) => TemplateNode.parse(m));
   const system = messages.filter((m) => m.id?.some((part) => part.startsWith('SystemMessage')));
-  const texts = (system.length > 0 ? system : messages).map((m) => m.kwargs.prompt?.kwargs.template ?? m.kwargs.template);
+  const texts = (system.length > 0 ? system : messages).map(
+    (m) => m.kwargs.prompt?.kwargs.template ?? m.kwargs.template,
+  );
   const text = texts.filter((t): t is string => Boolean(t)).join('\n\n');
   if (!text) throw new Error('the manifest holds no template text');
   return text;
@@ -60,6 +66,16 @@ export async function readBundledPrompts(dir = BUNDLED_PROMPTS_DIR): Promise<Rec
 const bundledVersions = (): Record<string, string> =>
   Object.fromEntries(Object.values(PROMPT_NAMES).map((name) => [name, 'bundled']));
 
+/**
+ * LangSmith's client hard-codes four retries for its API calls whatever `callerOptions` say; the caller reads
+ * `maxRetries` on every call, so setting it to 0 leaves Temporal's policy as the only retry layer.
+ */
+export function createLangSmithClient(config: { apiKey: string; apiUrl: string }): LangSmithClient {
+  const client = new LangSmithClient({ apiKey: config.apiKey, apiUrl: config.apiUrl, timeout_ms: 8_000 });
+  (client as unknown as { caller: { maxRetries: number } }).caller.maxRetries = 0;
+  return client;
+}
+
 export function createPromptActivities(options: { langsmith?: LangSmithClient; bundledDir?: string }) {
   const { langsmith, bundledDir } = options;
 
@@ -77,7 +93,10 @@ export function createPromptActivities(options: { langsmith?: LangSmithClient; b
     /** LangSmith's current commit of each prompt when an API key is configured, the bundled files otherwise. */
     async loadPrompts(): Promise<LoadedPrompts> {
       if (!langsmith) {
-        return { ...(await readBundledPrompts(bundledDir)), used: { source: 'bundled', versions: bundledVersions(), fallback_reason: null } };
+        return {
+          ...(await readBundledPrompts(bundledDir)),
+          used: { source: 'bundled', versions: bundledVersions(), fallback_reason: null },
+        };
       }
       const [plan, coverage, draft] = await Promise.all([pull('plan'), pull('coverage'), pull('draft')]);
       return {

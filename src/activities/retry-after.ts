@@ -14,7 +14,11 @@ function header(headers: HeaderSource, name: string): string | undefined {
 }
 
 /** Milliseconds to wait, or undefined when the server gave no usable hint. Capped so a bad header cannot stall a run. */
-export function retryAfterMs(headers: HeaderSource | undefined, now: number = Date.now(), capMs = 120_000): number | undefined {
+export function retryAfterMs(
+  headers: HeaderSource | undefined,
+  now: number = Date.now(),
+  capMs = 120_000,
+): number | undefined {
   if (!headers) return undefined;
   const retryAfter = header(headers, 'retry-after')?.trim();
   let ms: number | undefined;

@@ -9,18 +9,20 @@ export function planContext(state: AgentState, hop: number): PlanContext {
     hop,
     max_hops: state.max_hops,
     messages: state.messages,
-    available_tools: state.available_tools.map(({ name, description, input_schema }) => ({ name, description, input_schema })),
+    available_tools: state.available_tools.map(({ name, description, input_schema }) => ({
+      name,
+      description,
+      input_schema,
+    })),
     identity_arguments: IDENTITY_ARGUMENTS,
     tool_data: state.tool_data,
     docs_data: state.docs_data,
-    previous_hops: state.hops
-      .slice(0, hop - 1)
-      .map((h, index) => ({
-        hop: index + 1,
-        user_query: h.plan?.user_query ?? '',
-        tool_calls: (h.plan?.tool_calls ?? []).map((c) => `${c.tool_name} ${JSON.stringify(c.parameters)}`),
-        missing_data: (h.coverage?.coverage_analysis?.missing_data ?? []).map((m) => `${m.gap_type}: ${m.description}`),
-      })),
+    previous_hops: state.hops.slice(0, hop - 1).map((h, index) => ({
+      hop: index + 1,
+      user_query: h.plan?.user_query ?? '',
+      tool_calls: (h.plan?.tool_calls ?? []).map((c) => `${c.tool_name} ${JSON.stringify(c.parameters)}`),
+      missing_data: (h.coverage?.coverage_analysis?.missing_data ?? []).map((m) => `${m.gap_type}: ${m.description}`),
+    })),
   };
 }
 

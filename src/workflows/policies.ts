@@ -15,7 +15,12 @@ export const intercomPolicy: ActivityOptions = {
     backoffCoefficient: 2,
     maximumInterval: '30s',
     maximumAttempts: 8,
-    nonRetryableErrorTypes: ['IntercomAuthError', 'IntercomNotFoundError', 'IntercomRejectedError', 'IntercomResponseInvalidError'],
+    nonRetryableErrorTypes: [
+      'IntercomAuthError',
+      'IntercomNotFoundError',
+      'IntercomRejectedError',
+      'IntercomResponseInvalidError',
+    ],
   },
 };
 
@@ -57,7 +62,12 @@ export const llmPolicy: ActivityOptions = {
 
 export const validationPolicy: ActivityOptions = {
   startToCloseTimeout: '20s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: ['ValidationRejectedError'] },
+  retry: {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['ValidationRejectedError'],
+  },
 };
 
 export const intercom = proxyActivities<IntercomActivities>(intercomPolicy);

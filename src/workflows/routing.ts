@@ -61,13 +61,19 @@ export function routeAfterCoverage(input: { dataSufficient: boolean; hop: number
 }
 
 /** A draft that routes to the team skips validation: there is no reply to check (seed 000, decision 4). */
-export function routeAfterDraft(responseType: ResponseType): { next: 'validate' | 'escalate'; escalation: Escalation | null } {
+export function routeAfterDraft(responseType: ResponseType): {
+  next: 'validate' | 'escalate';
+  escalation: Escalation | null;
+} {
   return responseType === 'ROUTE_TO_TEAM'
     ? { next: 'escalate', escalation: escalation('user_requested_human') }
     : { next: 'validate', escalation: null };
 }
 
-export function routeAfterValidation(overallPassed: boolean): { next: 'response' | 'escalate'; escalation: Escalation | null } {
+export function routeAfterValidation(overallPassed: boolean): {
+  next: 'response' | 'escalate';
+  escalation: Escalation | null;
+} {
   return overallPassed
     ? { next: 'response', escalation: null }
     : { next: 'escalate', escalation: escalation('validation_failed') };

@@ -10,7 +10,6 @@ import {
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../activities/prompts';
 import type { LlmAnswer } from '../activities/llm';
@@ -107,7 +106,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
   const notBefore = Math.floor(startedAt / 1000);
   let loadedPrompts: LoadedPrompts | undefined;
   /** Until the reply starts going out, a forced escalation cancels the agent's in-flight LLM and tool calls. */
-  let agentScope: CancellationScope | undefined;
+  const agentScope = new CancellationScope();
   let replyStarted = false;
 
   setHandler(stateQuery, () => state);
@@ -129,12 +128,15 @@ export async function supportConversation(input: SupportConversationInput): Prom
   setHandler(forceEscalationSignal, (request) => {
     if (state.metadata.forced_escalation) return;
     state.metadata.forced_escalation = {
-      reason: typeof request?.reason === 'string' && request.reason.trim() ? request.reason.trim() : 'Escalation requested by an operator',
+      reason:
+        typeof request?.reason === 'string' && request.reason.trim()
+          ? request.reason.trim()
+          : 'Escalation requested by an operator',
       requested_by: typeof request?.requestedBy === 'string' && request.requestedBy ? request.requestedBy : 'unknown',
       received_at: new Date().toISOString(),
     };
     log.info('forced escalation received', { reason: state.metadata.forced_escalation.reason });
-    if (!replyStarted) agentScope?.cancel();
+    if (!replyStarted) agentScope.cancel();
   });
 
   upsertSearchAttributes([{ key: searchAttributes.conversationId, value: conversationId }]);
@@ -237,7 +239,11 @@ export async function supportConversation(input: SupportConversationInput): Prom
   async function runToolCall(call: PlannedToolCall, hopNumber: number): Promise<Omit<ToolResult, 'stored_as'>> {
     const started = Date.now();
     const scoped = scopeToolCall(call, state.available_tools, state.user_email);
-    const base = { tool_name: call.tool_name, parameters: scoped.arguments, timestamp: new Date(started).toISOString() };
+    const base = {
+      tool_name: call.tool_name,
+      parameters: scoped.arguments,
+      timestamp: new Date(started).toISOString(),
+    };
     if (!scoped.ok) {
       return { ...base, success: false, data: null, error: scoped.error, execution_time_ms: 0, truncated: false };
     }
@@ -251,7 +257,11 @@ export async function supportConversation(input: SupportConversationInput): Prom
         ...base,
         success: !outcome.is_error,
         data: outcome.data,
-        error: outcome.is_error ? (typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data)) : null,
+        error: outcome.is_error
+          ? typeof outcome.data === 'string'
+            ? outcome.data
+            : JSON.stringify(outcome.data)
+          : null,
         execution_time_ms: Date.now() - started,
         truncated: outcome.truncated,
       };
@@ -315,12 +325,21 @@ export async function supportConversation(input: SupportConversationInput): Prom
       if (isCancellation(err)) throw err;
       state.error = describeFailure(err);
       const e = escalation('coverage_error', state.error);
-      hop.coverage = { coverage_analysis: null, data_sufficient: false, next_node: 'escalate', escalation_reason: e.reason };
+      hop.coverage = {
+        coverage_analysis: null,
+        data_sufficient: false,
+        next_node: 'escalate',
+        escalation_reason: e.reason,
+      };
       return { escalation: e, done: true };
     }
     recordModel(answer);
     const analysis = answer.output;
-    const route = routeAfterCoverage({ dataSufficient: analysis.data_sufficient, hop: hopNumber, maxHops: state.max_hops });
+    const route = routeAfterCoverage({
+      dataSufficient: analysis.data_sufficient,
+      hop: hopNumber,
+      maxHops: state.max_hops,
+    });
     hop.coverage = {
       coverage_analysis: analysis,
       data_sufficient: analysis.data_sufficient,
@@ -407,7 +426,8 @@ export async function supportConversation(input: SupportConversationInput): Prom
     try {
       const result = ValidationResponse.safeParse(JSON.parse(raw));
       if (result.success) parsed = result.data;
-      else problem = `the validation response does not match the contract: ${result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+      else
+        problem = `the validation response does not match the contract: ${result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
     } catch {
       problem = 'the validation response is not JSON';
     }
@@ -505,7 +525,9 @@ export async function supportConversation(input: SupportConversationInput): Prom
     });
     const [statusSet, snoozed] = await Promise.allSettled([
       intercom.setStatus.executeWithOptions({ summary: `set Melvin Status ${status}` }, [{ conversationId, status }]),
-      intercom.snooze.executeWithOptions({ summary: `snooze ${snoozeSeconds}s` }, [{ conversationId, seconds: snoozeSeconds }]),
+      intercom.snooze.executeWithOptions({ summary: `snooze ${snoozeSeconds}s` }, [
+        { conversationId, seconds: snoozeSeconds },
+      ]),
     ]);
     const errors = [statusSet, snoozed].flatMap((r) => (r.status === 'rejected' ? [describeFailure(r.reason)] : []));
     state.finalize = {
@@ -521,7 +543,6 @@ export async function supportConversation(input: SupportConversationInput): Prom
   }
 
   let outcome: Escalation | null;
-  agentScope = new CancellationScope();
   try {
     outcome = state.metadata.forced_escalation ? operatorEscalation() : await agentScope.run(runAgent);
   } catch (err) {
@@ -550,7 +571,11 @@ export async function supportConversation(input: SupportConversationInput): Prom
     log.info('continuing as new for messages that arrived after the draft', { count: unanswered.length });
     await continueAsNew<typeof supportConversation>({
       conversationId,
-      trigger: { topic: 'conversation.user.replied', notificationId: latest.notification_id, receivedAt: latest.received_at },
+      trigger: {
+        topic: 'conversation.user.replied',
+        notificationId: latest.notification_id,
+        receivedAt: latest.received_at,
+      },
       maxHops: state.max_hops,
       snoozeSeconds,
     });

@@ -16,14 +16,20 @@ export type ScopedCall =
  * model talked into naming another user's email still fetches only this user's data.
  */
 export function scopeToolCall(call: PlannedToolCall, tools: ToolDefinition[], userEmail: string | null): ScopedCall {
-  const args = Object.fromEntries(Object.entries(call.parameters).filter(([name]) => !IDENTITY_ARGUMENTS.includes(name)));
+  const args = Object.fromEntries(
+    Object.entries(call.parameters).filter(([name]) => !IDENTITY_ARGUMENTS.includes(name)),
+  );
   const tool = tools.find((t) => t.name === call.tool_name);
   if (!tool) return { ok: false, error: `unknown tool "${call.tool_name}"`, arguments: args };
   const properties = tool.input_schema.properties;
   const declared = properties && typeof properties === 'object' ? Object.keys(properties) : [];
   const identity = declared.filter((name) => IDENTITY_ARGUMENTS.includes(name));
   if (identity.length > 0 && !userEmail) {
-    return { ok: false, error: `${tool.name} needs the user's email and the conversation's contact has none`, arguments: args };
+    return {
+      ok: false,
+      error: `${tool.name} needs the user's email and the conversation's contact has none`,
+      arguments: args,
+    };
   }
   for (const name of identity) args[name] = userEmail;
   return { ok: true, tool, arguments: args };

@@ -1,7 +1,10 @@
 // Builders for the sandbox model's scripted plan, coverage and draft answers in workflow tests.
 import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/schemas';
 
-export function plan(userQuery: string, ...calls: [tool: string, args?: Record<string, unknown>][]): { output: PlanOutput } {
+export function plan(
+  userQuery: string,
+  ...calls: [tool: string, args?: Record<string, unknown>][]
+): { output: PlanOutput } {
   return {
     output: {
       user_query: userQuery,

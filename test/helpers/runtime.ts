@@ -1,12 +1,15 @@
 // Quiets the Temporal SDK runtime's logs in tests (errors still show); import before any worker starts.
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 
 let installed = false;
 
 export function quietRuntime(): void {
   if (installed) return;
   installed = true;
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }) } },
+  });
 }
 
 /** Polls until `check` returns a truthy value; fails with `what` after `timeoutMs`. */

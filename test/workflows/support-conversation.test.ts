@@ -26,14 +26,23 @@ const TALENT = {
       name: ANA.name,
       applications: [{ id: 'app-11', job_id: 'job-21', status: 'screening', updated_at: '2026-11-10' }],
       payments: [
-        { id: 'pay-31', job_id: 'job-21', amount: 240, currency: 'USD', status: 'processing', expected_date: '2026-11-27' },
+        {
+          id: 'pay-31',
+          job_id: 'job-21',
+          amount: 240,
+          currency: 'USD',
+          status: 'processing',
+          expected_date: '2026-11-27',
+        },
       ],
     },
     {
       email: BOB.email,
       name: BOB.name,
       applications: [],
-      payments: [{ id: 'pay-99', job_id: 'job-21', amount: 990, currency: 'USD', status: 'paid', paid_at: '2026-10-02' }],
+      payments: [
+        { id: 'pay-99', job_id: 'job-21', amount: 990, currency: 'USD', status: 'paid', paid_at: '2026-10-02' },
+      ],
     },
   ],
   jobs: [{ id: 'job-21', title: 'Event Staff', location: 'Austin, TX', status: 'filled' }],
@@ -69,7 +78,11 @@ beforeEach(() => sandbox.reset());
 function newConversation(...parts: ScenarioConversation['parts']): string {
   const id = `wf-${nextConversation++}`;
   sandbox.seed({
-    conversation: { id, contact: ANA, parts: parts.length ? parts : [{ author: 'user', type: 'comment', body: 'When will I get paid?' }] },
+    conversation: {
+      id,
+      contact: ANA,
+      parts: parts.length ? parts : [{ author: 'user', type: 'comment', body: 'When will I get paid?' }],
+    },
     talent: TALENT,
     docs: DOCS,
   });
@@ -99,7 +112,11 @@ async function runTurn(conversationId: string, during?: (handle: WorkflowHandle)
       env.client,
       {
         conversationId,
-        trigger: { topic: 'conversation.user.created', notificationId: `notif-${conversationId}`, receivedAt: new Date().toISOString() },
+        trigger: {
+          topic: 'conversation.user.created',
+          notificationId: `notif-${conversationId}`,
+          receivedAt: new Date().toISOString(),
+        },
       },
       { taskQueue, maxHops: 2, snoozeSeconds: 300 },
     );
@@ -127,7 +144,11 @@ function expectSnoozedFiveMinutes(turn: Turn): void {
   const now = Math.floor(Date.now() / 1000);
   expect(turn.snoozedUntil).toBeGreaterThan(now + 300 - 60);
   expect(turn.snoozedUntil).toBeLessThanOrEqual(now + 300);
-  expect(turn.state.finalize).toMatchObject({ conversation_snoozed: true, snooze_duration_seconds: 300, status_updated: true });
+  expect(turn.state.finalize).toMatchObject({
+    conversation_snoozed: true,
+    snooze_duration_seconds: 300,
+    status_updated: true,
+  });
 }
 
 function validationNotes(turn: Turn): string[] {
@@ -138,7 +159,10 @@ describe('success paths', () => {
   test('one hop: tools and docs gathered in parallel, draft validated, exactly one reply, success', async () => {
     const id = newConversation();
     sandbox.model
-      .script('plan', plan('When will my pay arrive?', ['get_user_payments'], ['search_talent_docs', { query: 'payment schedule' }]))
+      .script(
+        'plan',
+        plan('When will my pay arrive?', ['get_user_payments'], ['search_talent_docs', { query: 'payment schedule' }]),
+      )
       .script('coverage', coverage(true))
       .script('draft', draft(PAY_REPLY));
 
@@ -161,13 +185,31 @@ describe('success paths', () => {
     expect(state.user_email).toBe(ANA.email);
     expect(state.melvin_admin_id).toBe('8918000');
     expect(state.draft).toMatchObject({ response: PAY_REPLY, response_type: 'REPLY' });
-    expect(state.validate).toMatchObject({ overall_passed: true, validation_note_added: true, next_action: 'response' });
-    expect(state.response_delivery).toMatchObject({ delivery_attempted: true, delivery_successful: true, status_updated: true });
+    expect(state.validate).toMatchObject({
+      overall_passed: true,
+      validation_note_added: true,
+      next_action: 'response',
+    });
+    expect(state.response_delivery).toMatchObject({
+      delivery_attempted: true,
+      delivery_successful: true,
+      status_updated: true,
+    });
     expect(state.escalate).toBeNull();
     expect(state.finalize!.melvin_status).toBe('success');
     expect(state.metadata.prompts).toMatchObject({ source: 'bundled', fallback_reason: null });
     expect(state.metadata.model).toEqual({ name: 'melvin-sandbox-model', stand_in: true });
-    expect(state.metadata.path).toEqual(['initialize', 'plan', 'gather', 'coverage', 'draft', 'validate', 'response', 'finalize', 'end']);
+    expect(state.metadata.path).toEqual([
+      'initialize',
+      'plan',
+      'gather',
+      'coverage',
+      'draft',
+      'validate',
+      'response',
+      'finalize',
+      'end',
+    ]);
     // The tools ran side by side: both calls reached the MCP server within one gather.
     expect(sandbox.talent.calls.map((c) => c.tool).sort()).toEqual(['get_user_payments', 'search_talent_docs']);
 
@@ -179,11 +221,22 @@ describe('success paths', () => {
   });
 
   test('two hops: the second plan sees the first hop results and gaps, and no result is lost', async () => {
-    const id = newConversation({ author: 'user', type: 'comment', body: 'Any news on my application? Which job was it again?' });
+    const id = newConversation({
+      author: 'user',
+      type: 'comment',
+      body: 'Any news on my application? Which job was it again?',
+    });
     sandbox.model
       .script('plan', plan('Application status', ['get_user_applications_detailed']))
       .script('coverage', coverage(false, ['the job details of job-21']))
-      .script('plan', plan('Application status and job', ['get_job_details', { job_id: 'job-21' }], ['get_user_applications_detailed']))
+      .script(
+        'plan',
+        plan(
+          'Application status and job',
+          ['get_job_details', { job_id: 'job-21' }],
+          ['get_user_applications_detailed'],
+        ),
+      )
       .script('coverage', coverage(true))
       .script('draft', draft('Your application for Event Staff in Austin, TX is in screening.'));
 
@@ -257,7 +310,10 @@ describe('success paths', () => {
 
     const turn = await runTurn(id);
 
-    expect(turn.state.tool_data.get_user_payments).toMatchObject({ success: false, error: expect.stringContaining('failed') });
+    expect(turn.state.tool_data.get_user_payments).toMatchObject({
+      success: false,
+      error: expect.stringContaining('failed'),
+    });
     expect(sandbox.talent.calls).toHaveLength(1);
     const coverageRequest = sandbox.model.requests.find((r) => r.step === 'coverage')!;
     expect(JSON.stringify(coverageRequest.context.tool_data)).toContain('talent backend returned an error');
@@ -306,7 +362,10 @@ describe('success paths', () => {
   test('a reply whose 500 came after Intercom accepted it is retried and posted exactly once', async () => {
     const id = newConversation();
     sandbox.intercom.faults.set({ reply: [{ status: 500, after_accept: true }] });
-    sandbox.model.script('plan', plan('Pay', ['get_user_payments'])).script('coverage', coverage(true)).script('draft', draft(PAY_REPLY));
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments']))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
 
     const turn = await runTurn(id);
 
@@ -318,7 +377,10 @@ describe('success paths', () => {
   test('a 429 with Retry-After delays the next attempt by that long', async () => {
     const id = newConversation();
     sandbox.intercom.faults.set({ reply: [{ status: 429, retry_after_s: 3 }] });
-    sandbox.model.script('plan', plan('Pay', ['get_user_payments'])).script('coverage', coverage(true)).script('draft', draft(PAY_REPLY));
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments']))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
 
     const turn = await runTurn(id);
 
@@ -378,7 +440,10 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
   test('row 3: validation rejects → the raw validation JSON is noted, VALIDATION_FAILED, no reply', async () => {
     const id = newConversation();
     sandbox.validation.faults.set({ validate: [{ overall_passed: false }] });
-    sandbox.model.script('plan', plan('Pay', ['get_user_payments'])).script('coverage', coverage(true)).script('draft', draft(PAY_REPLY));
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments']))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
 
     const turn = await runTurn(id);
 
@@ -388,7 +453,11 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
     expect(turn.notes[1]).toBe('🚨 Escalation: Validation failed - see validation note for details');
     expect(turn.status).toBe('VALIDATION_FAILED');
     expectSnoozedFiveMinutes(turn);
-    expect(turn.state.validate).toMatchObject({ overall_passed: false, validation_note_added: true, next_action: 'escalate' });
+    expect(turn.state.validate).toMatchObject({
+      overall_passed: false,
+      validation_note_added: true,
+      next_action: 'escalate',
+    });
     expect(turn.state.escalate).toMatchObject({ escalation_source: 'validate' });
   });
 
@@ -417,7 +486,9 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
 
     expect(turn.replies).toEqual([]);
     expect(turn.notes).toHaveLength(1);
-    expect(turn.notes[0]).toMatch(/^🚨 Escalation: Draft generation error: draft: invalid output after one repair request: /);
+    expect(turn.notes[0]).toMatch(
+      /^🚨 Escalation: Draft generation error: draft: invalid output after one repair request: /,
+    );
     expect(turn.status).toBe('RESPONSE_FAILED');
     expectSnoozedFiveMinutes(turn);
     // One request and one repair, and no Temporal retry of a deterministic failure.
@@ -439,7 +510,10 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
     expect(turn.status).toBe('error');
     expectSnoozedFiveMinutes(turn);
     expect(turn.state.hops).toHaveLength(0);
-    expect(turn.state.escalate).toMatchObject({ escalation_source: 'initialization', escalation_kind: 'initialization_error' });
+    expect(turn.state.escalate).toMatchObject({
+      escalation_source: 'initialization',
+      escalation_kind: 'initialization_error',
+    });
     expect(sandbox.model.requests).toHaveLength(0);
   });
 
@@ -463,7 +537,10 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
   test('row 7: the validation call fails → validate escalation, status error, nothing sent', async () => {
     const id = newConversation();
     sandbox.validation.faults.set({ validate: [{ status: 400 }] });
-    sandbox.model.script('plan', plan('Pay', ['get_user_payments'])).script('coverage', coverage(true)).script('draft', draft(PAY_REPLY));
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments']))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
 
     const turn = await runTurn(id);
 
@@ -480,7 +557,10 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
   test('row 7: a validation answer that is not JSON is still noted raw, then escalates with status error', async () => {
     const id = newConversation();
     sandbox.validation.rawAnswers.push('<html>upstream error</html>');
-    sandbox.model.script('plan', plan('Pay', ['get_user_payments'])).script('coverage', coverage(true)).script('draft', draft(PAY_REPLY));
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments']))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
 
     const turn = await runTurn(id);
 
@@ -495,7 +575,10 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
   test('MESSAGE_FAILED: the reply cannot be delivered → the team gets the drafted reply in a note', async () => {
     const id = newConversation();
     sandbox.intercom.faults.set({ reply: [{ status: 422 }] });
-    sandbox.model.script('plan', plan('Pay', ['get_user_payments'])).script('coverage', coverage(true)).script('draft', draft(PAY_REPLY));
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments']))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
 
     const turn = await runTurn(id);
 
@@ -513,7 +596,10 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
   describe('row 8: forceEscalation cancels the in-flight work and hands over to the team', () => {
     const signalWhen = (ready: () => boolean) => async (handle: WorkflowHandle) => {
       await waitFor('the activity to be in flight', ready);
-      await handle.signal(forceEscalationSignal, { reason: 'VIP talent, handle personally', requestedBy: 'lead@team.example' });
+      await handle.signal(forceEscalationSignal, {
+        reason: 'VIP talent, handle personally',
+        requestedBy: 'lead@team.example',
+      });
     };
 
     function expectOperatorEscalation(turn: Turn, startedAt: number): void {
@@ -538,7 +624,10 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
       sandbox.model.script('plan', plan('Pay', ['get_user_payments']));
       const startedAt = Date.now();
 
-      const turn = await runTurn(id, signalWhen(() => sandbox.model.requests.length === 1));
+      const turn = await runTurn(
+        id,
+        signalWhen(() => sandbox.model.requests.length === 1),
+      );
 
       expectOperatorEscalation(turn, startedAt);
       expect(turn.state.hops[0]!.plan).toBeNull();
@@ -552,7 +641,10 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
       sandbox.model.script('plan', plan('Pay', ['get_user_payments']));
       const startedAt = Date.now();
 
-      const turn = await runTurn(id, signalWhen(() => sandbox.talent.calls.length === 1));
+      const turn = await runTurn(
+        id,
+        signalWhen(() => sandbox.talent.calls.length === 1),
+      );
 
       expectOperatorEscalation(turn, startedAt);
       expect(turn.state.hops[0]!.gather).toBeNull();
@@ -565,7 +657,10 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
       sandbox.model.script('plan', plan('Pay', ['get_user_payments'])).script('coverage', coverage(true));
       const startedAt = Date.now();
 
-      const turn = await runTurn(id, signalWhen(() => sandbox.model.requests.some((r) => r.step === 'draft')));
+      const turn = await runTurn(
+        id,
+        signalWhen(() => sandbox.model.requests.some((r) => r.step === 'draft')),
+      );
 
       expectOperatorEscalation(turn, startedAt);
       expect(turn.state.draft).toBeNull();
@@ -575,11 +670,17 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
     test('after the reply went out: the reply stands, a note is added and the status is ROUTE_TO_TEAM', async () => {
       const id = newConversation();
       sandbox.intercom.faults.set({ reply: [{ delay_ms: 1500 }] });
-      sandbox.model.script('plan', plan('Pay', ['get_user_payments'])).script('coverage', coverage(true)).script('draft', draft(PAY_REPLY));
+      sandbox.model
+        .script('plan', plan('Pay', ['get_user_payments']))
+        .script('coverage', coverage(true))
+        .script('draft', draft(PAY_REPLY));
 
       const turn = await runTurn(id, async (handle) => {
         await waitFor('the reply to be in flight', async () => (await handle.query(progressQuery)).node === 'response');
-        await handle.signal(forceEscalationSignal, { reason: 'Lead wants to follow up', requestedBy: 'lead@team.example' });
+        await handle.signal(forceEscalationSignal, {
+          reason: 'Lead wants to follow up',
+          requestedBy: 'lead@team.example',
+        });
       });
 
       expect(turn.replies).toEqual([PAY_REPLY]);

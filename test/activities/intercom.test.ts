@@ -1,0 +1,190 @@
+// Intercom activities through the official SDK against the Intercom emulator over real HTTP.
+import { ApplicationFailure } from '@temporalio/common';
+import { IntercomClient } from 'intercom-client';
+import { createIntercomActivities } from '../../src/activities/intercom';
+import { intercomPolicy } from '../../src/workflows/policies';
+import { IntercomEmulator } from '../../sandbox/intercom/emulator';
+import type { ScenarioPart } from '../../sandbox/scenario';
+import { failureOf, runAttempt } from '../helpers/activity';
+
+const ADMIN_ID = '8918000';
+const TOKEN = 'intercom-test-token';
+let emulator: IntercomEmulator;
+let activities: ReturnType<typeof createIntercomActivities>;
+let conversationCounter = 0;
+
+beforeAll(async () => {
+  emulator = new IntercomEmulator({ token: TOKEN, adminId: ADMIN_ID });
+  const url = await emulator.start();
+  activities = createIntercomActivities(new IntercomClient({ token: TOKEN, baseUrl: url, maxRetries: 0 }), {
+    adminId: ADMIN_ID,
+  });
+});
+
+afterAll(() => emulator.stop());
+
+beforeEach(() => {
+  emulator.faults.set({});
+  emulator.requests.length = 0;
+});
+
+/** A conversation with history (bot, admin, note parts), or only the user's first message. */
+function seedConversation(author: 'user' | 'lead' = 'user', withHistory = true): string {
+  const id = `int-${++conversationCounter}`;
+  const history: ScenarioPart[] = [
+    { author: 'bot', type: 'comment', body: 'Let me check that for you.' },
+    { author: 'admin', type: 'note', body: 'internal: VIP talent, pay manually' },
+    { author: 'admin', type: 'comment', body: 'A teammate here: it is on its way.' },
+    { author, type: 'comment', body: 'Thanks!\n\nAnd the tax form?' },
+  ];
+  emulator.seed({
+    id,
+    contact: { id: `c-${id}`, email: `${id}@example.com`, name: 'Ana Ruiz' },
+    parts: [
+      { author, type: 'comment', body: 'Where is my pay for the <Austin> shift?' },
+      ...(withHistory ? history : []),
+    ],
+  });
+  return id;
+}
+
+describe('fetchConversation', () => {
+  test('maps the source first, users to "user", bot and admins to "assistant", and keeps notes out', async () => {
+    const id = seedConversation();
+    const fetched = await runAttempt(1, activities.fetchConversation, { conversationId: id });
+
+    expect(fetched.messages).toEqual([
+      { role: 'user', content: 'Where is my pay for the <Austin> shift?' },
+      { role: 'assistant', content: 'Let me check that for you.' },
+      { role: 'assistant', content: 'A teammate here: it is on its way.' },
+      { role: 'user', content: 'Thanks!\n\nAnd the tax form?' },
+    ]);
+    expect(fetched.internal_notes).toEqual(['internal: VIP talent, pay manually']);
+    expect(fetched.contact).toEqual({ id: `c-${id}`, email: `${id}@example.com`, name: 'Ana Ruiz' });
+    expect(fetched.admin_id).toBe(ADMIN_ID);
+  });
+
+  test('a lead author is the user, and event parts without text are dropped', async () => {
+    const id = seedConversation('lead');
+    await runAttempt(1, activities.snooze, { conversationId: id, seconds: 300 });
+    const fetched = await runAttempt(1, activities.fetchConversation, { conversationId: id });
+    expect(fetched.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'assistant', 'user']);
+  });
+
+  test('401 and 404 are named non-retryable errors and are not retried', async () => {
+    const id = seedConversation();
+    emulator.faults.set({ fetch: [{ status: 401 }] });
+    const unauthorized = await failureOf(runAttempt(1, activities.fetchConversation, { conversationId: id }));
+    const notFound = await failureOf(
+      runAttempt(1, activities.fetchConversation, { conversationId: 'no-such-conversation' }),
+    );
+
+    expect(unauthorized.name).toBe('IntercomAuthError');
+    expect(unauthorized.message).toContain('401 (unauthorized: Access Token Invalid)');
+    expect(notFound.name).toBe('IntercomNotFoundError');
+    expect(intercomPolicy.retry?.nonRetryableErrorTypes).toEqual(
+      expect.arrayContaining([unauthorized.name, notFound.name]),
+    );
+    expect(emulator.requests.filter((r) => r.operation === 'fetch')).toHaveLength(2);
+  });
+
+  test('a wrong access token is rejected by Intercom as 401', async () => {
+    const id = seedConversation();
+    const wrongToken = createIntercomActivities(
+      new IntercomClient({ token: 'wrong', baseUrl: emulator.url, maxRetries: 0 }),
+      {
+        adminId: ADMIN_ID,
+      },
+    );
+    const err = await failureOf(runAttempt(1, wrongToken.fetchConversation, { conversationId: id }));
+    expect(err.name).toBe('IntercomAuthError');
+  });
+
+  test('5xx is a retryable IntercomUnavailableError', async () => {
+    const id = seedConversation();
+    emulator.faults.set({ fetch: [{ status: 503 }] });
+    const err = await failureOf(runAttempt(1, activities.fetchConversation, { conversationId: id }));
+    expect(err.name).toBe('IntercomUnavailableError');
+    expect(intercomPolicy.retry?.nonRetryableErrorTypes).not.toContain(err.name);
+  });
+});
+
+describe('sendReply', () => {
+  test('a 500 that came after Intercom accepted the reply: the retry finds it and does not post again', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ reply: [{ status: 500, after_accept: true }] });
+    const input = { conversationId: id, text: 'Your payment is on its way.', notBefore: Math.floor(Date.now() / 1000) };
+
+    const first = await failureOf(runAttempt(1, activities.sendReply, input));
+    const second = await runAttempt(2, activities.sendReply, input);
+
+    expect(first.name).toBe('IntercomUnavailableError');
+    expect(second.already_posted).toBe(true);
+    expect(emulator.replies(id)).toEqual(['Your payment is on its way.']);
+  });
+
+  test('a retry after a failure before accept posts the reply once', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ reply: [{ status: 502 }] });
+    const input = {
+      conversationId: id,
+      text: 'Line one.\nLine two.\n\nNew paragraph.',
+      notBefore: Math.floor(Date.now() / 1000),
+    };
+
+    await failureOf(runAttempt(1, activities.sendReply, input));
+    const posted = await runAttempt(2, activities.sendReply, input);
+
+    expect(posted.already_posted).toBe(false);
+    expect(posted.part_id).toEqual(expect.any(String));
+    expect(emulator.replies(id)).toEqual(['Line one.\nLine two.\n\nNew paragraph.']);
+  });
+
+  test('a 429 carries Retry-After to Temporal as the next retry delay', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ reply: [{ status: 429, retry_after_s: 7 }] });
+    const err = await failureOf(runAttempt(1, activities.sendReply, { conversationId: id, text: 'Hi', notBefore: 0 }));
+
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect((err as ApplicationFailure).type).toBe('IntercomRateLimitedError');
+    expect((err as ApplicationFailure).nextRetryDelay).toBe(7000);
+    expect(emulator.replies(id)).toEqual([]);
+  });
+
+  test('other 4xx are rejected for good; 408 and 429 are not', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ reply: [{ status: 422 }, { status: 408 }] });
+    const rejected = await failureOf(
+      runAttempt(1, activities.sendReply, { conversationId: id, text: 'Hi', notBefore: 0 }),
+    );
+    const timedOut = await failureOf(
+      runAttempt(1, activities.sendReply, { conversationId: id, text: 'Hi', notBefore: 0 }),
+    );
+    expect(rejected.name).toBe('IntercomRejectedError');
+    expect(timedOut.name).toBe('IntercomUnavailableError');
+    expect(intercomPolicy.retry?.nonRetryableErrorTypes).toContain('IntercomRejectedError');
+  });
+});
+
+describe('notes, status and snooze', () => {
+  test('a note is internal, posted once even when retried after an accepted 500', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ note: [{ status: 500, after_accept: true }] });
+    const input = { conversationId: id, text: '🚨 Escalation: test', notBefore: Math.floor(Date.now() / 1000) };
+    await failureOf(runAttempt(1, activities.addNote, input));
+    await runAttempt(2, activities.addNote, input);
+    expect(emulator.notes(id)).toEqual(['🚨 Escalation: test']);
+    expect(emulator.replies(id)).toEqual([]);
+  });
+
+  test('setStatus writes the Melvin Status attribute; snooze sets snoozed_until 300 s ahead', async () => {
+    const id = seedConversation('user', false);
+    await runAttempt(1, activities.setStatus, { conversationId: id, status: 'ROUTE_TO_TEAM' });
+    const before = Math.floor(Date.now() / 1000);
+    const { snoozed_until } = await runAttempt(1, activities.snooze, { conversationId: id, seconds: 300 });
+    expect(emulator.melvinStatus(id)).toBe('ROUTE_TO_TEAM');
+    expect(emulator.snoozedUntil(id)).toBe(snoozed_until);
+    expect(snoozed_until - before).toBeGreaterThanOrEqual(299);
+    expect(snoozed_until - before).toBeLessThanOrEqual(301);
+  });
+});

@@ -1,0 +1,144 @@
+// Small parsers at the trust boundaries: Retry-After, Intercom bodies, role mapping, configuration and the CLI.
+import * as errors from '../../src/activities/errors';
+import { messagesFromConversation, IntercomConversation } from '../../src/activities/intercom';
+import { htmlToText, textToHtml } from '../../src/activities/intercom-text';
+import { retryAfterMs } from '../../src/activities/retry-after';
+import { UsageError, parseCommand } from '../../src/client';
+import { ConfigError, loadTurnConfig, loadWorkerConfig, parseMcpServers } from '../../src/config';
+import * as policies from '../../src/workflows/policies';
+
+describe('retryAfterMs', () => {
+  const now = Date.parse('2026-11-22T10:00:00Z');
+  test.each([
+    [{ 'Retry-After': '3' }, 3000],
+    [{ 'retry-after': '0.5' }, 500],
+    [{ 'Retry-After': 'Sun, 22 Nov 2026 10:00:05 GMT' }, 5000],
+    [{ 'X-RateLimit-Reset': String(now / 1000 + 10) }, 10_000],
+    [{ 'Retry-After': '9999' }, 120_000],
+    [{ 'Retry-After': 'soon' }, undefined],
+    [{}, undefined],
+  ])('%j → %s', (headers, expected) => {
+    expect(retryAfterMs(headers, now)).toBe(expected);
+    expect(retryAfterMs(new Headers(headers), now)).toBe(expected);
+  });
+});
+
+test('Intercom HTML and plain text convert both ways', () => {
+  expect(htmlToText('<p>Hi &amp; welcome</p><p>Line<br>two &#39;x&#39; &lt;b&gt;</p>')).toBe(
+    "Hi & welcome\n\nLine\ntwo 'x' <b>",
+  );
+  expect(textToHtml('a < b\nc\n\nd')).toBe('<p>a &lt; b<br>c</p><p>d</p>');
+  expect(htmlToText(textToHtml('One.\nTwo.\n\nThree & <four>'))).toBe('One.\nTwo.\n\nThree & <four>');
+});
+
+test('role mapping: contact/lead/user → user; admin/bot/team → assistant; notes and empty events out; source first', () => {
+  const part = (id: string, part_type: string, type: string, body: string | null) => ({
+    id,
+    part_type,
+    body,
+    author: { type },
+  });
+  const conversation = IntercomConversation.parse({
+    id: '1',
+    source: { body: 'first', author: { type: 'contact' } },
+    conversation_parts: {
+      conversation_parts: [
+        part('2', 'comment', 'bot', 'bot says'),
+        part('3', 'note', 'admin', 'secret note'),
+        part('4', 'assignment', 'admin', null),
+        part('5', 'comment', 'team', 'team says'),
+        part('6', 'comment', 'lead', 'lead says'),
+        part('7', 'comment', 'admin', 'admin says'),
+        part('8', 'open', 'user', 'user reopens'),
+      ],
+    },
+  });
+  expect(messagesFromConversation(conversation)).toEqual({
+    messages: [
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'bot says' },
+      { role: 'assistant', content: 'team says' },
+      { role: 'user', content: 'lead says' },
+      { role: 'assistant', content: 'admin says' },
+      { role: 'user', content: 'user reopens' },
+    ],
+    internal_notes: ['secret note'],
+  });
+});
+
+test('every non-retryable error type in the policy table is an error class activities throw', () => {
+  const policyTypes = Object.values(policies).flatMap((p) =>
+    'retry' in p && typeof p.retry === 'object' ? (p.retry.nonRetryableErrorTypes ?? []) : [],
+  );
+  expect(policyTypes.length).toBeGreaterThan(5);
+  for (const type of policyTypes) expect(Object.keys(errors)).toContain(type);
+});
+
+describe('configuration', () => {
+  const valid = {
+    INTERCOM_API_KEY: 'k',
+    MCP_SERVERS: 'talent=http://127.0.0.1:8765/mcp;docs=node docs-server.js --stdio',
+    OPENAI_API_KEY: 'k',
+    VALIDATION_ENDPOINT: 'http://127.0.0.1:8766/validate',
+    VALIDATION_API_KEY: 'k',
+  };
+
+  test('defaults fill what is optional', () => {
+    const config = loadWorkerConfig(valid);
+    expect(config).toMatchObject({
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+      TASK_QUEUE: 'melvin',
+      MELVIN_ADMIN_ID: '8918000',
+      MODEL_NAME: 'gpt-4o-mini',
+      MCP_SERVERS: [
+        { name: 'talent', url: 'http://127.0.0.1:8765/mcp' },
+        { name: 'docs', command: 'node', args: ['docs-server.js', '--stdio'] },
+      ],
+    });
+    expect(loadTurnConfig({})).toEqual({ MAX_HOPS: 2, SNOOZE_SECONDS: 300 });
+  });
+
+  test('a missing or invalid variable fails with its name', () => {
+    expect(() => loadWorkerConfig({ ...valid, INTERCOM_API_KEY: '' })).toThrow(/INTERCOM_API_KEY: required/);
+    expect(() => loadWorkerConfig({ ...valid, VALIDATION_ENDPOINT: 'not a url' })).toThrow(
+      /VALIDATION_ENDPOINT: must be an http\(s\) URL/,
+    );
+    expect(() => loadWorkerConfig({ ...valid, MELVIN_ADMIN_ID: 'melvin' })).toThrow(
+      /MELVIN_ADMIN_ID: must be a numeric/,
+    );
+    expect(() => loadWorkerConfig({ ...valid, MCP_SERVERS: 'a=x;a=y' })).toThrow(
+      /MCP_SERVERS: server name "a" is used twice/,
+    );
+    expect(() => loadTurnConfig({ MAX_HOPS: 'zero' })).toThrow(ConfigError);
+    expect(() => loadTurnConfig({ MAX_HOPS: '9' })).toThrow(/MAX_HOPS/);
+  });
+
+  test('MCP_SERVERS without names get numbered ones', () => {
+    expect(parseMcpServers('http://a.example/mcp')).toEqual([{ name: 'mcp1', url: 'http://a.example/mcp' }]);
+    expect(() => parseMcpServers(' ; ')).toThrow('lists no server');
+  });
+});
+
+describe('CLI arguments', () => {
+  test.each([
+    [['start', '123'], { command: 'start', conversationId: '123' }],
+    [['escalate', '123', '--reason', 'VIP'], { command: 'escalate', conversationId: '123', reason: 'VIP' }],
+    [['state', 'abc-1'], { command: 'state', conversationId: 'abc-1' }],
+    [['list', '--status', 'ROUTE_TO_TEAM'], { command: 'list', status: 'ROUTE_TO_TEAM', limit: 20 }],
+  ])('%j', (argv, expected) => {
+    expect(parseCommand(argv)).toEqual(expected);
+  });
+
+  test.each([
+    [[], 'unknown command ""'],
+    [['launch', '1'], 'unknown command "launch"'],
+    [['start'], 'conversation id: a conversation id is required'],
+    [['start', '../etc'], 'conversation id: a conversation id is 1-64 letters'],
+    [['escalate', '1'], 'reason: --reason is required'],
+    [['list', '--limit', '0'], 'limit:'],
+    [['state', '1', '--colour'], "Unknown option '--colour'"],
+  ])('%j is a usage error', (argv, message) => {
+    expect(() => parseCommand(argv)).toThrow(UsageError);
+    expect(() => parseCommand(argv)).toThrow(message);
+  });
+});

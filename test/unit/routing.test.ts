@@ -1,0 +1,83 @@
+// Routing and status as pure functions: one case per seed rule and escalation-table row.
+import {
+  ESCALATION_TABLE,
+  escalation,
+  escalationNote,
+  melvinStatusFor,
+  routeAfterCoverage,
+  routeAfterDraft,
+  routeAfterValidation,
+} from '../../src/workflows/routing';
+
+describe('coverage routing (seed 000 decision logic)', () => {
+  test.each([
+    [true, 1, 2, 'draft'],
+    [true, 2, 2, 'draft'],
+    [false, 1, 2, 'plan'],
+    [false, 2, 2, 'escalate'],
+    [false, 3, 2, 'escalate'],
+    [false, 1, 1, 'escalate'],
+    [false, 2, 3, 'plan'],
+  ] as const)('sufficient=%s at hop %i of %i → %s', (dataSufficient, hop, maxHops, next) => {
+    expect(routeAfterCoverage({ dataSufficient, hop, maxHops }).next).toBe(next);
+  });
+
+  test('exhausted hops carry row 1’s reason with the configured maximum', () => {
+    expect(routeAfterCoverage({ dataSufficient: false, hop: 3, maxHops: 3 }).escalation).toMatchObject({
+      source: 'coverage',
+      reason: 'Exceeded maximum hops (3). Unable to gather sufficient data.',
+    });
+  });
+});
+
+test('a ROUTE_TO_TEAM draft bypasses validation; a REPLY goes to validation', () => {
+  expect(routeAfterDraft('ROUTE_TO_TEAM')).toEqual({
+    next: 'escalate',
+    escalation: escalation('user_requested_human'),
+  });
+  expect(routeAfterDraft('REPLY')).toEqual({ next: 'validate', escalation: null });
+});
+
+test('validation: passed → response; failed → escalate (row 3)', () => {
+  expect(routeAfterValidation(true).next).toBe('response');
+  expect(routeAfterValidation(false).escalation?.reason).toBe('Validation failed - see validation note for details');
+});
+
+describe('the escalation table (DESIGN.md)', () => {
+  test.each([
+    [
+      'hops_exhausted',
+      '2',
+      'coverage',
+      'Exceeded maximum hops (2). Unable to gather sufficient data.',
+      'ROUTE_TO_TEAM',
+    ],
+    ['user_requested_human', '', 'draft', 'User requested to talk to a human', 'ROUTE_TO_TEAM'],
+    ['validation_failed', '', 'validate', 'Validation failed - see validation note for details', 'VALIDATION_FAILED'],
+    ['draft_error', 'boom', 'draft', 'Draft generation error: boom', 'RESPONSE_FAILED'],
+    ['initialization_error', 'boom', 'initialization', 'Initialization failed: boom', 'error'],
+    ['coverage_error', 'boom', 'coverage', 'Coverage analysis failed: boom', 'error'],
+    ['validation_error', 'boom', 'validate', 'Validation error: boom', 'error'],
+    ['operator', 'VIP', 'operator', 'VIP', 'ROUTE_TO_TEAM'],
+    ['plan_error', 'boom', 'plan', 'Planning failed: boom', 'error'],
+  ] as const)('%s', (kind, detail, source, reason, status) => {
+    expect(escalation(kind, detail)).toEqual({ kind, source, reason, requested_by: null });
+    expect(melvinStatusFor({ escalationKind: kind, delivered: false })).toBe(status);
+  });
+
+  test('covers every kind', () => {
+    expect(Object.keys(ESCALATION_TABLE)).toHaveLength(9);
+  });
+});
+
+test('without escalation the status says whether the reply was delivered', () => {
+  expect(melvinStatusFor({ escalationKind: null, delivered: true })).toBe('success');
+  expect(melvinStatusFor({ escalationKind: null, delivered: false })).toBe('MESSAGE_FAILED');
+});
+
+test('the escalation note is seed 000’s format, plus who asked when an operator did', () => {
+  expect(escalationNote(escalation('draft_error', 'x'))).toBe('🚨 Escalation: Draft generation error: x');
+  expect(escalationNote(escalation('operator', 'VIP', 'lead@team'))).toBe(
+    '🚨 Escalation: VIP\nRequested by: lead@team',
+  );
+});
