@@ -18,13 +18,11 @@ export function talentMcpApp(store: TalentStore): express.Express {
     if (tool && store.faults.peek(tool)?.error === 'server') {
       store.faults.take(tool);
       store.calls.push({ tool, arguments: message.params?.arguments ?? {} });
-      res
-        .status(503)
-        .json({
-          jsonrpc: '2.0',
-          error: { code: -32000, message: `${tool}: the talent backend is unavailable` },
-          id: message.id ?? null,
-        });
+      res.status(503).json({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: `${tool}: the talent backend is unavailable` },
+        id: message.id ?? null,
+      });
       return;
     }
     const server = buildServer(store);
@@ -43,13 +41,11 @@ export function talentMcpApp(store: TalentStore): express.Express {
     }
   });
   const notAllowed: express.RequestHandler = (_req, res) => {
-    res
-      .status(405)
-      .json({
-        jsonrpc: '2.0',
-        error: { code: -32000, message: 'Method not allowed: this server is stateless' },
-        id: null,
-      });
+    res.status(405).json({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: this server is stateless' },
+      id: null,
+    });
   };
   app.get('/mcp', notAllowed);
   app.delete('/mcp', notAllowed);

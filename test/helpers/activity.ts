@@ -1,8 +1,12 @@
 // Runs one activity function as Temporal would (with its Context), optionally as a given retry attempt.
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+
+/** Activity failures are what these tests provoke; only errors are worth printing. */
+const logger = new DefaultLogger('ERROR');
 
 export function runActivity<A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> {
-  return new MockActivityEnvironment().run<A, R, typeof fn>(fn, ...args);
+  return new MockActivityEnvironment({}, { logger }).run<A, R, typeof fn>(fn, ...args);
 }
 
 export function runAttempt<A extends unknown[], R>(
@@ -10,7 +14,7 @@ export function runAttempt<A extends unknown[], R>(
   fn: (...args: A) => Promise<R>,
   ...args: A
 ): Promise<R> {
-  return new MockActivityEnvironment({ attempt }).run<A, R, typeof fn>(fn, ...args);
+  return new MockActivityEnvironment({ attempt }, { logger }).run<A, R, typeof fn>(fn, ...args);
 }
 
 /** The error an activity call fails with; fails the test when the call succeeds. */

@@ -1,0 +1,150 @@
+// The worker and the CLI as real processes: configuration from the environment, a run started and inspected by CLI.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { AgentState } from '../src/state';
+import { coverage, draft, plan } from './helpers/model-answers';
+import { quietRuntime, waitFor } from './helpers/runtime';
+import { ADMIN_ID, INTERCOM_TOKEN, OPENAI_KEY, VALIDATION_KEY, startSandbox, type Sandbox } from './helpers/sandbox';
+import { startTemporal } from './helpers/temporal';
+
+quietRuntime();
+
+const ROOT = path.join(__dirname, '..');
+const TALENT = {
+  users: [{ email: 'li@example.com', name: 'Li Wei', applications: [], payments: [] }],
+  jobs: [],
+};
+let env: TestWorkflowEnvironment;
+let sandbox: Sandbox;
+let worker: ChildProcess | undefined;
+let processEnv: NodeJS.ProcessEnv;
+
+function runNode(script: string, args: string[], extraEnv: NodeJS.ProcessEnv = processEnv) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { env: extraEnv, cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const cli = (...args: string[]) => runNode('src/client.ts', args);
+
+beforeAll(async () => {
+  [env, sandbox] = await Promise.all([startTemporal(), startSandbox()]);
+  // The worker reaches the talent MCP server over stdio here, the way a production MCP_SERVERS command entry does.
+  const dataFile = path.join(mkdtempSync(path.join(tmpdir(), 'melvin-proc-')), 'talent.json');
+  writeFileSync(dataFile, JSON.stringify({ talent: TALENT }));
+  processEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TEMPORAL_ADDRESS: env.connection.options.address,
+    TASK_QUEUE: 'process-test',
+    INTERCOM_API_KEY: INTERCOM_TOKEN,
+    INTERCOM_BASE_URL: sandbox.intercom.url,
+    MELVIN_ADMIN_ID: ADMIN_ID,
+    MCP_SERVERS: `talent=${process.execPath} --import tsx ${path.join(ROOT, 'sandbox/talent-mcp/stdio.ts')} ${dataFile}`,
+    OPENAI_API_KEY: OPENAI_KEY,
+    OPENAI_BASE_URL: sandbox.model.url,
+    MODEL_NAME: 'sandbox',
+    VALIDATION_ENDPOINT: sandbox.validation.url,
+    VALIDATION_API_KEY: VALIDATION_KEY,
+  };
+  worker = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/worker.ts')], {
+    env: processEnv,
+    cwd: ROOT,
+    // The worker's own logs are noise here; DEBUG_WORKER=1 shows them.
+    stdio: ['ignore', 'ignore', process.env.DEBUG_WORKER ? 'inherit' : 'ignore'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  if (worker && worker.exitCode === null) {
+    const exited = new Promise((resolve) => worker!.once('exit', resolve));
+    worker.kill('SIGINT');
+    const timer = setTimeout(() => worker!.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await sandbox?.close();
+  await env?.teardown();
+});
+
+test('the worker refuses to start without its configuration and names what is missing', async () => {
+  const { code, stderr } = await runNode('src/worker.ts', [], { PATH: process.env.PATH, MCP_SERVERS: 'x=ftp://nope' });
+  expect(code).toBe(1);
+  expect(stderr).toContain('Invalid configuration:');
+  expect(stderr).toContain('INTERCOM_API_KEY: required');
+  expect(stderr).toContain('VALIDATION_ENDPOINT: required');
+});
+
+test('a bad CLI call is a usage error with exit code 2', async () => {
+  const { code, stderr } = await cli('escalate', '42');
+  expect(code).toBe(2);
+  expect(stderr).toContain('reason: --reason is required');
+  expect(stderr).toContain('Usage:');
+});
+
+test('CLI start runs a turn on the worker process; state and list show it', async () => {
+  sandbox.seed({
+    conversation: {
+      id: 'proc-1',
+      contact: { id: 'c-li', email: 'li@example.com', name: 'Li Wei' },
+      parts: [{ author: 'user', type: 'comment', body: 'Hi there' }],
+    },
+    talent: TALENT,
+  });
+  sandbox.model
+    .script('plan', plan('Greeting', ['get_user_profile']))
+    .script('coverage', coverage(true))
+    .script('draft', draft('Hi Li! How can I help?'));
+
+  const started = await cli('start', 'proc-1');
+  expect(started.code).toBe(0);
+  expect(JSON.parse(started.stdout)).toMatchObject({ workflowId: 'intercom-conversation-proc-1' });
+
+  const handle = env.client.workflow.getHandle('intercom-conversation-proc-1');
+  const result = (await handle.result()) as AgentState;
+  expect(result.finalize?.melvin_status).toBe('success');
+  expect(result.metadata.trigger?.topic).toBe('cli');
+  expect(sandbox.intercom.replies('proc-1')).toEqual(['Hi Li! How can I help?']);
+  expect(result.tool_data.get_user_profile).toMatchObject({ success: true, parameters: { email: 'li@example.com' } });
+
+  const state = await cli('state', 'proc-1');
+  expect(state.code).toBe(0);
+  expect(JSON.parse(state.stdout)).toMatchObject({ conversation_id: 'proc-1', finalize: { melvin_status: 'success' } });
+
+  const listed = await waitFor('the run to be listed as success', async () => {
+    const out = await cli('list', '--status', 'success');
+    const runs = JSON.parse(out.stdout) as { workflowId: string; melvinStatus: string }[];
+    return runs.find((r) => r.workflowId === 'intercom-conversation-proc-1');
+  });
+  expect(listed).toMatchObject({ melvinStatus: 'success', status: 'COMPLETED', hopCount: 1 });
+});
+
+test('CLI escalate hands a running conversation to the team', async () => {
+  sandbox.seed({
+    conversation: {
+      id: 'proc-2',
+      contact: { id: 'c-li', email: 'li@example.com', name: 'Li Wei' },
+      parts: [{ author: 'user', type: 'comment', body: 'Where is my contract?' }],
+    },
+  });
+  sandbox.model.faults.set({ plan: [{ delay_ms: 30_000 }] });
+  sandbox.model.script('plan', plan('Contract'));
+
+  expect((await cli('start', 'proc-2')).code).toBe(0);
+  await waitFor('the plan request', () => sandbox.model.requests.some((r) => r.context.messages !== undefined));
+  const escalated = await cli('escalate', 'proc-2', '--reason', 'Contract dispute', '--by', 'lead@team.example');
+  expect(escalated.code).toBe(0);
+
+  const result = (await env.client.workflow.getHandle('intercom-conversation-proc-2').result()) as AgentState;
+  expect(result.escalate).toMatchObject({ escalation_source: 'operator', escalation_reason: 'Contract dispute' });
+  expect(sandbox.intercom.notes('proc-2')).toEqual(['🚨 Escalation: Contract dispute\nRequested by: lead@team.example']);
+  expect(sandbox.intercom.melvinStatus('proc-2')).toBe('ROUTE_TO_TEAM');
+});
