@@ -24,7 +24,10 @@ let processEnv: NodeJS.ProcessEnv;
 
 function runNode(script: string, args: string[], extraEnv: NodeJS.ProcessEnv = processEnv) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { env: extraEnv, cwd: ROOT });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
+      env: extraEnv,
+      cwd: ROOT,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -145,6 +148,8 @@ test('CLI escalate hands a running conversation to the team', async () => {
 
   const result = (await env.client.workflow.getHandle('intercom-conversation-proc-2').result()) as AgentState;
   expect(result.escalate).toMatchObject({ escalation_source: 'operator', escalation_reason: 'Contract dispute' });
-  expect(sandbox.intercom.notes('proc-2')).toEqual(['🚨 Escalation: Contract dispute\nRequested by: lead@team.example']);
+  expect(sandbox.intercom.notes('proc-2')).toEqual([
+    '🚨 Escalation: Contract dispute\nRequested by: lead@team.example',
+  ]);
   expect(sandbox.intercom.melvinStatus('proc-2')).toBe('ROUTE_TO_TEAM');
 });
