@@ -81,6 +81,14 @@ const WorkerEnv = TemporalEnv.extend({
   VALIDATION_API_KEY: required('the validation service API key'),
   LANGSMITH_API_KEY: optional(z.string().min(1).optional()),
   LANGSMITH_ENDPOINT: optional(url.default('https://api.smith.langchain.com')),
+  LOG_LEVEL: optional(z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO')),
+});
+
+const IngressEnv = TemporalEnv.extend(TurnEnv.shape).extend({
+  INTERCOM_CLIENT_SECRET: required('the Intercom app client secret that signs webhooks'),
+  ADMIN_API_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').optional()),
+  INGRESS_HOST: optional(z.string().min(1).default('127.0.0.1')),
+  INGRESS_PORT: optional(z.coerce.number().int().min(0).max(65535).default(8780)),
 });
 
 function load<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
@@ -96,7 +104,9 @@ function load<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S
 export type TemporalConfig = z.infer<typeof TemporalEnv>;
 export type TurnConfig = z.infer<typeof TurnEnv>;
 export type WorkerConfig = z.infer<typeof WorkerEnv>;
+export type IngressConfig = z.infer<typeof IngressEnv>;
 
 export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): TemporalConfig => load(TemporalEnv, env);
 export const loadTurnConfig = (env: NodeJS.ProcessEnv = process.env): TurnConfig => load(TurnEnv, env);
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);
+export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => load(IngressEnv, env);

@@ -194,6 +194,8 @@ export interface RunMetadata {
   user_messages_fetched: number;
   conversation_fetches: number;
   forced_escalation: { reason: string; requested_by: string; received_at: string } | null;
+  /** Why the run ended without acting, e.g. a redelivered webhook for a message Melvin or the team already answered. */
+  skipped_reason: string | null;
 }
 
 export interface AgentState {

@@ -1,5 +1,5 @@
 // The worker process: wires real clients (Intercom, MCP, OpenAI, LangSmith, validation) to the activities and runs them.
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
 import { createActivities } from './activities';
 import { createOpenAiClient } from './activities/llm';
@@ -17,6 +17,7 @@ export function connectionOptions(config: Pick<WorkerConfig, 'TEMPORAL_ADDRESS' 
 
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
+  Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL) });
   const connection = await NativeConnection.connect(connectionOptions(config));
   const mcp = new McpConnections(config.MCP_SERVERS);
   try {

@@ -1,6 +1,7 @@
 // The Intercom emulator: a stateful stand-in for the REST subset Melvin uses, with Intercom's auth, errors and faults.
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Gates } from '../gates';
 import { htmlToText, textToHtml } from '../../src/activities/intercom-text';
 import { FaultQueues, sendHttpFault, sleep } from '../faults';
 import { listen, type RunningServer } from '../http';
@@ -59,6 +60,17 @@ export interface Conversation {
   conversation_parts: { type: 'conversation_part.list'; conversation_parts: Part[]; total_count: number };
 }
 
+export interface WebhookDelivery {
+  notification_id: string;
+  topic: string;
+  conversation_id: string;
+  attempts: number;
+  /** The receiver's answer to the last attempt, or the network error. */
+  status: number | null;
+  response: unknown;
+  at: number;
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;
@@ -89,15 +101,46 @@ function errorFor(status: number) {
   return intercomError(status, code, message);
 }
 
+/** The gate kind of a REST request, e.g. `intercom:reply`. */
+function operationKind(req: Request): string | undefined {
+  const body = req.body as { message_type?: string } | undefined;
+  if (req.method === 'GET' && /^\/conversations\/[^/]+$/.test(req.path)) return 'intercom:fetch';
+  if (req.method === 'GET' && req.path.startsWith('/contacts/')) return 'intercom:contact';
+  if (req.method === 'POST' && req.path.endsWith('/reply'))
+    return `intercom:${body?.message_type === 'note' ? 'note' : 'reply'}`;
+  if (req.method === 'POST' && req.path.endsWith('/parts')) return 'intercom:snooze';
+  if (req.method === 'PUT') return 'intercom:update';
+  return undefined;
+}
+
 export class IntercomEmulator {
   readonly conversations = new Map<string, Conversation>();
   readonly contacts = new Map<string, Contact>();
   readonly faults = new FaultQueues<HttpFault>();
   readonly requests: RecordedRequest[] = [];
+  readonly deliveries: WebhookDelivery[] = [];
+  /** Parts a scenario seeded as history: not counted as what Melvin posted. */
+  private readonly seededParts = new Set<string>();
   private nextPartId = 1000;
   private server: RunningServer | undefined;
 
-  constructor(readonly options: { token: string; adminId: string; adminName?: string }) {}
+  constructor(
+    readonly options: {
+      token: string;
+      adminId: string;
+      adminName?: string;
+      /** Where `notification_event` webhooks go, signed with the app's client secret. */
+      webhook?: { url: string; secret: string };
+      gates?: Gates;
+    },
+  ) {}
+
+  private readonly routers: express.Router[] = [];
+
+  /** Serves a router without Intercom's auth, such as the inbox page or the sandbox control API; call before start. */
+  mount(router: express.Router): void {
+    this.routers.push(router);
+  }
 
   get url(): string {
     if (!this.server) throw new Error('the Intercom emulator is not started');
@@ -155,14 +198,15 @@ export class IntercomEmulator {
       conversation_parts: { type: 'conversation_part.list', conversation_parts: [], total_count: 0 },
     };
     this.conversations.set(created.id, created);
-    rest.forEach((part, index) =>
-      this.addPart(created, {
+    rest.forEach((part, index) => {
+      const added = this.addPart(created, {
         part_type: part.type,
         body: textToHtml(part.body),
         author: this.authorFor(part.author, contact),
         at: start + 60 * (index + 1),
-      }),
-    );
+      });
+      this.seededParts.add(added.id);
+    });
     return created;
   }
 
@@ -201,13 +245,75 @@ export class IntercomEmulator {
     });
   }
 
-  private mustGet(conversationId: string): Conversation {
+  mustGet(conversationId: string): Conversation {
     const conversation = this.conversations.get(conversationId);
     if (!conversation) throw new Error(`no conversation ${conversationId} in the emulator`);
     return conversation;
   }
 
-  /** Comments the bot admin posted: what the user saw from Melvin. */
+  /**
+   * Sends a signed `notification_event` for the conversation, as Intercom does: HMAC-SHA1 of the raw body with the
+   * app's client secret in `X-Hub-Signature`, retried on network errors and 5xx.
+   */
+  async emit(topic: string, conversationId: string, attempts = 3): Promise<WebhookDelivery> {
+    const webhook = this.options.webhook;
+    if (!webhook) throw new Error('the emulator has no webhook receiver configured');
+    const conversation = this.mustGet(conversationId);
+    const notificationId = `notif_${randomUUID()}`;
+    const firstSentAt = this.now();
+    const delivery: WebhookDelivery = {
+      notification_id: notificationId,
+      topic,
+      conversation_id: conversationId,
+      attempts: 0,
+      status: null,
+      response: null,
+      at: Date.now(),
+    };
+    this.deliveries.push(delivery);
+    while (delivery.attempts < attempts) {
+      delivery.attempts += 1;
+      const body = JSON.stringify({
+        type: 'notification_event',
+        app_id: 'sandbox',
+        id: notificationId,
+        topic,
+        delivery_attempts: delivery.attempts,
+        first_sent_at: firstSentAt,
+        created_at: this.now(),
+        data: { type: 'notification_event_data', item: conversation },
+      });
+      const signature = `sha1=${createHmac('sha1', webhook.secret).update(body).digest('hex')}`;
+      try {
+        const response = await fetch(webhook.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-hub-signature': signature },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
+        delivery.status = response.status;
+        const text = await response.text();
+        try {
+          delivery.response = JSON.parse(text) as unknown;
+        } catch {
+          delivery.response = text;
+        }
+        if (response.status < 500) break;
+      } catch (err) {
+        delivery.status = null;
+        delivery.response = String(err);
+      }
+      if (delivery.attempts < attempts) await sleep(1000);
+    }
+    return delivery;
+  }
+
+  /** Conversation ids, newest activity first. */
+  conversationIds(): string[] {
+    return [...this.conversations.values()].sort((a, b) => b.updated_at - a.updated_at).map((c) => c.id);
+  }
+
+  /** Comments the bot admin posted since the conversation was seeded: what the user saw from Melvin. */
   replies(conversationId: string): string[] {
     return this.partsBy(conversationId, 'comment');
   }
@@ -219,7 +325,7 @@ export class IntercomEmulator {
   private partsBy(conversationId: string, partType: string): string[] {
     return this.mustGet(conversationId)
       .conversation_parts.conversation_parts.filter(
-        (p) => p.part_type === partType && p.author.id === this.options.adminId,
+        (p) => p.part_type === partType && p.author.id === this.options.adminId && !this.seededParts.has(p.id),
       )
       .map((p) => htmlToText(p.body ?? ''));
   }
@@ -251,6 +357,7 @@ export class IntercomEmulator {
   app(): express.Express {
     const app = express();
     app.use(express.json({ limit: '1mb' }));
+    for (const router of this.routers) app.use(router);
     app.use((req, res, next) => {
       res.on('finish', () => {
         this.requests.push({
@@ -273,6 +380,7 @@ export class IntercomEmulator {
       }
       next();
     });
+    if (this.options.gates) app.use(this.options.gates.middleware(operationKind));
 
     /** Applies the next planned fault for an operation; returns true when the response was already sent. */
     const faulted = async (operation: IntercomOperation, res: Response, write?: () => unknown): Promise<boolean> => {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { STAND_IN_FINGERPRINT, type LlmStep } from '../../src/schemas';
 import { FaultQueues, sendHttpFault, sleep } from '../faults';
+import type { Gates } from '../gates';
 import { listen, type RunningServer } from '../http';
 import type { HttpFault } from '../scenario';
 
@@ -29,6 +30,12 @@ export interface RecordedCompletion {
 
 const STEPS: LlmStep[] = ['plan', 'coverage', 'draft'];
 
+/** Which of Melvin's steps a request is, from the name of its `json_schema` response format. */
+function stepOf(body: unknown): LlmStep | undefined {
+  const name = (body as { response_format?: { json_schema?: { name?: string } } })?.response_format?.json_schema?.name;
+  return STEPS.find((step) => step === name);
+}
+
 /** Pulls the JSON document out of `<conversation_data>…</conversation_data>` in the request's data message. */
 export function dataDocument(messages: ChatMessage[]): Record<string, unknown> {
   for (const message of messages) {
@@ -49,7 +56,7 @@ export class SandboxModel {
   private readonly scripts = new Map<LlmStep, ScriptedAnswer[]>();
   private server: RunningServer | undefined;
 
-  constructor(readonly options: { apiKey: string; responder?: Responder }) {}
+  constructor(readonly options: { apiKey: string; responder?: Responder; gates?: Gates }) {}
 
   /** Queues answers for a step; each request takes the next one, then falls back to the responder. */
   script(step: LlmStep, ...answers: ScriptedAnswer[]): this {
@@ -94,6 +101,9 @@ export class SandboxModel {
       }
       next();
     });
+    const gates = this.options.gates;
+    if (gates)
+      app.use(gates.middleware((req) => (req.path === '/v1/chat/completions' ? `llm:${stepOf(req.body)}` : undefined)));
     app.get('/v1/models', (_req, res) => {
       res.json({
         object: 'list',
@@ -101,9 +111,9 @@ export class SandboxModel {
       });
     });
     app.post('/v1/chat/completions', async (req, res) => {
-      const body = req.body as { messages?: ChatMessage[]; response_format?: { json_schema?: { name?: string } } };
-      const step = body.response_format?.json_schema?.name as LlmStep | undefined;
-      if (!step || !STEPS.includes(step) || !Array.isArray(body.messages)) {
+      const body = req.body as { messages?: ChatMessage[] };
+      const step = stepOf(req.body);
+      if (!step || !Array.isArray(body.messages)) {
         return res
           .status(400)
           .json(openAiError(400, 'expected messages and a json_schema response_format named plan, coverage or draft'));

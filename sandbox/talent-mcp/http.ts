@@ -2,11 +2,25 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
 import { listen, type RunningServer } from '../http';
+import type { Gates } from '../gates';
 import { buildServer, type TalentStore } from './server';
 
-export function talentMcpApp(store: TalentStore): express.Express {
+interface ToolCallMessage {
+  id?: unknown;
+  method?: string;
+  params?: { name?: string; arguments?: Record<string, unknown> };
+}
+
+/** The tool a JSON-RPC message calls, if it is a `tools/call`. */
+function toolCallName(body: unknown): string | undefined {
+  const message = body as ToolCallMessage | undefined;
+  return message?.method === 'tools/call' ? message.params?.name : undefined;
+}
+
+export function talentMcpApp(store: TalentStore, gates?: Gates): express.Express {
   const app = express();
   app.use(express.json({ limit: '1mb' }));
+  if (gates) app.use(gates.middleware((req) => toolCallName(req.body) && `mcp:${toolCallName(req.body)}`));
   app.post('/mcp', async (req, res) => {
     // A `server` fault is a transport failure: the HTTP request itself fails, as when the backend is down.
     const message = req.body as {
@@ -52,6 +66,6 @@ export function talentMcpApp(store: TalentStore): express.Express {
   return app;
 }
 
-export function startTalentMcpHttp(store: TalentStore, port = 0): Promise<RunningServer> {
-  return listen(talentMcpApp(store), port);
+export function startTalentMcpHttp(store: TalentStore, port = 0, gates?: Gates): Promise<RunningServer> {
+  return listen(talentMcpApp(store, gates), port);
 }

@@ -22,16 +22,31 @@ export class TalentStore {
   private docs: Doc[] = [];
   private index = this.buildIndex([]);
 
-  constructor(data?: { talent?: TalentData; docs?: Doc[] }) {
-    if (data) this.load(data);
+  /** `docs` are searched alongside the knowledge base, if one is given. */
+  constructor(initial: { talent?: TalentData; docs?: Doc[]; knowledgeBase?: Doc[] } = {}) {
+    this.knowledgeBase = initial.knowledgeBase ?? [];
+    this.merge(initial);
   }
 
-  load({ talent, docs }: { talent?: TalentData; docs?: Doc[] }): void {
-    if (talent) this.data = talent;
-    if (docs) {
-      this.docs = docs;
-      this.index = this.buildIndex(docs);
+  private readonly knowledgeBase: Doc[];
+
+  /** Adds users and jobs (replacing those with the same email or id) and docs (replacing those with the same title). */
+  merge({ talent, docs }: { talent?: TalentData; docs?: Doc[] }): void {
+    const replace = <T>(current: T[], added: T[], key: (item: T) => string) => [
+      ...current.filter((item) => !added.some((a) => key(a) === key(item))),
+      ...added,
+    ];
+    if (talent) {
+      this.data = {
+        users: replace(this.data.users, talent.users, (u) => u.email.toLowerCase()),
+        jobs: replace(this.data.jobs, talent.jobs, (j) => j.id),
+      };
     }
+    this.docs = replace(this.docs, docs ?? [], (d) => d.title);
+    this.index = this.buildIndex([
+      ...this.knowledgeBase.filter((kb) => !this.docs.some((d) => d.title === kb.title)),
+      ...this.docs,
+    ]);
   }
 
   private buildIndex(docs: Doc[]): MiniSearch<Doc & { id: number }> {

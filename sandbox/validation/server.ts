@@ -1,6 +1,7 @@
 // The sandbox validation service: the validation contract with real checks on the draft, plus fault plans.
 import express from 'express';
 import { FaultQueues, sendHttpFault, sleep } from '../faults';
+import type { Gates } from '../gates';
 import { listen, type RunningServer } from '../http';
 import type { ValidationFault } from '../scenario';
 import type { ValidationRequest } from '../../src/activities/validation';
@@ -124,7 +125,7 @@ export class ValidationService {
   readonly rawAnswers: string[] = [];
   private server: RunningServer | undefined;
 
-  constructor(readonly options: { apiKey: string }) {}
+  constructor(readonly options: { apiKey: string; gates?: Gates }) {}
 
   get url(): string {
     if (!this.server) throw new Error('the validation service is not started');
@@ -144,10 +145,13 @@ export class ValidationService {
   app(): express.Express {
     const app = express();
     app.use(express.json({ limit: '5mb' }));
+    app.use((req, res, next) => {
+      if (req.header('authorization') === `Bearer ${this.options.apiKey}`) return next();
+      res.status(401).json({ error: 'invalid API key' });
+    });
+    if (this.options.gates)
+      app.use(this.options.gates.middleware((req) => (req.path === '/validate' ? 'validation' : undefined)));
     app.post('/validate', async (req, res) => {
-      if (req.header('authorization') !== `Bearer ${this.options.apiKey}`) {
-        return res.status(401).json({ error: 'invalid API key' });
-      }
       const request = req.body as ValidationRequest;
       if (typeof request?.response !== 'string') return res.status(400).json({ error: 'response must be a string' });
       this.requests.push(request);

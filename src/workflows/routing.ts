@@ -79,6 +79,11 @@ export function routeAfterValidation(overallPassed: boolean): {
     : { next: 'escalate', escalation: escalation('validation_failed') };
 }
 
+/** A turn has something to answer only when the conversation's latest message is the user's (not yet answered). */
+export function awaitsReply(messages: { role: string }[]): boolean {
+  return messages.at(-1)?.role === 'user';
+}
+
 /** Finalize's status: the escalation's row when the run escalated, else whether the reply reached the user. */
 export function melvinStatusFor(input: { escalationKind: EscalationKind | null; delivered: boolean }): MelvinStatus {
   if (input.escalationKind) return ESCALATION_TABLE[input.escalationKind].status;

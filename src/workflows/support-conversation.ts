@@ -28,6 +28,7 @@ import type { AgentState, Hop, NodeName, PlannedToolCall, ToolResult } from '../
 import { coverageContext, draftContext, planContext } from './contexts';
 import { intercom, llm, mcpList, prompts as promptActivities, tools, validation } from './policies';
 import {
+  awaitsReply,
   escalation,
   escalationNote,
   melvinStatusFor,
@@ -93,6 +94,7 @@ export function newState(input: SupportConversationInput, now: string): AgentSta
       user_messages_fetched: 0,
       conversation_fetches: 0,
       forced_escalation: null,
+      skipped_reason: null,
     },
   };
 }
@@ -350,7 +352,10 @@ export async function supportConversation(input: SupportConversationInput): Prom
     return { escalation: route.escalation, done: route.next !== 'plan' };
   }
 
-  /** Messages that arrived during the run are fetched before Draft, so the reply answers everything the user said. */
+  /**
+   * Messages that arrived during the run are fetched before Coverage and Draft: Coverage can then send the agent back
+   * to Plan for what the new message asks, and the reply answers everything the user said.
+   */
   async function refetchIfNewMessages(): Promise<void> {
     if (state.metadata.user_messages.length <= state.metadata.user_messages_fetched) return;
     try {
@@ -445,10 +450,14 @@ export async function supportConversation(input: SupportConversationInput): Prom
     return route.escalation;
   }
 
-  /** Initialize → [Plan → Gather → Coverage]×hops → Draft → Validate; returns the escalation, or null to reply. */
-  async function runAgent(): Promise<Escalation | null> {
+  /** Initialize → [Plan → Gather → Coverage]×hops → Draft → Validate; returns the escalation, null to reply, or 'skip'. */
+  async function runAgent(): Promise<Escalation | null | 'skip'> {
     const initFailure = await initialize();
     if (initFailure) return initFailure;
+    if (!awaitsReply(state.messages)) {
+      state.metadata.skipped_reason = 'the latest message in the conversation is not from the user: nothing to answer';
+      return 'skip';
+    }
     for (let hopNumber = 1; ; hopNumber++) {
       const hop: Hop = { plan: null, gather: null, coverage: null };
       state.hops.push(hop);
@@ -456,6 +465,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
       const planFailure = await plan(hop, hopNumber);
       if (planFailure) return planFailure;
       await gather(hop, hopNumber);
+      await refetchIfNewMessages();
       const covered = await coverage(hop, hopNumber);
       if (covered.escalation) return covered.escalation;
       if (covered.done) break;
@@ -542,15 +552,22 @@ export async function supportConversation(input: SupportConversationInput): Prom
     state.next_node = 'end';
   }
 
-  let outcome: Escalation | null;
+  let outcome: Escalation | null | 'skip';
   try {
     outcome = state.metadata.forced_escalation ? operatorEscalation() : await agentScope.run(runAgent);
   } catch (err) {
     if (!(isCancellation(err) && state.metadata.forced_escalation)) throw err;
     outcome = null;
   }
+  // A redelivered webhook for a message already answered: leave the conversation as it is.
+  if (outcome === 'skip' && !state.metadata.forced_escalation) {
+    state.next_node = 'end';
+    upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
+    enter('end', `Nothing to do: ${state.metadata.skipped_reason}`);
+    return state;
+  }
   // An operator's escalation wins over whatever the agent was about to do, as long as no reply has gone out.
-  if (state.metadata.forced_escalation) outcome = operatorEscalation();
+  if (state.metadata.forced_escalation || outcome === 'skip') outcome = operatorEscalation();
   replyStarted = true;
   if (outcome) await escalate(outcome);
   else await respond();

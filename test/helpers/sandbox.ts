@@ -61,9 +61,7 @@ export async function startSandbox(options: { responder?: Responder } = {}): Pro
     activities,
     seed(scenario) {
       intercom.seed(scenario.conversation);
-      const users = [...talent.data.users, ...(scenario.talent?.users ?? [])];
-      const jobs = [...talent.data.jobs, ...(scenario.talent?.jobs ?? [])];
-      talent.load({ talent: { users, jobs }, docs: scenario.docs });
+      talent.merge({ talent: scenario.talent, docs: scenario.docs });
     },
     reset() {
       intercom.faults.set({});

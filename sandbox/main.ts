@@ -1,0 +1,52 @@
+// The sandbox process: the four stand-in services on loopback ports, seeded with demo talent data.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { logEvent } from '../src/log';
+import { SANDBOX_MODEL_NAME } from './model/server';
+import { startSandboxServices, type SeedData } from './services';
+
+const Port = z.coerce.number().int().min(0).max(65535);
+const Env = z.object({
+  SANDBOX_INTERCOM_PORT: Port.default(8781),
+  SANDBOX_MCP_PORT: Port.default(8782),
+  SANDBOX_MODEL_PORT: Port.default(8783),
+  SANDBOX_VALIDATION_PORT: Port.default(8784),
+  SANDBOX_WEBHOOK_URL: z.url().default('http://127.0.0.1:8780/webhooks/intercom'),
+});
+
+async function main(): Promise<void> {
+  const parsed = Env.safeParse(process.env);
+  if (!parsed.success) throw new Error(`Invalid configuration:\n${z.prettifyError(parsed.error)}`);
+  const env = parsed.data;
+  // Checked against the seed schema when the services start.
+  const seed = JSON.parse(readFileSync(path.join(__dirname, 'demo-data.json'), 'utf8')) as SeedData;
+  const sandbox = await startSandboxServices({
+    ports: {
+      intercom: env.SANDBOX_INTERCOM_PORT,
+      mcp: env.SANDBOX_MCP_PORT,
+      model: env.SANDBOX_MODEL_PORT,
+      validation: env.SANDBOX_VALIDATION_PORT,
+    },
+    webhookUrl: env.SANDBOX_WEBHOOK_URL,
+    seed,
+  });
+  logEvent('info', 'sandbox ready', { ...sandbox.urls });
+  logEvent(
+    'warn',
+    `the LLM is the sandbox stand-in "${SANDBOX_MODEL_NAME}": deterministic rules, not a language model`,
+    {
+      model: sandbox.urls.model,
+    },
+  );
+  const stop = () => {
+    void sandbox.stop().finally(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,259 @@
+// Runs scenario files against a running Melvin: seeds the sandbox, delivers the signed webhook, applies signals at
+// the named node, waits for the run and checks every expectation.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { z } from 'zod';
+import { forceEscalationSignal } from '../src/shared';
+import type { AgentState } from '../src/state';
+import type { GateSpec } from './gates';
+import { Scenario } from './scenario';
+
+export interface ExpectationResult {
+  expectation: string;
+  passed: boolean;
+  expected: unknown;
+  actual: unknown;
+}
+
+export interface ScenarioResult {
+  id: string | null;
+  file: string;
+  passed: boolean;
+  /** Why the scenario could not run at all: an invalid file, a delivery the ingress refused, a signal never applied. */
+  error: string | null;
+  workflow_id: string | null;
+  run_id: string | null;
+  duration_ms: number;
+  expectations: ExpectationResult[];
+}
+
+export interface SandboxConversation {
+  replies: string[];
+  notes: string[];
+  melvin_status: string | null;
+  snoozed_until: number | null;
+}
+
+/** Where a signal is applied: the sandbox holds the first request after the named node until it has been sent. */
+export const GATE_AFTER_NODE: Record<Scenario['signals'][number]['after_node'], GateSpec> = {
+  initialize: { at: 'llm:plan' },
+  plan: { after: 'llm:plan' },
+  gather: { at: 'llm:coverage' },
+  coverage: { after: 'llm:coverage' },
+  draft: { after: 'llm:draft' },
+  validate: { after: 'validation' },
+  response: { after: 'intercom:reply' },
+};
+
+/** Every `.json` file named, or under a folder named (sub-folders included), in a stable order. */
+export function scenarioFiles(targets: string[]): string[] {
+  return targets.flatMap((target) => {
+    if (!statSync(target).isDirectory()) return [target];
+    return readdirSync(target)
+      .sort()
+      .flatMap((entry) => {
+        const full = path.join(target, entry);
+        if (statSync(full).isDirectory()) return scenarioFiles([full]);
+        return entry.endsWith('.json') ? [full] : [];
+      });
+  });
+}
+
+export function loadScenario(file: string): Scenario {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${file}: not valid JSON: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  const parsed = Scenario.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => {
+      const where = [...issue.path, ...('keys' in issue ? [issue.keys.join(', ')] : [])].join('.') || '(root)';
+      return `${where}: ${issue.message}`;
+    });
+    throw new Error(`${file}: ${issues.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+const lower = (text: string) => text.toLowerCase();
+
+/** Compares what happened with what the scenario expects; absent expectations are not checked. */
+export function evaluate(
+  expect: Scenario['expect'],
+  state: AgentState,
+  conversation: SandboxConversation,
+): ExpectationResult[] {
+  const results: ExpectationResult[] = [];
+  const check = (expectation: string, expected: unknown, actual: unknown, passed: boolean) =>
+    results.push({ expectation, passed, expected, actual });
+  const reply = conversation.replies.join('\n');
+  if (expect.melvin_status !== undefined) {
+    check(
+      'melvin_status',
+      expect.melvin_status,
+      conversation.melvin_status,
+      conversation.melvin_status === expect.melvin_status,
+    );
+  }
+  if (expect.replied !== undefined) {
+    const count = conversation.replies.length;
+    check(
+      'replied',
+      expect.replied ? 'exactly one reply' : 'no reply',
+      `${count} repl${count === 1 ? 'y' : 'ies'}`,
+      expect.replied ? count === 1 : count === 0,
+    );
+  }
+  for (const text of expect.reply_includes ?? []) {
+    check(`reply_includes "${text}"`, text, reply, lower(reply).includes(lower(text)));
+  }
+  for (const text of expect.reply_excludes ?? []) {
+    check(`reply_excludes "${text}"`, text, reply, !lower(reply).includes(lower(text)));
+  }
+  const called = new Set(state.hops.flatMap((hop) => hop.gather?.tool_results.map((r) => r.tool_name) ?? []));
+  for (const tool of expect.tools_called ?? []) check(`tools_called ${tool}`, tool, [...called], called.has(tool));
+  if (expect.escalation_source !== undefined) {
+    const source = state.escalate?.escalation_source ?? null;
+    check('escalation_source', expect.escalation_source, source, source === expect.escalation_source);
+  }
+  for (const text of expect.note_includes ?? []) {
+    check(
+      `note_includes "${text}"`,
+      text,
+      conversation.notes,
+      conversation.notes.some((n) => lower(n).includes(lower(text))),
+    );
+  }
+  if (expect.max_hops !== undefined) {
+    check('max_hops', `at most ${expect.max_hops}`, state.hops.length, state.hops.length <= expect.max_hops);
+  }
+  if (expect.snoozed !== undefined) {
+    const snoozed = conversation.snoozed_until !== null && conversation.snoozed_until * 1000 > Date.now();
+    check('snoozed', expect.snoozed, snoozed, snoozed === expect.snoozed);
+  }
+  return results;
+}
+
+const Delivery = z.looseObject({
+  status: z.number().nullable(),
+  response: z.unknown(),
+});
+const Started = z.looseObject({ workflowId: z.string(), runId: z.string() });
+
+export class ScenarioRunner {
+  constructor(
+    private readonly options: {
+      /** The sandbox control API, e.g. http://127.0.0.1:8781/_sandbox. */
+      controlUrl: string;
+      client: Client;
+      timeoutMs?: number;
+    },
+  ) {}
+
+  private async control(method: 'GET' | 'POST', route: string, body?: unknown): Promise<unknown> {
+    const response = await fetch(`${this.options.controlUrl}${route}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await response.json()) as unknown;
+    if (!response.ok)
+      throw new Error(`sandbox ${method} ${route} answered ${response.status}: ${JSON.stringify(json)}`);
+    return json;
+  }
+
+  async run(file: string): Promise<ScenarioResult> {
+    const started = Date.now();
+    const result: ScenarioResult = {
+      id: null,
+      file,
+      passed: false,
+      error: null,
+      workflow_id: null,
+      run_id: null,
+      duration_ms: 0,
+      expectations: [],
+    };
+    try {
+      const scenario = loadScenario(file);
+      result.id = scenario.id;
+      await this.control('POST', '/scenarios', scenario);
+      const [first, ...rest] = scenario.signals;
+      if (first) await this.control('POST', '/gate', GATE_AFTER_NODE[first.after_node]);
+      const delivery = Delivery.parse(await this.control('POST', `/conversations/${scenario.conversation.id}/deliver`));
+      const run = Started.safeParse(delivery.response);
+      if (delivery.status !== 202 || !run.success) {
+        throw new Error(`the ingress did not start a run: ${delivery.status} ${JSON.stringify(delivery.response)}`);
+      }
+      result.workflow_id = run.data.workflowId;
+      result.run_id = run.data.runId;
+      const handle = this.options.client.workflow.getHandle(run.data.workflowId, run.data.runId);
+      const outcome = handle.result() as Promise<AgentState>;
+      const finished = outcome.then(
+        () => true,
+        () => true,
+      );
+
+      for (const [index, signal] of scenario.signals.entries()) {
+        const held = await this.waitForGate(finished);
+        if (!held)
+          throw new Error(`signal ${signal.name} after ${signal.after_node} was not applied: the run ended first`);
+        if (signal.name === 'forceEscalation') {
+          await handle.signal(forceEscalationSignal, {
+            reason: String(signal.args.reason ?? 'Escalated by a scenario'),
+            requestedBy: String(signal.args.requestedBy ?? 'scenario-runner'),
+          });
+        } else {
+          const body = String(signal.args.body ?? 'One more thing.');
+          await this.control('POST', `/conversations/${scenario.conversation.id}/messages`, { body });
+        }
+        const next = rest[index];
+        await this.control('POST', '/gate/release');
+        if (next) await this.control('POST', '/gate', GATE_AFTER_NODE[next.after_node]);
+      }
+
+      const state = await this.withTimeout(outcome, `the run of ${scenario.id}`);
+      const conversation = (await this.control(
+        'GET',
+        `/conversations/${scenario.conversation.id}`,
+      )) as SandboxConversation;
+      result.expectations = evaluate(scenario.expect, state, conversation);
+      result.passed = result.expectations.every((e) => e.passed);
+    } catch (err) {
+      result.error = err instanceof Error ? err.message : String(err);
+      await this.control('POST', '/gate/release').catch(() => undefined);
+    }
+    result.duration_ms = Date.now() - started;
+    return result;
+  }
+
+  /** True once the sandbox holds a request at the gate; false when the run ended without reaching it. */
+  private async waitForGate(finished: Promise<boolean>): Promise<boolean> {
+    let ended = false;
+    void finished.then(() => (ended = true));
+    const deadline = Date.now() + (this.options.timeoutMs ?? 180_000);
+    while (Date.now() < deadline) {
+      const status = (await this.control('GET', '/gate')) as { held: string | null };
+      if (status.held) return true;
+      if (ended) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error('timed out waiting for the run to reach the signal’s node');
+  }
+
+  private async withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+    const timeoutMs = this.options.timeoutMs ?? 180_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([promise, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,187 @@
+// The four sandbox services in one process (Intercom emulator with its inbox, talent MCP server, sandbox model,
+// validation service), their gates, and the control API the scenario runner drives them through.
+import express from 'express';
+import { z } from 'zod';
+import { htmlToText } from '../src/activities/intercom-text';
+import { Gates } from './gates';
+import type { RunningServer } from './http';
+import { IntercomEmulator } from './intercom/emulator';
+import { inboxRouter } from './intercom/inbox';
+import { sandboxReasoning } from './model/reasoning';
+import { SandboxModel, type Responder } from './model/server';
+import { Scenario, TalentData, Doc } from './scenario';
+import { loadKnowledgeBase } from './talent-mcp/knowledge-base';
+import { startTalentMcpHttp } from './talent-mcp/http';
+import { TalentStore } from './talent-mcp/server';
+import { ValidationService } from './validation/server';
+
+/** Fixed credentials of the sandbox: it runs on loopback only, and these are what the worker and ingress are given. */
+export const SANDBOX_SECRETS = {
+  intercomToken: 'sandbox-intercom-token',
+  adminId: '8918000',
+  openAiKey: 'sandbox-openai-key',
+  validationKey: 'sandbox-validation-key',
+  webhookSecret: 'sandbox-webhook-secret',
+} as const;
+
+export interface SandboxPorts {
+  intercom: number;
+  mcp: number;
+  model: number;
+  validation: number;
+}
+
+export interface SandboxServices {
+  intercom: IntercomEmulator;
+  talent: TalentStore;
+  model: SandboxModel;
+  validation: ValidationService;
+  gates: Gates;
+  urls: { intercom: string; inbox: string; control: string; mcp: string; model: string; validation: string };
+  /** Seeds one scenario: its conversation, talent data, docs and faults (replacing the previous scenario's faults). */
+  applyScenario(scenario: Scenario): void;
+  stop(): Promise<void>;
+}
+
+const SeedFile = z.strictObject({ talent: TalentData.optional(), docs: z.array(Doc).optional() });
+export type SeedData = z.infer<typeof SeedFile>;
+
+export async function startSandboxServices(
+  options: {
+    ports?: Partial<SandboxPorts>;
+    /** The ingress webhook URL the emulator delivers `notification_event`s to. */
+    webhookUrl?: string;
+    seed?: SeedData;
+    /** Replaces the sandbox's own reasoning, e.g. with a test's scripted answers only. */
+    responder?: Responder;
+  } = {},
+): Promise<SandboxServices> {
+  const gates = new Gates();
+  const talent = new TalentStore({ knowledgeBase: loadKnowledgeBase(), ...SeedFile.parse(options.seed ?? {}) });
+  const model = new SandboxModel({
+    apiKey: SANDBOX_SECRETS.openAiKey,
+    responder: options.responder ?? sandboxReasoning,
+    gates,
+  });
+  const validation = new ValidationService({ apiKey: SANDBOX_SECRETS.validationKey, gates });
+  const intercom = new IntercomEmulator({
+    token: SANDBOX_SECRETS.intercomToken,
+    adminId: SANDBOX_SECRETS.adminId,
+    webhook: options.webhookUrl ? { url: options.webhookUrl, secret: SANDBOX_SECRETS.webhookSecret } : undefined,
+    gates,
+  });
+  intercom.mount(inboxRouter(intercom, () => talent.data.users));
+  intercom.mount(controlRouter(() => services));
+  const [intercomUrl, mcpServer, modelUrl, validationUrl] = await Promise.all([
+    intercom.start(options.ports?.intercom),
+    startTalentMcpHttp(talent, options.ports?.mcp, gates),
+    model.start(options.ports?.model),
+    validation.start(options.ports?.validation),
+  ]);
+  const servers: RunningServer[] = [mcpServer];
+  const services: SandboxServices = {
+    intercom,
+    talent,
+    model,
+    validation,
+    gates,
+    urls: {
+      intercom: intercomUrl,
+      inbox: `${intercomUrl}/inbox`,
+      control: `${intercomUrl}/_sandbox`,
+      mcp: `${mcpServer.url}/mcp`,
+      model: modelUrl,
+      validation: validationUrl,
+    },
+    applyScenario(scenario) {
+      intercom.seed(scenario.conversation);
+      talent.merge({ talent: scenario.talent, docs: scenario.docs });
+      const faults = scenario.faults ?? {};
+      intercom.faults.set(faults.intercom);
+      talent.faults.set(faults.mcp);
+      model.faults.set(faults.llm);
+      validation.faults.set(faults.validation ? { validate: [faults.validation] } : {});
+      gates.release();
+    },
+    async stop() {
+      gates.release();
+      await Promise.all([intercom.stop(), model.stop(), validation.stop(), ...servers.map((s) => s.close())]);
+    },
+  };
+  return services;
+}
+
+const GateRequest = z.strictObject({ at: z.string().min(1).optional(), after: z.string().min(1).optional() });
+const MessageRequest = z.strictObject({ body: z.string().trim().min(1).max(10_000) });
+
+/** The control API under /_sandbox: what the scenario runner uses to seed, deliver, hold and inspect. */
+function controlRouter(services: () => SandboxServices): express.Router {
+  const router = express.Router();
+  router.use('/_sandbox', express.json({ limit: '5mb' }));
+  const badRequest = (res: express.Response, error: z.ZodError) =>
+    res.status(400).json({ error: z.prettifyError(error), issues: error.issues });
+
+  router.post('/_sandbox/scenarios', (req, res) => {
+    const parsed = Scenario.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    services().applyScenario(parsed.data);
+    res.json({ seeded: parsed.data.id, conversation_id: parsed.data.conversation.id });
+  });
+
+  router.post('/_sandbox/conversations/:id/deliver', async (req, res) => {
+    const { intercom } = services();
+    if (!intercom.conversations.has(req.params.id))
+      return res.status(404).json({ error: `no conversation ${req.params.id}` });
+    res.json(await intercom.emit('conversation.user.created', req.params.id));
+  });
+
+  router.post('/_sandbox/conversations/:id/messages', async (req, res) => {
+    const { intercom } = services();
+    const parsed = MessageRequest.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    if (!intercom.conversations.has(req.params.id))
+      return res.status(404).json({ error: `no conversation ${req.params.id}` });
+    intercom.addUserMessage(req.params.id, parsed.data.body);
+    res.json(await intercom.emit('conversation.user.replied', req.params.id));
+  });
+
+  router.get('/_sandbox/conversations/:id', (req, res) => {
+    const { intercom } = services();
+    const conversation = intercom.conversations.get(req.params.id);
+    if (!conversation) return res.status(404).json({ error: `no conversation ${req.params.id}` });
+    res.json({
+      id: conversation.id,
+      replies: intercom.replies(conversation.id),
+      notes: intercom.notes(conversation.id),
+      melvin_status: intercom.melvinStatus(conversation.id) ?? null,
+      snoozed_until: conversation.snoozed_until,
+      parts: conversation.conversation_parts.conversation_parts.map((p) => ({
+        part_type: p.part_type,
+        author_type: p.author.type,
+        text: htmlToText(p.body ?? ''),
+      })),
+    });
+  });
+
+  router.get('/_sandbox/gate', (_req, res) => {
+    res.json(services().gates.status());
+  });
+
+  router.post('/_sandbox/gate', (req, res) => {
+    const parsed = GateRequest.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    try {
+      services().gates.arm(parsed.data);
+    } catch (err) {
+      return res.status(400).json({ error: err instanceof Error ? err.message : String(err) });
+    }
+    res.json(services().gates.status());
+  });
+
+  router.post('/_sandbox/gate/release', (_req, res) => {
+    services().gates.release();
+    res.json(services().gates.status());
+  });
+
+  return router;
+}

@@ -1,0 +1,237 @@
+// The whole of Melvin on one machine: a Temporal dev server, the sandbox, the worker and the ingress as processes,
+// wired by environment variables exactly as in production, only with base URLs pointing at the sandbox.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { allSearchAttributes } from '../src/shared';
+import { SANDBOX_SECRETS } from '../sandbox/services';
+
+const ROOT = path.resolve(__dirname, '..');
+
+export interface StackPorts {
+  temporal: number;
+  temporalUi: number;
+  ingress: number;
+  intercom: number;
+  mcp: number;
+  model: number;
+  validation: number;
+}
+
+export const DEFAULT_PORTS: StackPorts = {
+  temporal: 7233,
+  temporalUi: 8233,
+  ingress: 8780,
+  intercom: 8781,
+  mcp: 8782,
+  model: 8783,
+  validation: 8784,
+};
+
+const PORT_VARIABLES: Record<keyof StackPorts, string> = {
+  temporal: 'TEMPORAL_PORT',
+  temporalUi: 'TEMPORAL_UI_PORT',
+  ingress: 'INGRESS_PORT',
+  intercom: 'SANDBOX_INTERCOM_PORT',
+  mcp: 'SANDBOX_MCP_PORT',
+  model: 'SANDBOX_MODEL_PORT',
+  validation: 'SANDBOX_VALIDATION_PORT',
+};
+
+export function portsFromEnv(env: NodeJS.ProcessEnv = process.env): StackPorts {
+  const ports = { ...DEFAULT_PORTS };
+  for (const [key, variable] of Object.entries(PORT_VARIABLES) as [keyof StackPorts, string][]) {
+    const value = env[variable];
+    if (value === undefined || value === '') continue;
+    const port = Number(value);
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw new Error(`${variable}=${value} is not a port number`);
+    ports[key] = port;
+  }
+  return ports;
+}
+
+/** Fails early, naming the variable to change, when a port is taken (often by another `npm start`). */
+async function checkPortsFree(ports: StackPorts): Promise<void> {
+  for (const [key, port] of Object.entries(ports) as [keyof StackPorts, number][]) {
+    await new Promise<void>((resolve, reject) => {
+      const probe = net.createServer();
+      probe.once('error', () =>
+        reject(
+          new Error(`port ${port} is in use (is Melvin already running?); choose another with ${PORT_VARIABLES[key]}`),
+        ),
+      );
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+    });
+  }
+}
+
+export interface StackUrls {
+  inbox: string;
+  temporalUi: string;
+  temporal: string;
+  webhook: string;
+  ingress: string;
+  sandboxControl: string;
+}
+
+export interface Stack {
+  urls: StackUrls;
+  ports: StackPorts;
+  temporal: TestWorkflowEnvironment;
+  stop(): Promise<void>;
+}
+
+interface Child {
+  name: string;
+  process: ChildProcess;
+  output: string[];
+}
+
+function startChild(name: string, script: string, env: NodeJS.ProcessEnv, echo: (line: string) => void): Child {
+  const child: Child = {
+    name,
+    process: spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+    output: [],
+  };
+  for (const stream of [child.process.stdout!, child.process.stderr!]) {
+    let buffered = '';
+    stream.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        child.output.push(line);
+        if (child.output.length > 200) child.output.shift();
+        echo(`[${name}] ${line}`);
+      }
+    });
+  }
+  return child;
+}
+
+async function waitUntil(
+  what: string,
+  children: Child[],
+  ready: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const exited = children.find((c) => c.process.exitCode !== null);
+    if (exited) {
+      throw new Error(
+        `${exited.name} exited with code ${exited.process.exitCode} while starting:\n${exited.output.slice(-20).join('\n')}`,
+      );
+    }
+    if (await ready().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function stopChild(child: Child): Promise<void> {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.process.once('exit', resolve));
+  child.process.kill('SIGINT');
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** The worker's and the ingress's environment for a stack: production variables pointing at the sandbox. */
+export function melvinEnvironment(ports: StackPorts): NodeJS.ProcessEnv {
+  const local = (port: number) => `http://127.0.0.1:${port}`;
+  return {
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
+    TEMPORAL_NAMESPACE: 'default',
+    TASK_QUEUE: 'melvin',
+    INTERCOM_API_KEY: SANDBOX_SECRETS.intercomToken,
+    INTERCOM_BASE_URL: local(ports.intercom),
+    INTERCOM_CLIENT_SECRET: SANDBOX_SECRETS.webhookSecret,
+    MELVIN_ADMIN_ID: SANDBOX_SECRETS.adminId,
+    MCP_SERVERS: `talent=${local(ports.mcp)}/mcp`,
+    OPENAI_API_KEY: SANDBOX_SECRETS.openAiKey,
+    OPENAI_BASE_URL: `${local(ports.model)}/v1`,
+    MODEL_NAME: 'melvin-sandbox-model',
+    VALIDATION_ENDPOINT: `${local(ports.validation)}/validate`,
+    VALIDATION_API_KEY: SANDBOX_SECRETS.validationKey,
+    INGRESS_PORT: String(ports.ingress),
+  };
+}
+
+export async function startStack(options: {
+  ports: StackPorts;
+  dataDir: string;
+  temporalCli: string | undefined;
+  echo?: (line: string) => void;
+}): Promise<Stack> {
+  const { ports } = options;
+  const echo = options.echo ?? (() => undefined);
+  await checkPortsFree(ports);
+  mkdirSync(options.dataDir, { recursive: true });
+  const temporal = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: options.temporalCli ? { type: 'existing-path', path: options.temporalCli } : undefined,
+      ip: '127.0.0.1',
+      port: ports.temporal,
+      ui: true,
+      uiPort: ports.temporalUi,
+      dbFilename: path.join(options.dataDir, 'temporal.db'),
+      namespace: 'default',
+      searchAttributes: allSearchAttributes,
+    },
+  });
+  const env = melvinEnvironment(ports);
+  const local = (port: number) => `http://127.0.0.1:${port}`;
+  const urls: StackUrls = {
+    inbox: `${local(ports.intercom)}/inbox`,
+    temporalUi: local(ports.temporalUi),
+    temporal: env.TEMPORAL_ADDRESS!,
+    webhook: `${local(ports.ingress)}/webhooks/intercom`,
+    ingress: local(ports.ingress),
+    sandboxControl: `${local(ports.intercom)}/_sandbox`,
+  };
+  const children: Child[] = [];
+  const stop = async () => {
+    for (const child of [...children].reverse()) await stopChild(child);
+    await temporal.teardown();
+  };
+  try {
+    children.push(
+      startChild(
+        'sandbox',
+        'sandbox/main.ts',
+        {
+          SANDBOX_INTERCOM_PORT: String(ports.intercom),
+          SANDBOX_MCP_PORT: String(ports.mcp),
+          SANDBOX_MODEL_PORT: String(ports.model),
+          SANDBOX_VALIDATION_PORT: String(ports.validation),
+          SANDBOX_WEBHOOK_URL: urls.webhook,
+        },
+        echo,
+      ),
+    );
+    await waitUntil('the sandbox', children, async () => (await fetch(`${urls.sandboxControl}/gate`)).ok);
+    children.push(startChild('worker', 'src/worker.ts', { ...env, LOG_LEVEL: 'WARN' }, echo));
+    children.push(startChild('ingress', 'src/ingress/main.ts', env, echo));
+    await waitUntil('the ingress', children, async () => (await fetch(`${urls.ingress}/healthz`)).ok);
+    await waitUntil('the worker to poll its task queue', children, async () => {
+      const response = await temporal.client.connection.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: 'melvin' },
+      });
+      return (response.pollers?.length ?? 0) > 0;
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { urls, ports, temporal, stop };
+}

@@ -1,0 +1,48 @@
+// `npm start`: the whole of Melvin on this machine with no configuration, until Ctrl-C.
+import path from 'node:path';
+import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
+import { portsFromEnv, startStack } from './stack';
+import { findTemporalCli } from './temporal-cli';
+
+async function main(): Promise<void> {
+  const ports = portsFromEnv();
+  const temporalCli = await findTemporalCli();
+  console.log('Starting the Temporal dev server, the sandbox, the worker and the ingress…');
+  const stack = await startStack({
+    ports,
+    dataDir: path.resolve(__dirname, '..', '.data'),
+    temporalCli,
+    echo: (line) => console.log(line),
+  });
+  console.log(`
+Melvin is running.
+
+  Inbox (talk to Melvin):   ${stack.urls.inbox}
+  Temporal UI:              ${stack.urls.temporalUi}
+  Temporal frontend:        ${stack.urls.temporal}
+  Webhook (ingress):        ${stack.urls.webhook}
+  Sandbox control API:      ${stack.urls.sandboxControl}
+
+Send a message: open the inbox, pick a talent, type a question ("When will I get paid?") and press
+"Start conversation"; Melvin's reply and its Melvin Status appear within seconds. Or run the scenarios:
+  npm run scenario -- scenarios
+
+The model is the sandbox stand-in "${SANDBOX_MODEL_NAME}" (deterministic rules, no LLM); set OPENAI_BASE_URL,
+OPENAI_API_KEY and MODEL_NAME on the worker to use a real one. Workflow history is kept in .data/temporal.db.
+Press Ctrl-C to stop.
+`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('Stopping…');
+    void stack.stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,192 @@
+// The ingress: Intercom webhooks → signal-with-start of the conversation's workflow; the operator escalation API.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { deliverUserMessage, forceEscalation, type TurnOptions } from '../conversations';
+import { logEvent } from '../log';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Topics that carry a user's message; every other topic is acknowledged and ignored. */
+export const MESSAGE_TOPICS = ['conversation.user.created', 'conversation.user.replied'] as const;
+const TEMPORAL_DEADLINE_MS = 5_000;
+const REMEMBERED_NOTIFICATIONS = 10_000;
+
+const ConversationId = z
+  .union([z.string(), z.number()])
+  .transform(String)
+  .pipe(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"'));
+
+/** Intercom's `notification_event`; only what Melvin reads is checked, the rest passes through. */
+export const Notification = z.looseObject({
+  type: z.literal('notification_event'),
+  id: z.string().min(1).max(200),
+  topic: z.string().min(1).max(200),
+  created_at: z.number().optional(),
+  data: z.looseObject({ item: z.looseObject({ type: z.string().optional() }) }),
+});
+
+const ConversationItem = z.looseObject({
+  id: ConversationId,
+  conversation_parts: z
+    .looseObject({ conversation_parts: z.array(z.looseObject({ id: z.union([z.string(), z.number()]) })) })
+    .optional(),
+});
+
+const EscalationRequest = z.strictObject({
+  reason: z.string().trim().min(1).max(1000),
+  requestedBy: z.string().trim().min(1).max(200).optional(),
+});
+
+export interface IngressOptions {
+  client: Client;
+  /** The Intercom app's client secret: the key of the webhook's HMAC-SHA1 signature. */
+  clientSecret: string;
+  turn: TurnOptions;
+  /** Bearer token of the operator API; without one the API answers 503. */
+  adminApiToken?: string;
+}
+
+function issuesOf(error: z.ZodError) {
+  return error.issues.map((issue) => ({ path: issue.path.join('.') || '(root)', message: issue.message }));
+}
+
+/** Constant-time check of `X-Hub-Signature: sha1=<hex>` against the HMAC-SHA1 of the raw body. */
+export function signatureMatches(rawBody: Buffer, header: string | undefined, secret: string): boolean {
+  const match = /^sha1=([0-9a-f]{40})$/i.exec(header?.trim() ?? '');
+  if (!match) return false;
+  const expected = createHmac('sha1', secret).update(rawBody).digest();
+  return timingSafeEqual(Buffer.from(match[1]!, 'hex'), expected);
+}
+
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = Buffer.from(/^Bearer (.+)$/.exec(header ?? '')?.[1] ?? '');
+  const wanted = Buffer.from(token);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+export function createIngressApp(options: IngressOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  /** Notifications this process already turned into a signal: Intercom redelivers, and a repeat needs no second call. */
+  const seen = new Set<string>();
+
+  app.post(
+    '/webhooks/intercom',
+    express.raw({ type: () => true, limit: MAX_BODY_BYTES }),
+    async (req: Request, res: Response) => {
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      if (!signatureMatches(raw, req.header('x-hub-signature'), options.clientSecret)) {
+        logEvent('warn', 'webhook rejected: bad signature', { status: 401 });
+        return res
+          .status(401)
+          .json({ error: 'invalid signature: X-Hub-Signature must be sha1=<HMAC-SHA1 of the body>' });
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(raw.toString('utf8'));
+      } catch (err) {
+        return res.status(400).json({ error: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` });
+      }
+      const notification = Notification.safeParse(json);
+      if (!notification.success) {
+        return res
+          .status(400)
+          .json({ error: 'not an Intercom notification_event', issues: issuesOf(notification.error) });
+      }
+      const { id: notificationId, topic } = notification.data;
+      if (topic === 'ping') return res.status(200).json({ ok: true });
+      if (!(MESSAGE_TOPICS as readonly string[]).includes(topic)) {
+        return res.status(202).json({ ignored: true, topic });
+      }
+      const item = ConversationItem.safeParse(notification.data.data.item);
+      if (!item.success) {
+        const issues = issuesOf(item.error).map((i) => ({ ...i, path: `data.item.${i.path}` }));
+        return res.status(400).json({ error: 'the notification names no valid conversation', issues });
+      }
+      const conversationId = item.data.id;
+      if (seen.has(notificationId)) return res.status(200).json({ duplicate: true, notificationId });
+      const lastPart = item.data.conversation_parts?.conversation_parts.at(-1);
+      try {
+        // Wait for Temporal to record the signal (milliseconds), never for the run: a 2xx must mean nothing is lost.
+        const run = await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+          deliverUserMessage(
+            options.client,
+            {
+              conversationId,
+              trigger: { topic, notificationId, receivedAt: new Date().toISOString() },
+              partId: lastPart ? String(lastPart.id) : undefined,
+            },
+            options.turn,
+          ),
+        );
+        seen.add(notificationId);
+        if (seen.size > REMEMBERED_NOTIFICATIONS) seen.delete(seen.values().next().value!);
+        logEvent('info', 'webhook delivered', {
+          topic,
+          conversation_id: conversationId,
+          workflow_id: run.workflowId,
+          run_id: run.runId,
+        });
+        return res.status(202).json(run);
+      } catch (err) {
+        logEvent('error', 'webhook not delivered: Temporal unavailable', {
+          topic,
+          conversation_id: conversationId,
+          error: err instanceof Error ? err.message : String(err),
+        });
+        // A 5xx makes Intercom deliver again later, so the message is not lost.
+        return res.status(503).json({ error: 'Temporal is unavailable; retry the delivery' });
+      }
+    },
+  );
+
+  app.post('/conversations/:id/escalate', express.json({ limit: '16kb' }), async (req, res) => {
+    if (!options.adminApiToken)
+      return res.status(503).json({ error: 'the operator API is disabled: ADMIN_API_TOKEN is not set' });
+    if (!bearerMatches(req.header('authorization'), options.adminApiToken)) {
+      return res.status(401).json({ error: 'a valid bearer token is required' });
+    }
+    const id = ConversationId.safeParse(req.params.id);
+    if (!id.success) return res.status(400).json({ error: 'invalid conversation id', issues: issuesOf(id.error) });
+    const body = EscalationRequest.safeParse(req.body ?? {});
+    if (!body.success)
+      return res.status(400).json({ error: 'invalid escalation request', issues: issuesOf(body.error) });
+    try {
+      await forceEscalation(options.client, id.data, {
+        reason: body.data.reason,
+        requestedBy: body.data.requestedBy ?? 'api',
+      });
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError)
+        return res.status(404).json({ error: `conversation ${id.data} has no run in progress` });
+      throw err;
+    }
+    logEvent('info', 'escalation requested', { conversation_id: id.data });
+    res.status(202).json({ signalled: 'forceEscalation', conversationId: id.data });
+  });
+
+  app.get('/healthz', async (_req, res) => {
+    try {
+      await options.client.withDeadline(Date.now() + 2_000, () =>
+        options.client.connection.workflowService.getSystemInfo({}),
+      );
+      res.json({ status: 'ok', temporal: 'serving' });
+    } catch (err) {
+      res.status(503).json({ status: 'unavailable', temporal: err instanceof Error ? err.message : String(err) });
+    }
+  });
+
+  app.use((_req, res) => {
+    res.status(404).json({ error: 'not found' });
+  });
+  app.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === 'entity.too.large') {
+      return res.status(413).json({ error: `the body is larger than ${MAX_BODY_BYTES} bytes` });
+    }
+    const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 500) logEvent('error', 'ingress error', { error: err.message });
+    res.status(status).json({ error: status === 500 ? 'internal error' : err.message });
+  });
+  return app;
+}
