@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   console.log('Starting the Temporal dev server, the sandbox, the worker and the ingress…');
   const stack = await startStack({
     ports,
-    dataDir: path.resolve(__dirname, '..', '.data'),
+    dataDir: process.env.MELVIN_DATA_DIR ?? path.resolve(__dirname, '..', '.data'),
     temporalCli,
     echo: (line) => console.log(line),
   });
@@ -28,7 +28,8 @@ Send a message: open the inbox, pick a talent, type a question ("When will I get
   npm run scenario -- scenarios
 
 The model is the sandbox stand-in "${SANDBOX_MODEL_NAME}" (deterministic rules, no LLM); set OPENAI_BASE_URL,
-OPENAI_API_KEY and MODEL_NAME on the worker to use a real one. Workflow history is kept in .data/temporal.db.
+OPENAI_API_KEY and MODEL_NAME on the worker to use a real one. Workflow history is kept in .data/temporal.db
+(MELVIN_DATA_DIR moves it).
 Press Ctrl-C to stop.
 `);
   let stopping = false;

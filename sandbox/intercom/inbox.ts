@@ -81,7 +81,9 @@ export function inboxRouter(
   router.post('/inbox/api/conversations', async (req, res) => {
     const parsed = NewConversation.safeParse(req.body);
     if (!parsed.success) return res.status(400).json({ error: z.prettifyError(parsed.error) });
-    const id = String(2000 + emulator.conversations.size + 1);
+    let next = 5001;
+    while (emulator.conversations.has(String(next))) next += 1;
+    const id = String(next);
     const contactId = `c-${parsed.data.email.replace(/[^a-z0-9]/gi, '-')}`;
     emulator.seed({
       id,

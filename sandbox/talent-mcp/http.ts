@@ -1,4 +1,5 @@
 // The talent MCP server over Streamable HTTP: stateless, one server and transport per request, at POST /mcp.
+import { localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
 import { listen, type RunningServer } from '../http';
@@ -19,6 +20,8 @@ function toolCallName(body: unknown): string | undefined {
 
 export function talentMcpApp(store: TalentStore, gates?: Gates): express.Express {
   const app = express();
+  // A local server without auth must refuse other Host headers, or a web page could reach it by DNS rebinding.
+  app.use(localhostHostValidation());
   app.use(express.json({ limit: '1mb' }));
   if (gates) app.use(gates.middleware((req) => toolCallName(req.body) && `mcp:${toolCallName(req.body)}`));
   app.post('/mcp', async (req, res) => {

@@ -9,7 +9,8 @@ import { logEvent } from '../log';
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Topics that carry a user's message; every other topic is acknowledged and ignored. */
 export const MESSAGE_TOPICS = ['conversation.user.created', 'conversation.user.replied'] as const;
-const TEMPORAL_DEADLINE_MS = 5_000;
+/** Below Intercom's webhook timeout, so an unreachable Temporal gets a 503 (and a redelivery), not a timeout. */
+const TEMPORAL_DEADLINE_MS = 3_000;
 const REMEMBERED_NOTIFICATIONS = 10_000;
 
 const ConversationId = z

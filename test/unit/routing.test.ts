@@ -1,6 +1,7 @@
 // Routing and status as pure functions: one case per seed rule and escalation-table row.
 import {
   ESCALATION_TABLE,
+  awaitsReply,
   escalation,
   escalationNote,
   melvinStatusFor,
@@ -68,6 +69,13 @@ describe('the escalation table (DESIGN.md)', () => {
   test('covers every kind', () => {
     expect(Object.keys(ESCALATION_TABLE)).toHaveLength(9);
   });
+});
+
+test('a turn has something to answer only when the latest message is the user’s', () => {
+  expect(awaitsReply([{ role: 'user' }])).toBe(true);
+  expect(awaitsReply([{ role: 'user' }, { role: 'assistant' }])).toBe(false);
+  expect(awaitsReply([{ role: 'assistant' }, { role: 'user' }])).toBe(true);
+  expect(awaitsReply([])).toBe(false);
 });
 
 test('without escalation the status says whether the reply was delivered', () => {

@@ -359,6 +359,28 @@ describe('success paths', () => {
     expect(turn.replies).toEqual([PAY_REPLY]);
   });
 
+  test('a redelivered webhook for a message already answered leaves the conversation untouched', async () => {
+    const id = newConversation(
+      { author: 'user', type: 'comment', body: 'When will I get paid?' },
+      { author: 'bot', type: 'comment', body: PAY_REPLY },
+    );
+
+    const turn = await runTurn(id);
+
+    expect(turn.state.metadata.skipped_reason).toContain('nothing to answer');
+    expect(turn.state.metadata.path).toEqual(['initialize', 'end']);
+    expect(turn.state.hops).toEqual([]);
+    expect(sandbox.model.requests).toHaveLength(0);
+    expect({ replies: turn.replies, notes: turn.notes, status: turn.status, snoozed: turn.snoozedUntil }).toEqual({
+      replies: [],
+      notes: [],
+      status: undefined,
+      snoozed: null,
+    });
+    const description = await turn.handle.describe();
+    expect(description.typedSearchAttributes.get(searchAttributes.melvinStatus)).toBe('skipped');
+  });
+
   test('a reply whose 500 came after Intercom accepted it is retried and posted exactly once', async () => {
     const id = newConversation();
     sandbox.intercom.faults.set({ reply: [{ status: 500, after_accept: true }] });

@@ -1,0 +1,33 @@
+// Finds Debian's Chromium for the browser tests, installing it with apt-get when missing (browser downloads fail here).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** The flags that keep a headless Chromium off this machine's closed network. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export function ensureChromium(log: (line: string) => void = (line) => console.error(line)): string {
+  if (existsSync(CHROMIUM_PATH)) return CHROMIUM_PATH;
+  if (process.getuid?.() !== 0) {
+    throw new Error(`Chromium is not at ${CHROMIUM_PATH}: install Debian's chromium package or set CHROMIUM_PATH`);
+  }
+  log('Installing Chromium from Debian (apt-get install chromium)…');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  let result = spawnSync('apt-get', ['install', '-y', 'chromium'], { env, stdio: 'inherit' });
+  if (result.status !== 0) {
+    spawnSync('apt-get', ['update'], { env, stdio: 'inherit' });
+    result = spawnSync('apt-get', ['install', '-y', 'chromium'], { env, stdio: 'inherit' });
+  }
+  if (result.status !== 0 || !existsSync(CHROMIUM_PATH)) throw new Error('apt-get could not install chromium');
+  return CHROMIUM_PATH;
+}

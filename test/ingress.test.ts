@@ -1,0 +1,228 @@
+// The ingress over real HTTP with a real Temporal server: signatures, body limits, validation, topics, duplicates.
+import { createHmac } from 'node:crypto';
+import type { Server } from 'node:http';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createIngressApp } from '../src/ingress/app';
+import { searchAttributes, workflowIdFor } from '../src/shared';
+import { quietRuntime, waitFor } from './helpers/runtime';
+import { startTemporal } from './helpers/temporal';
+
+quietRuntime();
+
+const SECRET = 'ingress-test-secret';
+const ADMIN_TOKEN = 'ingress-admin-token-0123456789';
+const TURN = { taskQueue: 'ingress-test', maxHops: 2, snoozeSeconds: 300 };
+let env: TestWorkflowEnvironment;
+let server: Server;
+let baseUrl: string;
+
+function listenOn(app: ReturnType<typeof createIngressApp>): Promise<{ server: Server; url: string }> {
+  return new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => {
+      const address = s.address() as { port: number };
+      resolve({ server: s, url: `http://127.0.0.1:${address.port}` });
+    });
+  });
+}
+
+beforeAll(async () => {
+  env = await startTemporal();
+  ({ server, url: baseUrl } = await listenOn(
+    createIngressApp({ client: env.client, clientSecret: SECRET, adminApiToken: ADMIN_TOKEN, turn: TURN }),
+  ));
+}, 120_000);
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  server?.close();
+  await env?.teardown();
+});
+
+let counter = 0;
+function notification(
+  topic = 'conversation.user.created',
+  conversationId = `ing-${++counter}`,
+  id = `notif-${counter}`,
+) {
+  return {
+    type: 'notification_event',
+    id,
+    topic,
+    app_id: 'test',
+    created_at: 1795300000,
+    data: {
+      type: 'notification_event_data',
+      item: { type: 'conversation', id: conversationId, conversation_parts: { conversation_parts: [{ id: 'p-1' }] } },
+    },
+  };
+}
+
+const sign = (body: string | Buffer, secret = SECRET) =>
+  `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`;
+
+/** `signature: null` sends none. */
+async function post(body: string | Buffer, signature: string | null = sign(body)) {
+  const response = await fetch(`${baseUrl}/webhooks/intercom`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(signature !== null ? { 'x-hub-signature': signature } : {}) },
+    body,
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+async function runExists(conversationId: string): Promise<boolean> {
+  try {
+    await env.client.workflow.getHandle(workflowIdFor(conversationId)).describe();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+test('a signed conversation.user.created starts the conversation’s workflow and answers 202 at once', async () => {
+  const event = notification();
+  const conversationId = event.data.item.id;
+  const { status, body } = await post(JSON.stringify(event));
+  expect(status).toBe(202);
+  expect(body).toEqual({ workflowId: `intercom-conversation-${conversationId}`, runId: expect.any(String) });
+  const description = await env.client.workflow.getHandle(body.workflowId as string).describe();
+  expect(description.status.name).toBe('RUNNING');
+  expect(description.taskQueue).toBe('ingress-test');
+  expect(description.typedSearchAttributes.get(searchAttributes.conversationId)).toBe(conversationId);
+  expect(await description.staticSummary()).toBe(`Conversation ${conversationId} · conversation.user.created`);
+});
+
+test('a duplicate delivery and a quick follow-up join the run in progress: one run', async () => {
+  const first = notification();
+  const conversationId = first.data.item.id;
+  const a = await post(JSON.stringify(first));
+  const again = await post(JSON.stringify(first));
+  const followUp = await post(
+    JSON.stringify(notification('conversation.user.replied', conversationId, 'notif-follow-up')),
+  );
+  expect(a.status).toBe(202);
+  expect(again).toEqual({ status: 200, body: { duplicate: true, notificationId: first.id } });
+  expect(followUp.status).toBe(202);
+  expect(followUp.body.runId).toBe(a.body.runId);
+  const runs = await waitFor('the run to be visible', async () => {
+    const found = [];
+    for await (const run of env.client.workflow.list({ query: `WorkflowId = '${workflowIdFor(conversationId)}'` }))
+      found.push(run);
+    return found.length ? found : undefined;
+  });
+  expect(runs).toHaveLength(1);
+  const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();
+  const signals = history.events?.filter((e) => e.workflowExecutionSignaledEventAttributes) ?? [];
+  expect(signals.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)).toEqual([
+    'newUserMessage',
+    'newUserMessage',
+  ]);
+});
+
+test('ping answers 200; other topics are acknowledged with 202 and start nothing', async () => {
+  expect(await post(JSON.stringify(notification('ping')))).toEqual({ status: 200, body: { ok: true } });
+  const ignored = notification('contact.user.created');
+  expect(await post(JSON.stringify(ignored))).toEqual({
+    status: 202,
+    body: { ignored: true, topic: 'contact.user.created' },
+  });
+  expect(await runExists(ignored.data.item.id)).toBe(false);
+});
+
+describe('bad input gets a 4xx with a JSON error and starts nothing', () => {
+  test.each([
+    ['no signature', 401, (body: string) => post(body, null)],
+    ['a malformed signature', 401, (body: string) => post(body, 'sha256=abc')],
+    ['a signature made with the wrong secret', 401, (body: string) => post(body, sign(body, 'wrong-secret'))],
+    ['a truncated body under the full body’s signature', 401, (body: string) => post(body.slice(0, -10), sign(body))],
+  ])('%s → %i', async (_what, expected, send) => {
+    const event = notification();
+    const { status, body } = await send(JSON.stringify(event));
+    expect(status).toBe(expected);
+    expect(body.error).toEqual(expect.stringContaining('signature'));
+    expect(await runExists(event.data.item.id)).toBe(false);
+  });
+
+  test('a truncated body, correctly signed, is invalid JSON → 400', async () => {
+    const event = notification();
+    const truncated = JSON.stringify(event).slice(0, 40);
+    const { status, body } = await post(truncated);
+    expect(status).toBe(400);
+    expect(body.error).toMatch(/^invalid JSON/);
+    expect(await runExists(event.data.item.id)).toBe(false);
+  });
+
+  test('a 2 MB body → 413', async () => {
+    const event = { ...notification(), padding: 'x'.repeat(2 * 1024 * 1024) };
+    const { status, body } = await post(JSON.stringify(event));
+    expect(status).toBe(413);
+    expect(body.error).toContain('larger than 1048576 bytes');
+    expect(await runExists(event.data.item.id)).toBe(false);
+  });
+
+  test('wrong JSON types are named by path', async () => {
+    const { status, body } = await post(JSON.stringify({ ...notification(), topic: 42 }));
+    expect(status).toBe(400);
+    expect(body.issues).toEqual([{ path: 'topic', message: expect.any(String) }]);
+    const badId = notification();
+    (badId.data.item as { id: string }).id = '../../etc/passwd';
+    const invalid = await post(JSON.stringify(badId));
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.issues).toEqual([
+      { path: 'data.item.id', message: 'must be 1-64 letters, digits, "_" or "-"' },
+    ]);
+  });
+});
+
+test('when Temporal cannot be reached the delivery is refused with 503, so Intercom delivers it again', async () => {
+  const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 }) });
+  const { server: down, url } = await listenOn(
+    createIngressApp({ client: unreachable, clientSecret: SECRET, turn: TURN }),
+  );
+  try {
+    const body = JSON.stringify(notification());
+    const response = await fetch(`${url}/webhooks/intercom`, {
+      method: 'POST',
+      headers: { 'x-hub-signature': sign(body) },
+      body,
+    });
+    expect(response.status).toBe(503);
+    expect((await fetch(`${url}/healthz`)).status).toBe(503);
+  } finally {
+    down.closeAllConnections();
+    down.close();
+  }
+});
+
+test('GET /healthz reports the Temporal connection', async () => {
+  const response = await fetch(`${baseUrl}/healthz`);
+  expect(response.status).toBe(200);
+  expect(await response.json()).toEqual({ status: 'ok', temporal: 'serving' });
+});
+
+describe('POST /conversations/:id/escalate', () => {
+  /** `token: null` sends no Authorization header. */
+  const escalate = (id: string, body: unknown, token: string | null = ADMIN_TOKEN) =>
+    fetch(`${baseUrl}/conversations/${id}/escalate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token !== null ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
+
+  test('needs the bearer token, checks the body, and signals the running conversation', async () => {
+    const event = notification();
+    const conversationId = event.data.item.id;
+    await post(JSON.stringify(event));
+    expect((await escalate(conversationId, { reason: 'VIP' }, null)).status).toBe(401);
+    expect((await escalate(conversationId, { reason: 'VIP' }, 'wrong-token-wrong-token')).status).toBe(401);
+    expect((await escalate(conversationId, { reason: '' })).status).toBe(400);
+    expect((await escalate('no-such-conversation', { reason: 'VIP' })).status).toBe(404);
+    const accepted = await escalate(conversationId, { reason: 'VIP', requestedBy: 'lead@team' });
+    expect(accepted.status).toBe(202);
+    const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();
+    const names = history.events?.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName).filter(Boolean);
+    expect(names).toEqual(['newUserMessage', 'forceEscalation']);
+  });
+});

@@ -1,0 +1,204 @@
+// The one-command run: `npm start` brings up Temporal, the sandbox, the worker and the ingress as processes; the
+// scenario runner and a person in a browser then talk to Melvin through the signed webhook.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium';
+import type { ScenarioResult } from '../sandbox/scenario-runner';
+import { waitFor } from './helpers/runtime';
+
+const ROOT = path.join(__dirname, '..');
+const SHARED_SCENARIOS = path.join(ROOT, '..', 'shared', 'scenarios');
+const OUTPUT_DIR = path.join(ROOT, 'test-output');
+let start: ChildProcess;
+let output = '';
+let env: NodeJS.ProcessEnv;
+let urls: { inbox: string; temporalUi: string };
+
+/** Seven ports free right now, for a stack that must not collide with a developer's own `npm start`. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const server = net.createServer();
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+function runScenarios(...targets: string[]) {
+  return new Promise<{ code: number | null; results: ScenarioResult[]; summary: string; stderr: string }>((resolve) => {
+    const child = spawn('npm', ['run', '--silent', 'scenario', '--', ...targets], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => {
+      const lines = stdout.trim().split('\n');
+      resolve({
+        code,
+        results: lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as ScenarioResult),
+        summary: lines.at(-1) ?? '',
+        stderr,
+      });
+    });
+  });
+}
+
+/** What failed, readable in a test failure: the scenario and its unmet expectations. */
+const failures = (results: ScenarioResult[]) =>
+  results
+    .filter((r) => !r.passed)
+    .map((r) => ({ id: r.id, error: r.error, failed: r.expectations.filter((e) => !e.passed) }));
+
+beforeAll(async () => {
+  const [temporal, temporalUi, ingress, intercom, mcp, model, validation] = await freePorts(7);
+  env = {
+    ...process.env,
+    TEMPORAL_PORT: String(temporal),
+    TEMPORAL_UI_PORT: String(temporalUi),
+    INGRESS_PORT: String(ingress),
+    SANDBOX_INTERCOM_PORT: String(intercom),
+    SANDBOX_MCP_PORT: String(mcp),
+    SANDBOX_MODEL_PORT: String(model),
+    SANDBOX_VALIDATION_PORT: String(validation),
+    MELVIN_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'melvin-stack-')),
+    SANDBOX_CONTROL_URL: `http://127.0.0.1:${intercom}/_sandbox`,
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporal}`,
+  };
+  // Its own process group, so the test can stop npm, the stack and every process the stack started at once.
+  start = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  start.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  start.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitFor(
+    'npm start to report Melvin running',
+    () => {
+      if (start.exitCode !== null) throw new Error(`npm start exited with ${start.exitCode}:\n${output}`);
+      return output.includes('Melvin is running.');
+    },
+    240_000,
+  );
+  urls = {
+    inbox: /Inbox \(talk to Melvin\):\s+(\S+)/.exec(output)![1]!,
+    temporalUi: /Temporal UI:\s+(\S+)/.exec(output)![1]!,
+  };
+}, 300_000);
+
+afterAll(async () => {
+  if (start?.pid && start.exitCode === null) {
+    const exited = new Promise((resolve) => start.once('exit', resolve));
+    process.kill(-start.pid, 'SIGINT');
+    const timer = setTimeout(() => process.kill(-start.pid!, 'SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timer);
+  }
+});
+
+test('npm start prints the inbox and Temporal UI URLs, and both answer', async () => {
+  expect(urls.inbox).toBe(`http://127.0.0.1:${env.SANDBOX_INTERCOM_PORT}/inbox`);
+  expect(urls.temporalUi).toBe(`http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
+  expect((await fetch(urls.inbox)).status).toBe(200);
+  expect((await fetch(urls.temporalUi)).status).toBe(200);
+  expect(output).toContain('sandbox stand-in');
+});
+
+test('the vendored copies of the shared scenarios are the shared ones', () => {
+  if (!existsSync(SHARED_SCENARIOS)) return;
+  const vendored = path.join(ROOT, 'scenarios', 'shared');
+  const shared = readdirSync(SHARED_SCENARIOS)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
+  expect(readdirSync(vendored).sort()).toEqual(shared);
+  for (const file of shared) {
+    expect(JSON.parse(readFileSync(path.join(vendored, file), 'utf8'))).toEqual(
+      JSON.parse(readFileSync(path.join(SHARED_SCENARIOS, file), 'utf8')),
+    );
+  }
+});
+
+test('npm run scenario -- <shared scenarios> passes against it', async () => {
+  const target = existsSync(SHARED_SCENARIOS) ? SHARED_SCENARIOS : path.join(ROOT, 'scenarios', 'shared');
+  const { code, results, summary } = await runScenarios(target);
+  expect(failures(results)).toEqual([]);
+  expect(results.length).toBeGreaterThanOrEqual(4);
+  expect(summary).toBe(`${results.length} passed, 0 failed`);
+  expect(code).toBe(0);
+}, 300_000);
+
+test('Melvin’s own scenarios pass: every escalation row, every fault kind, signals, leads, docs-only answers', async () => {
+  const { code, results, summary } = await runScenarios(path.join(ROOT, 'scenarios', 'melvin'));
+  expect(failures(results)).toEqual([]);
+  expect(results.length).toBeGreaterThanOrEqual(16);
+  expect(summary).toBe(`${results.length} passed, 0 failed`);
+  expect(code).toBe(0);
+}, 600_000);
+
+test('a scenario file it has never seen is checked: an unknown field fails with its path, and the exit code says so', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'melvin-scenarios-'));
+  const scenario = JSON.parse(
+    readFileSync(path.join(ROOT, 'scenarios', 'shared', 'application-status.json'), 'utf8'),
+  ) as Record<string, unknown>;
+  writeFileSync(
+    path.join(dir, 'a-valid.json'),
+    JSON.stringify({
+      ...scenario,
+      id: 'fresh-scenario',
+      conversation: { ...(scenario.conversation as object), id: '9901' },
+    }),
+  );
+  writeFileSync(path.join(dir, 'b-typo.json'), JSON.stringify({ ...scenario, expect: { melvin_statuss: 'success' } }));
+  writeFileSync(
+    path.join(dir, 'c-wrong.json'),
+    JSON.stringify({
+      ...scenario,
+      id: 'wrong-expectation',
+      conversation: { ...(scenario.conversation as object), id: '9902' },
+      expect: { melvin_status: 'ROUTE_TO_TEAM' },
+    }),
+  );
+  const { code, results, summary } = await runScenarios(dir);
+  expect(results.map((r) => r.passed)).toEqual([true, false, false]);
+  expect(results[1]!.error).toContain('expect.melvin_statuss');
+  expect(results[2]!.expectations).toEqual([
+    { expectation: 'melvin_status', passed: false, expected: 'ROUTE_TO_TEAM', actual: 'success' },
+  ]);
+  expect(summary).toBe('1 passed, 2 failed');
+  expect(code).toBe(1);
+}, 120_000);
+
+describe('the inbox page in headless Chromium', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  }, 600_000);
+  afterAll(() => browser?.close());
+
+  test('a person types a question and sees Melvin’s reply and the Melvin Status appear', async () => {
+    const page = await browser.newPage();
+    await page.goto(urls.inbox);
+    await page.locator('#new-talent').selectOption({ label: 'Ana Ruiz <ana.ruiz@example.com>' });
+    await page.locator('#new-body').fill('Hi, when will I get paid for my Austin shift?');
+    await page.locator('#new-send').click();
+    const reply = page.locator('.part.bot[data-part-type="comment"] .text');
+    await reply.first().waitFor({ timeout: 30_000 });
+    expect(await reply.first().textContent()).toContain('November 27');
+    await page.locator('#status', { hasText: 'success' }).waitFor({ timeout: 30_000 });
+    await expect(page.locator('#snooze').textContent()).resolves.not.toBe('—');
+
+    await page.locator('#message').fill('Can I talk to a real person please?');
+    await page.locator('#send').click();
+    await page.locator('#status', { hasText: 'ROUTE_TO_TEAM' }).waitFor({ timeout: 30_000 });
+    await page.locator('.part.note .text', { hasText: 'Escalation: User requested to talk to a human' }).waitFor();
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    await page.screenshot({ path: path.join(OUTPUT_DIR, 'inbox.png'), fullPage: true });
+  }, 120_000);
+});

@@ -1,0 +1,214 @@
+// The sandbox's own logic: the stand-in model's reasoning, gates, the knowledge base and scenario checking.
+import { Gates } from '../../sandbox/gates';
+import { currentQuestion, sandboxReasoning, spokenAmount, spokenDate } from '../../sandbox/model/reasoning';
+import { evaluate, loadScenario } from '../../sandbox/scenario-runner';
+import { loadKnowledgeBase, parseMarkdownDocs } from '../../sandbox/talent-mcp/knowledge-base';
+import { TalentStore } from '../../sandbox/talent-mcp/server';
+import type { AgentState } from '../../src/state';
+import path from 'node:path';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+
+const TOOLS = [
+  {
+    name: 'get_user_profile',
+    description: "The talent's profile: name, email, and how many applications and payments they have",
+    input_schema: { required: ['email'] },
+  },
+  {
+    name: 'get_user_applications_detailed',
+    description: "The talent's job applications with status, last update, next step and the job applied for",
+    input_schema: { required: ['email'] },
+  },
+  {
+    name: 'get_job_details',
+    description: 'A job posting: title, location, status, pay rate and start date',
+    input_schema: { required: ['job_id'] },
+  },
+  {
+    name: 'get_user_payments',
+    description: "The talent's payments for worked shifts: amount, currency, status, expected or paid date",
+    input_schema: { required: ['email'] },
+  },
+  { name: 'search_talent_docs', description: 'Search the talent help center', input_schema: { required: ['query'] } },
+];
+const ask = (content: string, extra: Record<string, unknown> = {}) => ({
+  messages: [{ role: 'user', content }],
+  available_tools: TOOLS,
+  identity_arguments: ['email'],
+  tool_data: {},
+  docs_data: {},
+  previous_hops: [],
+  ...extra,
+});
+const toolsPlanned = (content: string) =>
+  (sandboxReasoning('plan', ask(content)) as { tool_calls: { tool_name: string }[] }).tool_calls.map(
+    (c) => c.tool_name,
+  );
+
+describe('the sandbox model', () => {
+  test('picks tools by matching the question to tool names and descriptions', () => {
+    expect(toolsPlanned('When will I get paid for the Boulder shift?')).toEqual(['get_user_payments']);
+    expect(toolsPlanned('Any news on my application?')).toEqual(['get_user_applications_detailed']);
+    expect(toolsPlanned('How do I withdraw my application?')).toEqual([
+      'get_user_applications_detailed',
+      'search_talent_docs',
+    ]);
+    expect(toolsPlanned('Which tax form do I need?')).toEqual(['search_talent_docs']);
+    expect(toolsPlanned('Hi')).toEqual([]);
+    expect(toolsPlanned('Can I speak to a human?')).toEqual([]);
+  });
+
+  test('a tool whose input comes from earlier results waits for them (a second hop)', () => {
+    const withApplications = ask('Tell me about the job of my application', {
+      tool_data: {
+        get_user_applications_detailed: {
+          tool_name: 'get_user_applications_detailed',
+          success: true,
+          data: { applications: [{ job_id: 'job-7' }] },
+        },
+      },
+    });
+    const calls = (
+      sandboxReasoning('plan', withApplications) as { tool_calls: { tool_name: string; arguments_json: string }[] }
+    ).tool_calls;
+    expect(calls).toContainEqual(
+      expect.objectContaining({ tool_name: 'get_job_details', arguments_json: '{"job_id":"job-7"}' }),
+    );
+  });
+
+  test('coverage is insufficient when nothing relevant came back, sufficient when the data answers', () => {
+    expect(sandboxReasoning('coverage', ask('Do you offer health insurance?'))).toMatchObject({
+      data_sufficient: false,
+    });
+    const paid = ask('When will I get paid?', {
+      tool_data: {
+        get_user_payments: {
+          tool_name: 'get_user_payments',
+          success: true,
+          data: { payments: [{ amount: 240, currency: 'USD', status: 'processing', expected_date: '2026-11-27' }] },
+        },
+      },
+    });
+    expect(sandboxReasoning('coverage', paid)).toMatchObject({ data_sufficient: true });
+    expect(sandboxReasoning('draft', { ...paid, user_name: 'Ana Ruiz' })).toEqual({
+      text: 'Hi Ana, your payment of $240 is processing and expected on November 27.',
+      response_type: 'REPLY',
+    });
+  });
+
+  test('routes an explicit request for a person to the team', () => {
+    expect(sandboxReasoning('draft', ask('I want to talk to a real person'))).toMatchObject({
+      response_type: 'ROUTE_TO_TEAM',
+    });
+  });
+
+  test('reads the user’s latest messages, writes dates and amounts for people', () => {
+    expect(
+      currentQuestion([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+        { role: 'user', content: 'c' },
+        { role: 'user', content: 'd' },
+      ]),
+    ).toBe('c\nd');
+    expect(spokenDate('2026-03-04')).toBe('March 4');
+    expect(spokenAmount(240, 'USD')).toBe('$240');
+    expect(spokenAmount(12.5, 'CAD')).toBe('12.50 CAD');
+  });
+});
+
+test('gates hold one request at a node and let it go on release', async () => {
+  const gates = new Gates();
+  gates.arm({ after: 'llm:plan' });
+  await gates.enter('llm:plan');
+  gates.exit('llm:plan');
+  let released = false;
+  const held = gates.enter('mcp:get_user_payments').then(() => (released = true));
+  await gates.enter('mcp:search_talent_docs');
+  expect(gates.status()).toEqual({ armed: { after: 'llm:plan', at: undefined }, held: 'mcp:get_user_payments' });
+  expect(released).toBe(false);
+  gates.release();
+  await held;
+  expect(gates.status()).toEqual({ armed: null, held: null });
+  expect(() => gates.arm({})).toThrow('exactly one');
+});
+
+test('the knowledge base has a passage per section, and search ranks the right one first', () => {
+  expect(parseMarkdownDocs('# Pay\n\n## Schedule\n\nEvery Friday.\n\n## Status\n\nPending, then paid.\n')).toEqual([
+    { title: 'Pay: Schedule', body: 'Every Friday.' },
+    { title: 'Pay: Status', body: 'Pending, then paid.' },
+  ]);
+  const store = new TalentStore({ knowledgeBase: loadKnowledgeBase() });
+  for (const [query, title] of [
+    ['payout run friday', 'Getting paid: Payment schedule and payout runs'],
+    ['withdraw application', 'Applications: Withdrawing an application'],
+    ['verify identity passport', 'Identity and documents: Identity verification'],
+    ['W-9 tax form', 'Tax forms: Which tax form to fill in'],
+    ['cancel a shift late', 'Shift cancellation: Cancelling a shift'],
+    ['contract terms dispute', 'Contracts: Contract disputes'],
+  ]) {
+    expect({ query, best: store.searchDocs(query!, 1)[0]?.title }).toEqual({ query, best: title });
+  }
+});
+
+describe('scenario files', () => {
+  const write = (content: unknown) => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'scenario-')), 's.json');
+    writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+    return file;
+  };
+
+  test('an unknown field or a wrong type is an error naming its path', () => {
+    const base = {
+      id: 'x',
+      description: 'd',
+      conversation: {
+        id: '1',
+        contact: { id: 'c', email: 'a@b.co', name: 'A' },
+        parts: [{ author: 'user', body: 'hi' }],
+      },
+      expect: {},
+    };
+    expect(() => loadScenario(write({ ...base, extra: 1 }))).toThrow(/extra.*Unrecognized key/);
+    expect(() =>
+      loadScenario(
+        write({ ...base, conversation: { ...base.conversation, parts: [{ author: 'robot', body: 'hi' }] } }),
+      ),
+    ).toThrow(/conversation\.parts\.0\.author/);
+    expect(() => loadScenario(write({ ...base, faults: { llm: { plan: [{ status: 'slow' }] } } }))).toThrow(
+      /faults\.llm\.plan\.0\.status/,
+    );
+    expect(() => loadScenario(write('{ not json'))).toThrow(/not valid JSON/);
+    expect(loadScenario(write(base)).talent).toEqual({ users: [], jobs: [] });
+  });
+
+  test('expectations compare the run’s state and the conversation; absent ones are not checked', () => {
+    const state = {
+      hops: [{ gather: { tool_results: [{ tool_name: 'get_user_payments' }] } }],
+      escalate: null,
+    } as unknown as AgentState;
+    const conversation = {
+      replies: ['Paid on November 27'],
+      notes: [],
+      melvin_status: 'success',
+      snoozed_until: Math.floor(Date.now() / 1000) + 300,
+    };
+    const results = evaluate(
+      {
+        melvin_status: 'success',
+        replied: true,
+        reply_includes: ['november 27'],
+        reply_excludes: ['pay-1'],
+        tools_called: ['get_user_payments', 'search_talent_docs'],
+        escalation_source: null,
+        max_hops: 1,
+        snoozed: true,
+      },
+      state,
+      conversation,
+    );
+    expect(results.filter((r) => !r.passed).map((r) => r.expectation)).toEqual(['tools_called search_talent_docs']);
+    expect(evaluate({}, state, conversation)).toEqual([]);
+  });
+});
