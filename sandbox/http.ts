@@ -27,3 +27,30 @@ export function listen(app: Express, port = 0, host = '127.0.0.1'): Promise<Runn
     server.on('error', reject);
   });
 }
+
+/** A sandbox service: an Express app started on a loopback port, addressed at `urlPath` below it. */
+export abstract class HttpService {
+  private server: RunningServer | undefined;
+
+  protected constructor(
+    private readonly serviceName: string,
+    private readonly urlPath = '',
+  ) {}
+
+  abstract app(): Express;
+
+  get url(): string {
+    if (!this.server) throw new Error(`the ${this.serviceName} is not started`);
+    return `${this.server.url}${this.urlPath}`;
+  }
+
+  async start(port = 0): Promise<string> {
+    this.server = await listen(this.app(), port);
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.close();
+    this.server = undefined;
+  }
+}

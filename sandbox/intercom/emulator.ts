@@ -4,7 +4,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Gates } from '../gates';
 import { htmlToText, textToHtml } from '../../src/activities/intercom-text';
 import { FaultQueues, sendHttpFault, sleep } from '../faults';
-import { listen, type RunningServer } from '../http';
+import { HttpService } from '../http';
 import type { HttpFault, IntercomFaults, ScenarioConversation } from '../scenario';
 
 export type IntercomOperation = keyof IntercomFaults;
@@ -113,7 +113,7 @@ function operationKind(req: Request): string | undefined {
   return undefined;
 }
 
-export class IntercomEmulator {
+export class IntercomEmulator extends HttpService {
   readonly conversations = new Map<string, Conversation>();
   readonly contacts = new Map<string, Contact>();
   readonly faults = new FaultQueues<HttpFault>();
@@ -122,8 +122,6 @@ export class IntercomEmulator {
   /** Parts a scenario seeded as history: not counted as what Melvin posted. */
   private readonly seededParts = new Set<string>();
   private nextPartId = 1000;
-  private server: RunningServer | undefined;
-
   constructor(
     readonly options: {
       token: string;
@@ -133,28 +131,15 @@ export class IntercomEmulator {
       webhook?: { url: string; secret: string };
       gates?: Gates;
     },
-  ) {}
+  ) {
+    super('Intercom emulator');
+  }
 
   private readonly routers: express.Router[] = [];
 
   /** Serves a router without Intercom's auth, such as the inbox page or the sandbox control API; call before start. */
   mount(router: express.Router): void {
     this.routers.push(router);
-  }
-
-  get url(): string {
-    if (!this.server) throw new Error('the Intercom emulator is not started');
-    return this.server.url;
-  }
-
-  async start(port = 0): Promise<string> {
-    this.server = await listen(this.app(), port);
-    return this.server.url;
-  }
-
-  async stop(): Promise<void> {
-    await this.server?.close();
-    this.server = undefined;
   }
 
   private now(): number {
@@ -354,7 +339,7 @@ export class IntercomEmulator {
     };
   }
 
-  app(): express.Express {
+  override app(): express.Express {
     const app = express();
     app.use(express.json({ limit: '1mb' }));
     for (const router of this.routers) app.use(router);

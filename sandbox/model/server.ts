@@ -4,7 +4,7 @@ import express from 'express';
 import { STAND_IN_FINGERPRINT, type LlmStep } from '../../src/schemas';
 import { FaultQueues, sendHttpFault, sleep } from '../faults';
 import type { Gates } from '../gates';
-import { listen, type RunningServer } from '../http';
+import { HttpService } from '../http';
 import type { HttpFault } from '../scenario';
 
 export const SANDBOX_MODEL_NAME = 'melvin-sandbox-model';
@@ -50,13 +50,14 @@ function openAiError(status: number, message: string) {
   return { error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : null } };
 }
 
-export class SandboxModel {
+export class SandboxModel extends HttpService {
   readonly faults = new FaultQueues<HttpFault>();
   readonly requests: RecordedCompletion[] = [];
   private readonly scripts = new Map<LlmStep, ScriptedAnswer[]>();
-  private server: RunningServer | undefined;
 
-  constructor(readonly options: { apiKey: string; responder?: Responder; gates?: Gates }) {}
+  constructor(readonly options: { apiKey: string; responder?: Responder; gates?: Gates }) {
+    super('sandbox model', '/v1');
+  }
 
   /** Queues answers for a step; each request takes the next one, then falls back to the responder. */
   script(step: LlmStep, ...answers: ScriptedAnswer[]): this {
@@ -70,21 +71,6 @@ export class SandboxModel {
     this.faults.set({});
   }
 
-  get url(): string {
-    if (!this.server) throw new Error('the sandbox model is not started');
-    return `${this.server.url}/v1`;
-  }
-
-  async start(port = 0): Promise<string> {
-    this.server = await listen(this.app(), port);
-    return this.url;
-  }
-
-  async stop(): Promise<void> {
-    await this.server?.close();
-    this.server = undefined;
-  }
-
   private answer(step: LlmStep, context: Record<string, unknown>): string {
     const scripted = this.scripts.get(step)?.shift();
     if (scripted) return 'content' in scripted ? scripted.content : JSON.stringify(scripted.output);
@@ -92,7 +78,7 @@ export class SandboxModel {
     return JSON.stringify(this.options.responder(step, context));
   }
 
-  app(): express.Express {
+  override app(): express.Express {
     const app = express();
     app.use(express.json({ limit: '10mb' }));
     app.use((req, res, next) => {

@@ -19,6 +19,7 @@ export class TalentStore {
   readonly calls: { tool: string; arguments: Record<string, unknown> }[] = [];
   /** How long a `timeout` fault holds the call. */
   timeoutMs = 60_000;
+  private readonly knowledgeBase: Doc[];
   private docs: Doc[] = [];
   private index = this.buildIndex([]);
 
@@ -27,8 +28,6 @@ export class TalentStore {
     this.knowledgeBase = initial.knowledgeBase ?? [];
     this.merge(initial);
   }
-
-  private readonly knowledgeBase: Doc[];
 
   /** Adds users and jobs (replacing those with the same email or id) and docs (replacing those with the same title). */
   merge({ talent, docs }: { talent?: TalentData; docs?: Doc[] }): void {

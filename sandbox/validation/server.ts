@@ -2,7 +2,7 @@
 import express from 'express';
 import { FaultQueues, sendHttpFault, sleep } from '../faults';
 import type { Gates } from '../gates';
-import { listen, type RunningServer } from '../http';
+import { HttpService } from '../http';
 import type { ValidationFault } from '../scenario';
 import type { ValidationRequest } from '../../src/activities/validation';
 
@@ -118,31 +118,17 @@ export function checkDraft(request: ValidationRequest): CheckResult[] {
   ];
 }
 
-export class ValidationService {
+export class ValidationService extends HttpService {
   readonly faults = new FaultQueues<ValidationFault>();
   readonly requests: ValidationRequest[] = [];
   /** When set, the next answers are exactly these bodies (e.g. text that is not JSON). */
   readonly rawAnswers: string[] = [];
-  private server: RunningServer | undefined;
 
-  constructor(readonly options: { apiKey: string; gates?: Gates }) {}
-
-  get url(): string {
-    if (!this.server) throw new Error('the validation service is not started');
-    return `${this.server.url}/validate`;
+  constructor(readonly options: { apiKey: string; gates?: Gates }) {
+    super('validation service', '/validate');
   }
 
-  async start(port = 0): Promise<string> {
-    this.server = await listen(this.app(), port);
-    return this.url;
-  }
-
-  async stop(): Promise<void> {
-    await this.server?.close();
-    this.server = undefined;
-  }
-
-  app(): express.Express {
+  override app(): express.Express {
     const app = express();
     app.use(express.json({ limit: '5mb' }));
     app.use((req, res, next) => {

@@ -24,7 +24,7 @@ import {
   stateQuery,
   type SupportConversationInput,
 } from '../shared';
-import type { AgentState, Hop, NodeName, PlannedToolCall, ToolResult } from '../state';
+import type { AgentState, EscalationKind, Hop, NodeName, PlannedToolCall, ToolResult } from '../state';
 import { coverageContext, draftContext, planContext } from './contexts';
 import { intercom, llm, mcpList, prompts as promptActivities, tools, validation } from './policies';
 import {
@@ -160,6 +160,13 @@ export async function supportConversation(input: SupportConversationInput): Prom
     return escalation('operator', forced.reason, forced.requested_by);
   }
 
+  /** A node's activity failed for good: the escalation its row names. A cancellation (forced escalation) passes on. */
+  function failed(kind: EscalationKind, err: unknown): Escalation {
+    if (isCancellation(err)) throw err;
+    state.error = describeFailure(err);
+    return escalation(kind, state.error);
+  }
+
   function recordModel(answer: LlmAnswer<unknown>): void {
     state.metadata.model = { name: answer.model, stand_in: answer.stand_in };
   }
@@ -213,9 +220,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
       loadedPrompts = loaded;
       state.metadata.prompts = loaded.used;
     } catch (err) {
-      if (isCancellation(err)) throw err;
-      state.error = describeFailure(err);
-      return escalation('initialization_error', state.error);
+      return failed('initialization_error', err);
     }
     state.next_node = 'plan';
     return null;
@@ -230,9 +235,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
       recordModel(answer);
       hop.plan = answer.output;
     } catch (err) {
-      if (isCancellation(err)) throw err;
-      state.error = describeFailure(err);
-      return escalation('plan_error', state.error);
+      return failed('plan_error', err);
     }
     state.next_node = 'gather';
     return null;
@@ -324,9 +327,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
         { prompt: loadedPrompts!.coverage, context: coverageContext(state, hopNumber) },
       ]);
     } catch (err) {
-      if (isCancellation(err)) throw err;
-      state.error = describeFailure(err);
-      const e = escalation('coverage_error', state.error);
+      const e = failed('coverage_error', err);
       hop.coverage = {
         coverage_analysis: null,
         data_sufficient: false,
@@ -377,9 +378,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
         { prompt: loadedPrompts!.draft, context: draftContext(state) },
       ]);
     } catch (err) {
-      if (isCancellation(err)) throw err;
-      state.error = describeFailure(err);
-      return escalation('draft_error', state.error);
+      return failed('draft_error', err);
     }
     recordModel(answer);
     state.draft = {
@@ -412,9 +411,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
       ]);
       raw = answer.raw;
     } catch (err) {
-      if (isCancellation(err)) throw err;
-      state.error = describeFailure(err);
-      const e = escalation('validation_error', state.error);
+      const e = failed('validation_error', err);
       state.validate = {
         validation_response: null,
         overall_passed: false,
