@@ -22,6 +22,7 @@ export const SANDBOX_SECRETS = {
   openAiKey: 'sandbox-openai-key',
   validationKey: 'sandbox-validation-key',
   webhookSecret: 'sandbox-webhook-secret',
+  adminApiToken: 'sandbox-admin-api-token',
 } as const;
 
 export interface SandboxPorts {

@@ -1,9 +1,10 @@
-// The whole of Melvin on one machine: a Temporal dev server, the sandbox, the worker and the ingress as processes,
-// wired by environment variables exactly as in production, only with base URLs pointing at the sandbox.
+// The whole of Melvin on one machine: a Temporal server, the sandbox, the worker and the ingress as processes, wired
+// by environment variables exactly as in production, only with base URLs pointing at the sandbox.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { allSearchAttributes } from '../src/shared';
 import { SANDBOX_SECRETS } from '../sandbox/services';
@@ -14,16 +15,23 @@ export interface StackPorts {
   temporal: number;
   temporalUi: number;
   ingress: number;
+  ingressMetrics: number;
+  workerMetrics: number;
   intercom: number;
   mcp: number;
   model: number;
   validation: number;
 }
 
+/** The ports of the processes a stack starts itself; the Temporal server brings its own. */
+export type ProcessPorts = Omit<StackPorts, 'temporal' | 'temporalUi'>;
+
 export const DEFAULT_PORTS: StackPorts = {
   temporal: 7233,
   temporalUi: 8233,
   ingress: 8780,
+  ingressMetrics: 9465,
+  workerMetrics: 9464,
   intercom: 8781,
   mcp: 8782,
   model: 8783,
@@ -34,6 +42,8 @@ const PORT_VARIABLES: Record<keyof StackPorts, string> = {
   temporal: 'TEMPORAL_PORT',
   temporalUi: 'TEMPORAL_UI_PORT',
   ingress: 'INGRESS_PORT',
+  ingressMetrics: 'INGRESS_METRICS_PORT',
+  workerMetrics: 'WORKER_METRICS_PORT',
   intercom: 'SANDBOX_INTERCOM_PORT',
   mcp: 'SANDBOX_MCP_PORT',
   model: 'SANDBOX_MODEL_PORT',
@@ -53,34 +63,122 @@ export function portsFromEnv(env: NodeJS.ProcessEnv = process.env): StackPorts {
   return ports;
 }
 
-/** Fails early, naming the variable to change, when a port is taken (often by another `npm start`). */
-async function checkPortsFree(ports: StackPorts): Promise<void> {
-  for (const [key, port] of Object.entries(ports) as [keyof StackPorts, number][]) {
-    await new Promise<void>((resolve, reject) => {
-      const probe = net.createServer();
-      probe.once('error', () =>
-        reject(
-          new Error(`port ${port} is in use (is Melvin already running?); choose another with ${PORT_VARIABLES[key]}`),
-        ),
-      );
-      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
-    });
+/** Whether a loopback port is free right now. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+/** `count` free loopback ports below 32768, for servers that store their ports as 16-bit signed integers. */
+export async function freeLowPorts(count: number): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!ports.includes(candidate) && (await portFree(candidate))) ports.push(candidate);
   }
+  return ports;
+}
+
+/** `count` loopback ports free right now. */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const server = net.createServer();
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+/** The variables that set a stack's ports, as `npm start` reads them. */
+export function portEnvironment(ports: StackPorts): Record<string, string> {
+  return Object.fromEntries(
+    (Object.entries(PORT_VARIABLES) as [keyof StackPorts, string][]).map(([key, variable]) => [
+      variable,
+      String(ports[key]),
+    ]),
+  );
+}
+
+/** A free port for every process of a stack, for one that must not collide with a developer's own `npm start`. */
+export async function freeStackPorts(): Promise<StackPorts> {
+  const keys = Object.keys(DEFAULT_PORTS) as (keyof StackPorts)[];
+  const ports = await freePorts(keys.length);
+  return Object.fromEntries(keys.map((key, index) => [key, ports[index]!])) as unknown as StackPorts;
+}
+
+/** Fails early, naming the variable to change, when a port is taken (often by another `npm start`). */
+async function checkPortsFree(ports: Partial<StackPorts>): Promise<void> {
+  for (const [key, port] of Object.entries(ports) as [keyof StackPorts, number][]) {
+    if (!(await portFree(port))) {
+      throw new Error(
+        `port ${port} is in use (is Melvin already running?); choose another with ${PORT_VARIABLES[key]}`,
+      );
+    }
+  }
+}
+
+/** A Temporal server the stack runs against: the CLI's dev server, or a server started elsewhere. */
+export interface TemporalServer {
+  address: string;
+  uiUrl: string | null;
+  client: Client;
+  stop(): Promise<void>;
+}
+
+/** `temporal server start-dev` with a SQLite file and the Web UI, Melvin's search attributes registered. */
+export async function startDevServer(options: {
+  port: number;
+  uiPort: number;
+  dataDir: string;
+  cli: string | undefined;
+}): Promise<TemporalServer> {
+  await checkPortsFree({ temporal: options.port, temporalUi: options.uiPort });
+  mkdirSync(options.dataDir, { recursive: true });
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: options.cli ? { type: 'existing-path', path: options.cli } : undefined,
+      ip: '127.0.0.1',
+      port: options.port,
+      ui: true,
+      uiPort: options.uiPort,
+      dbFilename: path.join(options.dataDir, 'temporal.db'),
+      namespace: 'default',
+      searchAttributes: allSearchAttributes,
+    },
+  });
+  return {
+    address: `127.0.0.1:${options.port}`,
+    uiUrl: `http://127.0.0.1:${options.uiPort}`,
+    client: env.client,
+    stop: () => env.teardown(),
+  };
 }
 
 export interface StackUrls {
   inbox: string;
-  temporalUi: string;
+  temporalUi: string | null;
   temporal: string;
   webhook: string;
   ingress: string;
   sandboxControl: string;
+  workerMetrics: string;
+  ingressMetrics: string;
 }
 
 export interface Stack {
   urls: StackUrls;
-  ports: StackPorts;
-  temporal: TestWorkflowEnvironment;
+  ports: ProcessPorts;
+  temporal: TemporalServer;
   stop(): Promise<void>;
 }
 
@@ -146,15 +244,16 @@ async function stopChild(child: Child): Promise<void> {
 }
 
 /** The worker's and the ingress's environment for a stack: production variables pointing at the sandbox. */
-export function melvinEnvironment(ports: StackPorts): NodeJS.ProcessEnv {
+export function melvinEnvironment(ports: ProcessPorts, temporalAddress: string): NodeJS.ProcessEnv {
   const local = (port: number) => `http://127.0.0.1:${port}`;
   return {
-    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
+    TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
     TASK_QUEUE: 'melvin',
     INTERCOM_API_KEY: SANDBOX_SECRETS.intercomToken,
     INTERCOM_BASE_URL: local(ports.intercom),
     INTERCOM_CLIENT_SECRET: SANDBOX_SECRETS.webhookSecret,
+    ADMIN_API_TOKEN: SANDBOX_SECRETS.adminApiToken,
     MELVIN_ADMIN_ID: SANDBOX_SECRETS.adminId,
     MCP_SERVERS: `talent=${local(ports.mcp)}/mcp`,
     OPENAI_API_KEY: SANDBOX_SECRETS.openAiKey,
@@ -163,47 +262,41 @@ export function melvinEnvironment(ports: StackPorts): NodeJS.ProcessEnv {
     VALIDATION_ENDPOINT: `${local(ports.validation)}/validate`,
     VALIDATION_API_KEY: SANDBOX_SECRETS.validationKey,
     INGRESS_PORT: String(ports.ingress),
+    INGRESS_METRICS_ADDRESS: `127.0.0.1:${ports.ingressMetrics}`,
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.workerMetrics}`,
   };
 }
 
+/** Starts the sandbox, the worker and the ingress against `temporal`; stopping the stack stops `temporal` too. */
 export async function startStack(options: {
-  ports: StackPorts;
-  dataDir: string;
-  temporalCli: string | undefined;
+  ports: ProcessPorts;
+  temporal: TemporalServer;
   echo?: (line: string) => void;
+  /** The worker's log level; `npm start` keeps its console to warnings. */
+  workerLogLevel?: string;
 }): Promise<Stack> {
-  const { ports } = options;
+  const { ports, temporal } = options;
   const echo = options.echo ?? (() => undefined);
-  await checkPortsFree(ports);
-  mkdirSync(options.dataDir, { recursive: true });
-  const temporal = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: options.temporalCli ? { type: 'existing-path', path: options.temporalCli } : undefined,
-      ip: '127.0.0.1',
-      port: ports.temporal,
-      ui: true,
-      uiPort: ports.temporalUi,
-      dbFilename: path.join(options.dataDir, 'temporal.db'),
-      namespace: 'default',
-      searchAttributes: allSearchAttributes,
-    },
-  });
-  const env = melvinEnvironment(ports);
-  const local = (port: number) => `http://127.0.0.1:${port}`;
-  const urls: StackUrls = {
-    inbox: `${local(ports.intercom)}/inbox`,
-    temporalUi: local(ports.temporalUi),
-    temporal: env.TEMPORAL_ADDRESS!,
-    webhook: `${local(ports.ingress)}/webhooks/intercom`,
-    ingress: local(ports.ingress),
-    sandboxControl: `${local(ports.intercom)}/_sandbox`,
-  };
   const children: Child[] = [];
   const stop = async () => {
     for (const child of [...children].reverse()) await stopChild(child);
-    await temporal.teardown();
+    await temporal.stop();
+  };
+  const local = (port: number) => `http://127.0.0.1:${port}`;
+  const urls: StackUrls = {
+    inbox: `${local(ports.intercom)}/inbox`,
+    temporalUi: temporal.uiUrl,
+    temporal: temporal.address,
+    webhook: `${local(ports.ingress)}/webhooks/intercom`,
+    ingress: local(ports.ingress),
+    sandboxControl: `${local(ports.intercom)}/_sandbox`,
+    workerMetrics: `${local(ports.workerMetrics)}/metrics`,
+    ingressMetrics: `${local(ports.ingressMetrics)}/metrics`,
   };
   try {
+    const { temporal: _temporal, temporalUi: _ui, ...own } = ports as Partial<StackPorts>;
+    await checkPortsFree(own);
+    const env = melvinEnvironment(ports, temporal.address);
     children.push(
       startChild(
         'sandbox',
@@ -219,7 +312,7 @@ export async function startStack(options: {
       ),
     );
     await waitUntil('the sandbox', children, async () => (await fetch(`${urls.sandboxControl}/gate`)).ok);
-    children.push(startChild('worker', 'src/worker.ts', { ...env, LOG_LEVEL: 'WARN' }, echo));
+    children.push(startChild('worker', 'src/worker.ts', { ...env, LOG_LEVEL: options.workerLogLevel ?? 'INFO' }, echo));
     children.push(startChild('ingress', 'src/ingress/main.ts', env, echo));
     await waitUntil('the ingress', children, async () => (await fetch(`${urls.ingress}/healthz`)).ok);
     await waitUntil('the worker to poll its task queue', children, async () => {

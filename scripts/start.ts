@@ -1,18 +1,25 @@
 // `npm start`: the whole of Melvin on this machine with no configuration, until Ctrl-C.
 import path from 'node:path';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
-import { portsFromEnv, startStack } from './stack';
+import { SANDBOX_SECRETS } from '../sandbox/services';
+import { portsFromEnv, startDevServer, startStack } from './stack';
 import { findTemporalCli } from './temporal-cli';
 
 async function main(): Promise<void> {
   const ports = portsFromEnv();
   const temporalCli = await findTemporalCli();
   console.log('Starting the Temporal dev server, the sandbox, the worker and the ingress…');
+  const temporal = await startDevServer({
+    port: ports.temporal,
+    uiPort: ports.temporalUi,
+    dataDir: process.env.MELVIN_DATA_DIR ?? path.resolve(__dirname, '..', '.data'),
+    cli: temporalCli,
+  });
   const stack = await startStack({
     ports,
-    dataDir: process.env.MELVIN_DATA_DIR ?? path.resolve(__dirname, '..', '.data'),
-    temporalCli,
+    temporal,
     echo: (line) => console.log(line),
+    workerLogLevel: process.env.LOG_LEVEL ?? 'WARN',
   });
   console.log(`
 Melvin is running.
@@ -21,6 +28,8 @@ Melvin is running.
   Temporal UI:              ${stack.urls.temporalUi}
   Temporal frontend:        ${stack.urls.temporal}
   Webhook (ingress):        ${stack.urls.webhook}
+  Operator API:             ${stack.urls.ingress}/conversations/<id>/escalate (bearer ${SANDBOX_SECRETS.adminApiToken})
+  Metrics:                  ${stack.urls.workerMetrics} (worker), ${stack.urls.ingressMetrics} (ingress)
   Sandbox control API:      ${stack.urls.sandboxControl}
 
 Send a message: open the inbox, pick a talent, type a question ("When will I get paid?") and press

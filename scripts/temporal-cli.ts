@@ -36,20 +36,27 @@ function onPath(command: string): string | undefined {
   return undefined;
 }
 
-function goAvailable(): boolean {
+export function goAvailable(): boolean {
   return spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;
 }
 
-/** `go install` into a private GOBIN, then an atomic rename into the cache, so a half-built file is never found. */
-async function buildWithGo(log: (line: string) => void): Promise<string> {
-  const target = cachedCliPath();
-  const gobin = path.join(cacheDir(), `build-${process.pid}`);
+/**
+ * `go install <module>` into a private GOBIN, then an atomic rename to `target`, so a half-built file is never found;
+ * `built` is the name go gives the binary.
+ */
+export async function goInstall(
+  module: string,
+  built: string,
+  target: string,
+  log: (line: string) => void,
+): Promise<string> {
+  const gobin = path.join(cacheDir(), `build-${process.pid}-${built}`);
   mkdirSync(gobin, { recursive: true });
-  log(`Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go (${MODULE}); the first build takes several minutes.`);
+  log(`Building ${module} with Go into ${target}; the first build takes several minutes.`);
   const started = Date.now();
   let packages = 0;
   await new Promise<void>((resolve, reject) => {
-    const child = spawn('go', ['install', '-v', MODULE], {
+    const child = spawn('go', ['install', '-v', module], {
       env: { ...process.env, GOBIN: gobin },
       stdio: ['ignore', 'inherit', 'pipe'],
     });
@@ -74,10 +81,10 @@ async function buildWithGo(log: (line: string) => void): Promise<string> {
     child.on('exit', (code) => {
       clearInterval(ticker);
       if (code === 0) resolve();
-      else reject(new Error(`go install ${MODULE} exited with ${code}`));
+      else reject(new Error(`go install ${module} exited with ${code}`));
     });
   });
-  renameSync(path.join(gobin, 'temporal'), target);
+  renameSync(path.join(gobin, built), target);
   rmSync(gobin, { recursive: true, force: true });
   log(`Built ${target} in ${Math.round((Date.now() - started) / 1000)} s.`);
   return target;
@@ -103,7 +110,7 @@ export async function findTemporalCli(
     log('No Temporal CLI found and no Go toolchain: falling back to the copy @temporalio/testing downloads.');
     return undefined;
   }
-  return buildWithGo(log);
+  return goInstall(MODULE, 'temporal', cached, log);
 }
 
 if (require.main === module) {

@@ -14,6 +14,7 @@ export class ConfigError extends Error {
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 const required = (what: string) => optional(z.string({ error: `required: ${what}` }).min(1));
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464');
 
 /**
  * `MCP_SERVERS` lists servers separated by `;`, each `name=target`: a target starting with http(s):// is a Streamable
@@ -82,6 +83,10 @@ const WorkerEnv = TemporalEnv.extend({
   LANGSMITH_API_KEY: optional(z.string().min(1).optional()),
   LANGSMITH_ENDPOINT: optional(url.default('https://api.smith.langchain.com')),
   LOG_LEVEL: optional(z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO')),
+  /** Where the worker serves the Temporal SDK's Prometheus metrics. */
+  WORKER_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9464')),
+  LANGSMITH_TRACING: optional(z.enum(['true', 'false']).default('false')),
+  LANGSMITH_PROJECT: optional(z.string().min(1).default('melvin')),
 });
 
 const IngressEnv = TemporalEnv.extend(TurnEnv.shape).extend({
@@ -89,6 +94,8 @@ const IngressEnv = TemporalEnv.extend(TurnEnv.shape).extend({
   ADMIN_API_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').optional()),
   INGRESS_HOST: optional(z.string().min(1).default('127.0.0.1')),
   INGRESS_PORT: optional(z.coerce.number().int().min(0).max(65535).default(8780)),
+  /** Where the ingress serves its Prometheus metrics: apart from the public webhook port. */
+  INGRESS_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9465')),
 });
 
 function load<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {

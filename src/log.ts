@@ -1,9 +1,20 @@
-// Structured logs for Melvin's own processes: one JSON object per line on stdout (errors on stderr).
+// Structured logs: one JSON object per line on stdout (errors on stderr), for every Melvin process.
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
+function serializable(value: unknown): unknown {
+  if (value instanceof Error) {
+    return { name: value.name, message: value.message, ...(value.cause ? { cause: serializable(value.cause) } : {}) };
+  }
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+export function writeLogLine(level: string, line: Record<string, unknown>): void {
+  const text = `${JSON.stringify(line, (_key, value: unknown) => serializable(value))}\n`;
+  if (level === 'error') process.stderr.write(text);
+  else process.stdout.write(text);
+}
+
 export function logEvent(level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {
-  const line = JSON.stringify({ time: new Date().toISOString(), level, message, ...fields });
-  if (level === 'error') process.stderr.write(`${line}\n`);
-  else process.stdout.write(`${line}\n`);
+  writeLogLine(level, { time: new Date().toISOString(), level, message, ...fields });
 }

@@ -1,11 +1,12 @@
 // The worker process: wires real clients (Intercom, MCP, OpenAI, LangSmith, validation) to the activities and runs them.
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
 import { createActivities } from './activities';
 import { createOpenAiClient } from './activities/llm';
 import { McpConnections } from './activities/mcp';
 import { createLangSmithClient } from './activities/prompts';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config';
+import { installWorkerRuntime } from './worker-telemetry';
 
 export function connectionOptions(config: Pick<WorkerConfig, 'TEMPORAL_ADDRESS' | 'TEMPORAL_API_KEY'>) {
   return {
@@ -17,7 +18,7 @@ export function connectionOptions(config: Pick<WorkerConfig, 'TEMPORAL_ADDRESS' 
 
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
-  Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL) });
+  installWorkerRuntime({ logLevel: config.LOG_LEVEL, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const connection = await NativeConnection.connect(connectionOptions(config));
   const mcp = new McpConnections(config.MCP_SERVERS);
   try {

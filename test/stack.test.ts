@@ -2,13 +2,14 @@
 // scenario runner and a person in a browser then talk to Melvin through the signed webhook.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium';
 import type { ScenarioResult } from '../sandbox/scenario-runner';
+import { SANDBOX_SECRETS } from '../sandbox/services';
 import { waitFor } from './helpers/runtime';
+import { freeStackPorts, portEnvironment, type StackPorts } from '../scripts/stack';
 
 const ROOT = path.join(__dirname, '..');
 const SHARED_SCENARIOS = path.join(ROOT, '..', 'shared', 'scenarios');
@@ -17,23 +18,7 @@ let start: ChildProcess;
 let output = '';
 let env: NodeJS.ProcessEnv;
 let urls: { inbox: string; temporalUi: string };
-
-/** Seven ports free right now, for a stack that must not collide with a developer's own `npm start`. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const server = net.createServer();
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
+let ports: StackPorts;
 
 function runScenarios(...targets: string[]) {
   return new Promise<{ code: number | null; results: ScenarioResult[]; summary: string; stderr: string }>((resolve) => {
@@ -54,6 +39,23 @@ function runScenarios(...targets: string[]) {
   });
 }
 
+async function textInSomeFrame(page: Page, text: string): Promise<void> {
+  await waitFor(`"${text}" on the page`, async () => {
+    for (const frame of page.frames()) {
+      if (
+        (
+          await frame
+            .locator('body')
+            .innerText()
+            .catch(() => '')
+        ).includes(text)
+      )
+        return true;
+    }
+    return false;
+  });
+}
+
 /** What failed, readable in a test failure: the scenario and its unmet expectations. */
 const failures = (results: ScenarioResult[]) =>
   results
@@ -61,19 +63,15 @@ const failures = (results: ScenarioResult[]) =>
     .map((r) => ({ id: r.id, error: r.error, failed: r.expectations.filter((e) => !e.passed) }));
 
 beforeAll(async () => {
-  const [temporal, temporalUi, ingress, intercom, mcp, model, validation] = await freePorts(7);
+  ports = await freeStackPorts();
   env = {
     ...process.env,
-    TEMPORAL_PORT: String(temporal),
-    TEMPORAL_UI_PORT: String(temporalUi),
-    INGRESS_PORT: String(ingress),
-    SANDBOX_INTERCOM_PORT: String(intercom),
-    SANDBOX_MCP_PORT: String(mcp),
-    SANDBOX_MODEL_PORT: String(model),
-    SANDBOX_VALIDATION_PORT: String(validation),
+    ...portEnvironment(ports),
     MELVIN_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'melvin-stack-')),
-    SANDBOX_CONTROL_URL: `http://127.0.0.1:${intercom}/_sandbox`,
-    TEMPORAL_ADDRESS: `127.0.0.1:${temporal}`,
+    // The worker's info-level logs are checked below for what they must and must not carry.
+    LOG_LEVEL: 'INFO',
+    SANDBOX_CONTROL_URL: `http://127.0.0.1:${ports.intercom}/_sandbox`,
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
   };
   // Its own process group, so the test can stop npm, the stack and every process the stack started at once.
   start = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -104,8 +102,8 @@ afterAll(async () => {
 });
 
 test('npm start prints the inbox and Temporal UI URLs, and both answer', async () => {
-  expect(urls.inbox).toBe(`http://127.0.0.1:${env.SANDBOX_INTERCOM_PORT}/inbox`);
-  expect(urls.temporalUi).toBe(`http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
+  expect(urls.inbox).toBe(`http://127.0.0.1:${ports.intercom}/inbox`);
+  expect(urls.temporalUi).toBe(`http://127.0.0.1:${ports.temporalUi}`);
   expect((await fetch(urls.inbox)).status).toBe(200);
   expect((await fetch(urls.temporalUi)).status).toBe(200);
   expect(output).toContain('sandbox stand-in');
@@ -175,6 +173,50 @@ test('a scenario file it has never seen is checked: an unknown field fails with 
   expect(code).toBe(1);
 }, 120_000);
 
+test('the worker and the ingress serve Prometheus metrics on their documented ports', async () => {
+  const worker = await (await fetch(`http://127.0.0.1:${ports.workerMetrics}/metrics`)).text();
+  expect(worker).toMatch(/^temporal_workflow_completed\{.*\} [1-9]/m);
+  expect(worker).toMatch(/^temporal_activity_execution_latency_count\{.*activity_type="sendReply".*\} [1-9]/m);
+  const ingress = await (await fetch(`http://127.0.0.1:${ports.ingressMetrics}/metrics`)).text();
+  expect(ingress).toMatch(
+    /^melvin_ingress_deliveries_total\{topic="conversation.user.created",outcome="signalled"\} [1-9]/m,
+  );
+  expect(ingress).toMatch(/^melvin_ingress_ack_seconds_bucket\{le="0.1",outcome="signalled"\} [1-9]/m);
+});
+
+test('logs are JSON lines naming conversation, workflow and run, with no secret and no message text', () => {
+  const lines = output.split('\n').filter((l) => /^\[(worker|ingress)\] \{/.test(l));
+  const entries = lines.map((l) => JSON.parse(l.slice(l.indexOf('{'))) as Record<string, unknown>);
+  const delivered = entries.filter((e) => e.message === 'webhook delivered');
+  expect(delivered.length).toBeGreaterThan(20);
+  for (const entry of delivered)
+    expect(entry).toMatchObject({
+      conversation_id: expect.any(String),
+      workflow_id: expect.any(String),
+      run_id: expect.any(String),
+    });
+  const finished = entries.filter((e) => e.message === 'turn finished');
+  expect(finished.length).toBeGreaterThan(20);
+  for (const entry of finished) {
+    expect(entry).toMatchObject({
+      conversation_id: expect.any(String),
+      workflowId: `intercom-conversation-${String(entry.conversation_id)}`,
+      runId: expect.any(String),
+      melvin_status: expect.any(String),
+    });
+  }
+  const secrets = Object.values(SANDBOX_SECRETS).filter((s) => s.length > 8);
+  const messages = [
+    'When will I get paid for the Boulder event shift?',
+    'Any update on my application',
+    'Can I talk to a real person please?',
+  ];
+  for (const line of lines) {
+    for (const text of [...secrets, ...messages])
+      expect({ line, leaks: line.includes(text) }).toEqual({ line, leaks: false });
+  }
+});
+
 describe('the inbox page in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
@@ -201,4 +243,35 @@ describe('the inbox page in headless Chromium', () => {
     mkdirSync(OUTPUT_DIR, { recursive: true });
     await page.screenshot({ path: path.join(OUTPUT_DIR, 'inbox.png'), fullPage: true });
   }, 120_000);
+
+  test.each([
+    ['1001', 'success', null],
+    ['1004', 'VALIDATION_FAILED', 'validate'],
+  ])(
+    'the Temporal UI shows support leads run %s: summary, activity summaries, outcome and status',
+    async (id, status, source) => {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      await page.goto(`${urls.temporalUi}/namespaces/default/workflows/intercom-conversation-${id}`);
+      await page.getByText('User Metadata', { exact: true }).click();
+      const main = page.locator('main');
+      // The UI renders the summary and the current details as Markdown, each in a frame of its own.
+      await textInSomeFrame(page, `Conversation ${id} · conversation.user.created`);
+      for (const activity of [
+        'fetch conversation',
+        'plan hop 1',
+        'call get_user_payments (hop 1)',
+        'coverage hop 1',
+        `set Melvin Status ${status}`,
+      ]) {
+        await main.getByText(activity, { exact: true }).waitFor();
+      }
+      await textInSomeFrame(page, `Outcome: ${status}`);
+      mkdirSync(OUTPUT_DIR, { recursive: true });
+      await page.screenshot({ path: path.join(OUTPUT_DIR, `temporal-ui-${id}.png`), fullPage: true });
+      await page.getByText('Search Attributes', { exact: true }).first().click();
+      await main.getByText(`"MelvinStatus": "${status}"`).waitFor();
+      if (source) await main.getByText(`"EscalationSource": "${source}"`).waitFor();
+    },
+    120_000,
+  );
 });

@@ -5,6 +5,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { z } from 'zod';
 import { deliverUserMessage, forceEscalation, type TurnOptions } from '../conversations';
 import { logEvent } from '../log';
+import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Topics that carry a user's message; every other topic is acknowledged and ignored. */
@@ -39,6 +40,22 @@ const EscalationRequest = z.strictObject({
   requestedBy: z.string().trim().min(1).max(200).optional(),
 });
 
+interface Delivery {
+  status: number;
+  body: unknown;
+  outcome: DeliveryOutcome;
+  /** Only the topics Melvin knows become a metrics label: an unsigned body cannot invent label values. */
+  topic: string;
+}
+
+function reject(status: number, outcome: DeliveryOutcome, error: string, issues?: unknown): Delivery {
+  return { status, body: issues ? { error, issues } : { error }, outcome, topic: 'unknown' };
+}
+
+function isMessageTopic(topic: string): topic is (typeof MESSAGE_TOPICS)[number] {
+  return (MESSAGE_TOPICS as readonly string[]).includes(topic);
+}
+
 export interface IngressOptions {
   client: Client;
   /** The Intercom app's client secret: the key of the webhook's HMAC-SHA1 signature. */
@@ -46,6 +63,7 @@ export interface IngressOptions {
   turn: TurnOptions;
   /** Bearer token of the operator API; without one the API answers 503. */
   adminApiToken?: string;
+  metrics?: IngressMetrics;
 }
 
 function issuesOf(error: z.ZodError) {
@@ -71,74 +89,89 @@ export function createIngressApp(options: IngressOptions): express.Express {
   app.disable('x-powered-by');
   /** Notifications this process already turned into a signal: Intercom redelivers, and a repeat needs no second call. */
   const seen = new Set<string>();
+  const metrics = options.metrics ?? createIngressMetrics();
+
+  /** Everything a delivery can come to: the answer, and the outcome the metrics count it under. */
+  async function handleDelivery(raw: Buffer, signature: string | undefined): Promise<Delivery> {
+    if (!signatureMatches(raw, signature, options.clientSecret)) {
+      return reject(401, 'bad_signature', 'invalid signature: X-Hub-Signature must be sha1=<HMAC-SHA1 of the body>');
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(raw.toString('utf8'));
+    } catch (err) {
+      return reject(400, 'bad_json', `invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const notification = Notification.safeParse(json);
+    if (!notification.success) {
+      return reject(400, 'invalid', 'not an Intercom notification_event', issuesOf(notification.error));
+    }
+    const { id: notificationId, topic } = notification.data;
+    if (topic === 'ping') return { status: 200, body: { ok: true }, outcome: 'ping', topic };
+    if (!isMessageTopic(topic))
+      return { status: 202, body: { ignored: true, topic }, outcome: 'ignored', topic: 'other' };
+    const item = ConversationItem.safeParse(notification.data.data.item);
+    if (!item.success) {
+      const issues = issuesOf(item.error).map((i) => ({ ...i, path: `data.item.${i.path}` }));
+      return { ...reject(400, 'invalid', 'the notification names no valid conversation', issues), topic };
+    }
+    if (seen.has(notificationId)) {
+      return { status: 200, body: { duplicate: true, notificationId }, outcome: 'duplicate', topic };
+    }
+    const conversationId = item.data.id;
+    const lastPart = item.data.conversation_parts?.conversation_parts.at(-1);
+    try {
+      // Wait for Temporal to record the signal (milliseconds), never for the run: a 2xx must mean nothing is lost.
+      const run = await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+        deliverUserMessage(
+          options.client,
+          {
+            conversationId,
+            trigger: { topic, notificationId, receivedAt: new Date().toISOString() },
+            partId: lastPart ? String(lastPart.id) : undefined,
+          },
+          options.turn,
+        ),
+      );
+      seen.add(notificationId);
+      if (seen.size > REMEMBERED_NOTIFICATIONS) seen.delete(seen.values().next().value!);
+      logEvent('info', 'webhook delivered', {
+        topic,
+        conversation_id: conversationId,
+        workflow_id: run.workflowId,
+        run_id: run.runId,
+      });
+      return { status: 202, body: run, outcome: 'signalled', topic };
+    } catch (err) {
+      logEvent('error', 'webhook not delivered: Temporal unavailable', {
+        topic,
+        conversation_id: conversationId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      // A 5xx makes Intercom deliver again later, so the message is not lost.
+      return { ...reject(503, 'temporal_unavailable', 'Temporal is unavailable; retry the delivery'), topic };
+    }
+  }
 
   app.post(
     '/webhooks/intercom',
+    (_req, res, next) => {
+      const stopTimer = metrics.ackSeconds.startTimer();
+      res.on('finish', () => {
+        const outcome = (res.locals.outcome as string | undefined) ?? 'error';
+        metrics.deliveries.inc({ topic: (res.locals.topic as string | undefined) ?? 'unknown', outcome });
+        stopTimer({ outcome });
+      });
+      next();
+    },
     express.raw({ type: () => true, limit: MAX_BODY_BYTES }),
     async (req: Request, res: Response) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      if (!signatureMatches(raw, req.header('x-hub-signature'), options.clientSecret)) {
-        logEvent('warn', 'webhook rejected: bad signature', { status: 401 });
-        return res
-          .status(401)
-          .json({ error: 'invalid signature: X-Hub-Signature must be sha1=<HMAC-SHA1 of the body>' });
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(raw.toString('utf8'));
-      } catch (err) {
-        return res.status(400).json({ error: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` });
-      }
-      const notification = Notification.safeParse(json);
-      if (!notification.success) {
-        return res
-          .status(400)
-          .json({ error: 'not an Intercom notification_event', issues: issuesOf(notification.error) });
-      }
-      const { id: notificationId, topic } = notification.data;
-      if (topic === 'ping') return res.status(200).json({ ok: true });
-      if (!(MESSAGE_TOPICS as readonly string[]).includes(topic)) {
-        return res.status(202).json({ ignored: true, topic });
-      }
-      const item = ConversationItem.safeParse(notification.data.data.item);
-      if (!item.success) {
-        const issues = issuesOf(item.error).map((i) => ({ ...i, path: `data.item.${i.path}` }));
-        return res.status(400).json({ error: 'the notification names no valid conversation', issues });
-      }
-      const conversationId = item.data.id;
-      if (seen.has(notificationId)) return res.status(200).json({ duplicate: true, notificationId });
-      const lastPart = item.data.conversation_parts?.conversation_parts.at(-1);
-      try {
-        // Wait for Temporal to record the signal (milliseconds), never for the run: a 2xx must mean nothing is lost.
-        const run = await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
-          deliverUserMessage(
-            options.client,
-            {
-              conversationId,
-              trigger: { topic, notificationId, receivedAt: new Date().toISOString() },
-              partId: lastPart ? String(lastPart.id) : undefined,
-            },
-            options.turn,
-          ),
-        );
-        seen.add(notificationId);
-        if (seen.size > REMEMBERED_NOTIFICATIONS) seen.delete(seen.values().next().value!);
-        logEvent('info', 'webhook delivered', {
-          topic,
-          conversation_id: conversationId,
-          workflow_id: run.workflowId,
-          run_id: run.runId,
-        });
-        return res.status(202).json(run);
-      } catch (err) {
-        logEvent('error', 'webhook not delivered: Temporal unavailable', {
-          topic,
-          conversation_id: conversationId,
-          error: err instanceof Error ? err.message : String(err),
-        });
-        // A 5xx makes Intercom deliver again later, so the message is not lost.
-        return res.status(503).json({ error: 'Temporal is unavailable; retry the delivery' });
-      }
+      const delivery = await handleDelivery(raw, req.header('x-hub-signature'));
+      if (delivery.status === 401) logEvent('warn', 'webhook rejected: bad signature', { status: 401 });
+      res.locals.outcome = delivery.outcome;
+      res.locals.topic = delivery.topic;
+      res.status(delivery.status).json(delivery.body);
     },
   );
 
@@ -183,6 +216,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
   });
   app.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
     if (err.type === 'entity.too.large') {
+      res.locals.outcome = 'too_large';
       return res.status(413).json({ error: `the body is larger than ${MAX_BODY_BYTES} bytes` });
     }
     const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;

@@ -1,8 +1,10 @@
 // The ingress process: serves the Intercom webhook, the operator API and /healthz on INGRESS_PORT.
+import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { ConfigError, loadIngressConfig } from '../config';
 import { logEvent } from '../log';
 import { createIngressApp } from './app';
+import { createIngressMetrics } from './metrics';
 
 async function main(): Promise<void> {
   const config = loadIngressConfig();
@@ -12,8 +14,10 @@ async function main(): Promise<void> {
     apiKey: config.TEMPORAL_API_KEY,
   });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const metrics = createIngressMetrics();
   const app = createIngressApp({
     client,
+    metrics,
     clientSecret: config.INTERCOM_CLIENT_SECRET,
     adminApiToken: config.ADMIN_API_TOKEN,
     turn: { taskQueue: config.TASK_QUEUE, maxHops: config.MAX_HOPS, snoozeSeconds: config.SNOOZE_SECONDS },
@@ -21,8 +25,20 @@ async function main(): Promise<void> {
   const server = app.listen(config.INGRESS_PORT, config.INGRESS_HOST, () => {
     logEvent('info', 'ingress listening', { url: `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}` });
   });
+  const [metricsHost, metricsPort] = config.INGRESS_METRICS_ADDRESS.split(':') as [string, string];
+  const metricsServer = http
+    .createServer((req, res) => {
+      if (req.url !== '/metrics') return res.writeHead(404).end();
+      void metrics.registry
+        .metrics()
+        .then((body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body));
+    })
+    .listen(Number(metricsPort), metricsHost, () => {
+      logEvent('info', 'ingress metrics listening', { url: `http://${config.INGRESS_METRICS_ADDRESS}/metrics` });
+    });
   const stop = () => {
     logEvent('info', 'ingress stopping');
+    metricsServer.close();
     server.close(() => {
       void connection.close().finally(() => process.exit(0));
     });

@@ -142,6 +142,8 @@ export async function supportConversation(input: SupportConversationInput): Prom
   });
 
   upsertSearchAttributes([{ key: searchAttributes.conversationId, value: conversationId }]);
+  // Workflow logs carry the workflow and run ids; message text never goes into a log line.
+  log.info('turn started', { topic: input.trigger?.topic ?? null, max_hops: state.max_hops });
 
   function enter(node: NodeName, detail?: string): void {
     state.metadata.current_node = node;
@@ -561,6 +563,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
     state.next_node = 'end';
     upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
     enter('end', `Nothing to do: ${state.metadata.skipped_reason}`);
+    log.info('turn skipped', { reason: state.metadata.skipped_reason });
     return state;
   }
   // An operator's escalation wins over whatever the agent was about to do, as long as no reply has gone out.
@@ -577,6 +580,12 @@ export async function supportConversation(input: SupportConversationInput): Prom
 
   const status = state.finalize!.melvin_status;
   enter('end', `Outcome: ${status}${state.escalate ? ` — ${state.escalate.escalation_reason}` : ''}`);
+  log.info('turn finished', {
+    melvin_status: status,
+    escalation_source: state.escalate?.escalation_source ?? null,
+    hops: state.hops.length,
+    replied: state.response_delivery?.delivery_successful ?? false,
+  });
 
   // A message that arrived after the reply was drafted is unanswered: answer it in a fresh run of the same workflow.
   const unanswered = state.metadata.user_messages.slice(state.metadata.user_messages_fetched);
