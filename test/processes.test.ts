@@ -141,8 +141,9 @@ test('CLI escalate hands a running conversation to the team', async () => {
   sandbox.model.faults.set({ plan: [{ delay_ms: 30_000 }] });
   sandbox.model.script('plan', plan('Contract'));
 
+  const before = sandbox.model.requests.length;
   expect((await cli('start', 'proc-2')).code).toBe(0);
-  await waitFor('the plan request', () => sandbox.model.requests.some((r) => r.context.messages !== undefined));
+  await waitFor('the plan request', () => sandbox.model.requests.length > before);
   const escalated = await cli('escalate', 'proc-2', '--reason', 'Contract dispute', '--by', 'lead@team.example');
   expect(escalated.code).toBe(0);
 
@@ -152,4 +153,57 @@ test('CLI escalate hands a running conversation to the team', async () => {
     '🚨 Escalation: Contract dispute\nRequested by: lead@team.example',
   ]);
   expect(sandbox.intercom.melvinStatus('proc-2')).toBe('ROUTE_TO_TEAM');
+});
+
+test('the Temporal CLI escalates a running conversation with the forceEscalation signal and queries its state', async () => {
+  const temporalCli = process.env.TEMPORAL_CLI_PATH;
+  if (!temporalCli) throw new Error('no Temporal CLI: the global setup finds or builds one');
+  sandbox.seed({
+    conversation: {
+      id: 'proc-3',
+      contact: { id: 'c-li', email: 'li@example.com', name: 'Li Wei' },
+      parts: [{ author: 'user', type: 'comment', body: 'Where is my contract?' }],
+    },
+  });
+  sandbox.model.faults.set({ plan: [{ delay_ms: 30_000 }] });
+  sandbox.model.script('plan', plan('Contract'));
+  const before = sandbox.model.requests.length;
+  expect((await cli('start', 'proc-3')).code).toBe(0);
+  await waitFor('the plan request', () => sandbox.model.requests.length > before);
+
+  const temporal = (...args: string[]) =>
+    new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn(temporalCli, [
+        ...args,
+        '--address',
+        processEnv.TEMPORAL_ADDRESS!,
+        '--workflow-id',
+        'intercom-conversation-proc-3',
+      ]);
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.on('exit', (code) => resolve({ code, stdout }));
+    });
+  const signalled = await temporal(
+    'workflow',
+    'signal',
+    '--name',
+    'forceEscalation',
+    '--input',
+    JSON.stringify({ reason: 'Escalated from the Temporal CLI', requestedBy: 'oncall@team.example' }),
+  );
+  expect(signalled.code).toBe(0);
+  await env.client.workflow.getHandle('intercom-conversation-proc-3').result();
+
+  const queried = await temporal('workflow', 'query', '--type', 'state', '--output', 'json');
+  expect(queried.code).toBe(0);
+  const state = JSON.parse(queried.stdout) as { queryResult: AgentState[] };
+  expect(state.queryResult[0]).toMatchObject({
+    conversation_id: 'proc-3',
+    escalate: { escalation_source: 'operator', escalation_reason: 'Escalated from the Temporal CLI' },
+    finalize: { melvin_status: 'ROUTE_TO_TEAM' },
+  });
+  expect(sandbox.intercom.notes('proc-3')).toEqual([
+    '🚨 Escalation: Escalated from the Temporal CLI\nRequested by: oncall@team.example',
+  ]);
 });
