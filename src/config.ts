@@ -87,6 +87,10 @@ const WorkerEnv = TemporalEnv.extend({
   WORKER_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9464')),
   LANGSMITH_TRACING: optional(z.enum(['true', 'false']).default('false')),
   LANGSMITH_PROJECT: optional(z.string().min(1).default('melvin')),
+}).superRefine((env, ctx) => {
+  if (env.LANGSMITH_TRACING === 'true' && !env.LANGSMITH_API_KEY) {
+    ctx.addIssue({ code: 'custom', path: ['LANGSMITH_TRACING'], message: 'tracing needs LANGSMITH_API_KEY' });
+  }
 });
 
 const IngressEnv = TemporalEnv.extend(TurnEnv.shape).extend({

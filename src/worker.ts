@@ -1,6 +1,8 @@
 // The worker process: wires real clients (Intercom, MCP, OpenAI, LangSmith, validation) to the activities and runs them.
+import { LangSmithPlugin } from '@temporalio/langsmith';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
+import { wrapOpenAI } from 'langsmith/wrappers';
 import { createActivities } from './activities';
 import { createOpenAiClient } from './activities/llm';
 import { McpConnections } from './activities/mcp';
@@ -21,12 +23,21 @@ async function main(): Promise<void> {
   installWorkerRuntime({ logLevel: config.LOG_LEVEL, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const connection = await NativeConnection.connect(connectionOptions(config));
   const mcp = new McpConnections(config.MCP_SERVERS);
+  const langsmith = config.LANGSMITH_API_KEY
+    ? createLangSmithClient({ apiKey: config.LANGSMITH_API_KEY, apiUrl: config.LANGSMITH_ENDPOINT })
+    : undefined;
+  // With tracing off nothing is wrapped and no plugin is loaded, so no trace request can leave the process.
+  const tracing = config.LANGSMITH_TRACING === 'true';
+  const openai = createOpenAiClient({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL });
   try {
     const worker = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TASK_QUEUE,
       workflowsPath: require.resolve('./workflows'),
+      plugins: tracing
+        ? [new LangSmithPlugin({ client: langsmith, projectName: config.LANGSMITH_PROJECT, addTemporalRuns: true })]
+        : [],
       activities: createActivities({
         // SDK retries are off everywhere: Temporal's retry policies are the only retry layer.
         intercom: new IntercomClient({
@@ -36,11 +47,9 @@ async function main(): Promise<void> {
         }),
         adminId: config.MELVIN_ADMIN_ID,
         mcp,
-        openai: createOpenAiClient({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL }),
+        openai: tracing ? wrapOpenAI(openai) : openai,
         model: config.MODEL_NAME,
-        langsmith: config.LANGSMITH_API_KEY
-          ? createLangSmithClient({ apiKey: config.LANGSMITH_API_KEY, apiUrl: config.LANGSMITH_ENDPOINT })
-          : undefined,
+        langsmith,
         validation: { endpoint: config.VALIDATION_ENDPOINT, apiKey: config.VALIDATION_API_KEY },
       }),
     });

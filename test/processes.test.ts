@@ -1,5 +1,5 @@
 // The worker and the CLI as real processes: configuration from the environment, a run started and inspected by CLI.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,73 +7,38 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AgentState } from '../src/state';
 import { coverage, draft, plan } from './helpers/model-answers';
 import { quietRuntime, waitFor } from './helpers/runtime';
-import { ADMIN_ID, INTERCOM_TOKEN, OPENAI_KEY, VALIDATION_KEY, startSandbox, type Sandbox } from './helpers/sandbox';
+import { ROOT, runNode, startWorkerProcess, workerEnvironment, type WorkerProcess } from './helpers/processes';
+import { startSandbox, type Sandbox } from './helpers/sandbox';
 import { startTemporal } from './helpers/temporal';
 
 quietRuntime();
 
-const ROOT = path.join(__dirname, '..');
 const TALENT = {
   users: [{ email: 'li@example.com', name: 'Li Wei', applications: [], payments: [] }],
   jobs: [],
 };
 let env: TestWorkflowEnvironment;
 let sandbox: Sandbox;
-let worker: ChildProcess | undefined;
+let worker: WorkerProcess | undefined;
 let processEnv: NodeJS.ProcessEnv;
 
-function runNode(script: string, args: string[], extraEnv: NodeJS.ProcessEnv = processEnv) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
-      env: extraEnv,
-      cwd: ROOT,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-const cli = (...args: string[]) => runNode('src/client.ts', args);
+const cli = (...args: string[]) => runNode('src/client.ts', args, processEnv);
 
 beforeAll(async () => {
   [env, sandbox] = await Promise.all([startTemporal(), startSandbox()]);
   // The worker reaches the talent MCP server over stdio here, the way a production MCP_SERVERS command entry does.
   const dataFile = path.join(mkdtempSync(path.join(tmpdir(), 'melvin-proc-')), 'talent.json');
   writeFileSync(dataFile, JSON.stringify({ talent: TALENT }));
-  processEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    TEMPORAL_ADDRESS: env.connection.options.address,
-    TASK_QUEUE: 'process-test',
-    INTERCOM_API_KEY: INTERCOM_TOKEN,
-    INTERCOM_BASE_URL: sandbox.intercom.url,
-    MELVIN_ADMIN_ID: ADMIN_ID,
-    MCP_SERVERS: `talent=${process.execPath} --import tsx ${path.join(ROOT, 'sandbox/talent-mcp/stdio.ts')} ${dataFile}`,
-    OPENAI_API_KEY: OPENAI_KEY,
-    OPENAI_BASE_URL: sandbox.model.url,
-    MODEL_NAME: 'sandbox',
-    VALIDATION_ENDPOINT: sandbox.validation.url,
-    VALIDATION_API_KEY: VALIDATION_KEY,
-  };
-  worker = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/worker.ts')], {
-    env: processEnv,
-    cwd: ROOT,
-    // The worker's own logs are noise here; DEBUG_WORKER=1 shows them.
-    stdio: ['ignore', 'ignore', process.env.DEBUG_WORKER ? 'inherit' : 'ignore'],
+  processEnv = await workerEnvironment(sandbox, {
+    temporalAddress: env.connection.options.address,
+    taskQueue: 'process-test',
+    mcpServers: `talent=${process.execPath} --import tsx ${path.join(ROOT, 'sandbox/talent-mcp/stdio.ts')} ${dataFile}`,
   });
+  worker = startWorkerProcess(processEnv);
 }, 120_000);
 
 afterAll(async () => {
-  if (worker && worker.exitCode === null) {
-    const exited = new Promise((resolve) => worker!.once('exit', resolve));
-    worker.kill('SIGINT');
-    const timer = setTimeout(() => worker!.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(timer);
-  }
+  await worker?.stop();
   await sandbox?.close();
   await env?.teardown();
 });

@@ -1,0 +1,69 @@
+// Melvin's entry points as child processes for tests: the worker with its environment, and one-shot commands.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePorts } from '../../scripts/stack';
+import { ADMIN_ID, INTERCOM_TOKEN, OPENAI_KEY, VALIDATION_KEY, type Sandbox } from './sandbox';
+
+export const ROOT = path.join(__dirname, '..', '..');
+
+/** Runs `node --import tsx <script>` to completion. */
+export function runNode(script: string, args: string[], env: NodeJS.ProcessEnv) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { env, cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The worker's production variables pointing at a test's sandbox, with a metrics port of its own. */
+export async function workerEnvironment(
+  sandbox: Sandbox,
+  options: { temporalAddress: string; taskQueue: string; mcpServers?: string },
+): Promise<NodeJS.ProcessEnv> {
+  const [metricsPort] = await freePorts(1);
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TEMPORAL_ADDRESS: options.temporalAddress,
+    TASK_QUEUE: options.taskQueue,
+    INTERCOM_API_KEY: INTERCOM_TOKEN,
+    INTERCOM_BASE_URL: sandbox.intercom.url,
+    MELVIN_ADMIN_ID: ADMIN_ID,
+    MCP_SERVERS: options.mcpServers ?? `talent=${sandbox.mcpServer.url}/mcp`,
+    OPENAI_API_KEY: OPENAI_KEY,
+    OPENAI_BASE_URL: sandbox.model.url,
+    MODEL_NAME: 'sandbox',
+    VALIDATION_ENDPOINT: sandbox.validation.url,
+    VALIDATION_API_KEY: VALIDATION_KEY,
+    WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+  };
+}
+
+export interface WorkerProcess {
+  process: ChildProcess;
+  /** SIGINT, as an orchestrator stops a worker: it finishes what it holds (and flushes traces), then exits. */
+  stop(): Promise<void>;
+}
+
+export function startWorkerProcess(env: NodeJS.ProcessEnv): WorkerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/worker.ts')], {
+    env,
+    cwd: ROOT,
+    // The worker's own logs are noise in tests; DEBUG_WORKER=1 shows them.
+    stdio: ['ignore', process.env.DEBUG_WORKER ? 'inherit' : 'ignore', process.env.DEBUG_WORKER ? 'inherit' : 'ignore'],
+  });
+  return {
+    process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
