@@ -112,6 +112,11 @@ function load<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S
   throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
 }
 
+/** Every variable a Melvin process reads, for the deployment files' checks. */
+export const CONFIGURATION_VARIABLES = [
+  ...new Set([...Object.keys(TurnEnv.shape), ...Object.keys(WorkerEnv.shape), ...Object.keys(IngressEnv.shape)]),
+].sort();
+
 export type TemporalConfig = z.infer<typeof TemporalEnv>;
 export type TurnConfig = z.infer<typeof TurnEnv>;
 export type WorkerConfig = z.infer<typeof WorkerEnv>;

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium';
 import type { ScenarioResult } from '../sandbox/scenario-runner';
@@ -214,6 +215,31 @@ test('logs are JSON lines naming conversation, workflow and run, with no secret 
   for (const line of lines) {
     for (const text of [...secrets, ...messages])
       expect({ line, leaks: line.includes(text) }).toEqual({ line, leaks: false });
+  }
+});
+
+test('the support leads’ list filters in the README run and find runs', async () => {
+  const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+  try {
+    const client = new Client({ connection });
+    const today = new Date(new Date().toISOString().slice(0, 10)).toISOString();
+    const count = async (query: string) => {
+      let n = 0;
+      for await (const _run of client.workflow.list({ query })) n += 1;
+      return n;
+    };
+    await waitFor('visibility to catch up', async () => (await count('HopCount >= 2')) > 0);
+    for (const filter of [
+      `EscalationSource IS NOT NULL AND CloseTime > "${today}"`,
+      'MelvinStatus IN ("error", "RESPONSE_FAILED", "MESSAGE_FAILED", "VALIDATION_FAILED")',
+      'ConversationId = "1004"',
+      'HopCount >= 2',
+      'EscalationSource = "operator"',
+    ]) {
+      expect({ filter, found: (await count(filter)) > 0 }).toEqual({ filter, found: true });
+    }
+  } finally {
+    await connection.close();
   }
 });
 

@@ -1,0 +1,127 @@
+// The deployment files, checked statically (no Docker engine here): the compose file against the Compose
+// Specification's JSON schema, and every service, port and variable it names against the code, .env.example and README.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { parse } from 'yaml';
+import { CONFIGURATION_VARIABLES } from '../src/config';
+
+const ROOT = path.join(__dirname, '..');
+/** The Compose Specification's own schema, from the compose-spec project's Go module (the Go module proxy serves it). */
+const COMPOSE_GO = 'github.com/compose-spec/compose-go/v2@v2.16.2';
+
+interface Service {
+  image?: string;
+  build?: { context: string; dockerfile: string };
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  expose?: string[];
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+}
+
+const composeText = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+// Compose resolves YAML merge keys (`<<: *temporal-admin`), so the check does too.
+const compose = parse(composeText, { merge: true }) as { services: Record<string, Service> };
+const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const envExample = readFileSync(path.join(ROOT, '.env.example'), 'utf8');
+const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+
+function composeSchema(): object {
+  const module = JSON.parse(execFileSync('go', ['mod', 'download', '-json', COMPOSE_GO], { encoding: 'utf8' })) as {
+    Dir: string;
+  };
+  return JSON.parse(readFileSync(path.join(module.Dir, 'schema', 'compose-spec.json'), 'utf8')) as object;
+}
+
+test('docker-compose.yml is valid under the Compose Specification schema', () => {
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats(ajv);
+  const validate = ajv.compile(composeSchema());
+  const valid = validate(compose);
+  expect(validate.errors ?? []).toEqual([]);
+  expect(valid).toBe(true);
+  // The schema does catch mistakes: a misspelt key and a wrong type are both refused.
+  const broken = structuredClone(compose) as unknown as { services: Record<string, Record<string, unknown>> };
+  broken.services['melvin-worker']!.restart_policy = 'always';
+  broken.services['melvin-ingress']!.ports = '8780:8780';
+  expect(validate(broken)).toBe(false);
+}, 120_000);
+
+test('it runs PostgreSQL, the Temporal server with its schema set up, the UI, and Melvin’s worker and ingress', () => {
+  const services = compose.services;
+  expect(Object.keys(services).sort()).toEqual(
+    [
+      'melvin-ingress',
+      'melvin-worker',
+      'postgresql',
+      'temporal',
+      'temporal-schema',
+      'temporal-setup',
+      'temporal-ui',
+    ].sort(),
+  );
+  expect(services.temporal!.image).toMatch(/^temporalio\/server:1\.29\./);
+  expect(services['temporal-ui']!.image).toMatch(/^temporalio\/ui:/);
+  expect(services['temporal-schema']!.image).toMatch(/^temporalio\/admin-tools:/);
+  expect(JSON.stringify(services['temporal-schema'])).toContain('update-schema --schema-name postgresql/v12/temporal');
+  for (const attribute of [
+    'ConversationId=Keyword',
+    'MelvinStatus=Keyword',
+    'EscalationSource=Keyword',
+    'HopCount=Int',
+  ]) {
+    expect(JSON.stringify(services['temporal-setup'])).toContain(attribute);
+  }
+  expect(services.temporal!.depends_on).toEqual({ 'temporal-schema': { condition: 'service_completed_successfully' } });
+  for (const name of ['melvin-worker', 'melvin-ingress']) {
+    const service = services[name]!;
+    expect(service.build).toEqual({ context: '.', dockerfile: 'Dockerfile' });
+    expect(service.healthcheck?.test.length).toBeGreaterThan(1);
+  }
+  expect(services['melvin-worker']!.command).toEqual(['node', 'dist/src/worker.js']);
+  expect(services['melvin-ingress']!.command).toEqual(['node', 'dist/src/ingress/main.js']);
+});
+
+test('the Dockerfile is multi-stage and runs as a non-root user with a healthcheck', () => {
+  expect(dockerfile.match(/^FROM /gm)).toHaveLength(2);
+  expect(dockerfile).toMatch(/^USER melvin$/m);
+  expect(dockerfile).toMatch(/^HEALTHCHECK /m);
+  expect(dockerfile).toContain('npm run build');
+});
+
+test('every variable Melvin’s services are given is one the code reads and the README documents', () => {
+  for (const name of ['melvin-worker', 'melvin-ingress']) {
+    for (const variable of Object.keys(compose.services[name]!.environment ?? {})) {
+      expect({ service: name, variable, inCode: CONFIGURATION_VARIABLES.includes(variable) }).toEqual({
+        service: name,
+        variable,
+        inCode: true,
+      });
+      expect({ variable, inReadme: readme.includes(`\`${variable}\``) }).toEqual({ variable, inReadme: true });
+    }
+  }
+});
+
+test('secrets come only from the environment, and .env.example lists every variable the compose file reads', () => {
+  const interpolated = [...new Set([...composeText.matchAll(/\$\{([A-Z_]+)[:?}-]/g)].map((m) => m[1]!))].sort();
+  const listed = [...envExample.matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]!).sort();
+  expect(listed).toEqual(interpolated);
+  for (const service of Object.values(compose.services)) {
+    for (const [variable, value] of Object.entries(service.environment ?? {})) {
+      if (/KEY|SECRET|TOKEN|PASSWORD|PWD/.test(variable)) {
+        expect({ variable, value }).toEqual({ variable, value: expect.stringMatching(/^\$\{[A-Z_]+(:[?-].*)?\}$/) });
+      }
+    }
+  }
+});
+
+test('every published port is documented in the README', () => {
+  const published = Object.values(compose.services).flatMap((s) => (s.ports ?? []).map((p) => p.split(':')[0]!));
+  expect(published.sort()).toEqual(['7233', '8080', '8780', '9465']);
+  for (const port of [...published, '9464'])
+    expect({ port, inReadme: readme.includes(port) }).toEqual({ port, inReadme: true });
+});
