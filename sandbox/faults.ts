@@ -4,10 +4,20 @@ import type { HttpFault } from './scenario';
 
 export class FaultQueues<F extends { always?: boolean }> {
   private readonly queues = new Map<string, F[]>();
+  private random: { rate: number; faults: Partial<Record<string, F[]>>; next: () => number } | undefined;
 
   set(plan: Partial<Record<string, F[]>> | undefined): void {
     this.queues.clear();
+    this.random = undefined;
     for (const [key, faults] of Object.entries(plan ?? {})) if (faults?.length) this.queues.set(key, [...faults]);
+  }
+
+  /**
+   * Beyond the planned faults, fails a share `rate` of the calls to each key listed in `faults` with one of its faults,
+   * picked by a seeded generator so a run can be repeated.
+   */
+  setRandom(rate: number, faults: Partial<Record<string, F[]>>, seed = 1): void {
+    this.random = { rate, faults, next: seededRandom(seed) };
   }
 
   peek(key: string): F | undefined {
@@ -19,7 +29,36 @@ export class FaultQueues<F extends { always?: boolean }> {
     const queue = this.queues.get(key);
     const next = queue?.[0];
     if (next && !next.always) queue!.shift();
-    return next;
+    if (next || !this.random) return next;
+    const candidates = this.random.faults[key];
+    if (!candidates?.length || this.random.next() >= this.random.rate) return undefined;
+    return candidates[Math.floor(this.random.next() * candidates.length)];
+  }
+}
+
+/** Mulberry32: a small, fast, seeded generator of numbers in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Simulated service latency: each call waits a random time in [min, max] ms; the waits are kept for the figures. */
+export class Latency {
+  range: [number, number] | undefined;
+  private readonly next = seededRandom(7);
+
+  async wait(): Promise<number> {
+    if (!this.range) return 0;
+    const [min, max] = this.range;
+    const ms = Math.round(min + this.next() * (max - min));
+    await sleep(ms);
+    return ms;
   }
 }
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { STAND_IN_FINGERPRINT, type LlmStep } from '../../src/schemas';
-import { FaultQueues, sendHttpFault, sleep } from '../faults';
+import { FaultQueues, Latency, sendHttpFault, sleep } from '../faults';
 import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { HttpFault } from '../scenario';
@@ -26,6 +26,8 @@ export interface RecordedCompletion {
   context: Record<string, unknown>;
   messages: ChatMessage[];
   authorization: string | undefined;
+  /** The simulated latency this request waited. */
+  latency_ms?: number;
 }
 
 const STEPS: LlmStep[] = ['plan', 'coverage', 'draft'];
@@ -53,6 +55,7 @@ function openAiError(status: number, message: string) {
 export class SandboxModel extends HttpService {
   readonly faults = new FaultQueues<HttpFault>();
   readonly requests: RecordedCompletion[] = [];
+  readonly latency = new Latency();
   private readonly scripts = new Map<LlmStep, ScriptedAnswer[]>();
 
   constructor(readonly options: { apiKey: string; responder?: Responder; gates?: Gates }) {
@@ -105,7 +108,14 @@ export class SandboxModel extends HttpService {
           .json(openAiError(400, 'expected messages and a json_schema response_format named plan, coverage or draft'));
       }
       const context = dataDocument(body.messages);
-      this.requests.push({ step, context, messages: body.messages, authorization: req.header('authorization') });
+      const recorded: RecordedCompletion = {
+        step,
+        context,
+        messages: body.messages,
+        authorization: req.header('authorization'),
+      };
+      this.requests.push(recorded);
+      recorded.latency_ms = await this.latency.wait();
       const fault = this.faults.take(step);
       if (fault?.delay_ms) await sleep(fault.delay_ms);
       if (res.destroyed) return;

@@ -3,7 +3,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import MiniSearch from 'minisearch';
 import { z } from 'zod';
-import { FaultQueues, sleep } from '../faults';
+import { FaultQueues, Latency, sleep } from '../faults';
 import type { Doc, McpFault, TalentData, TalentUser } from '../scenario';
 
 export interface DocPassage {
@@ -16,7 +16,8 @@ export interface DocPassage {
 export class TalentStore {
   data: TalentData = { users: [], jobs: [] };
   readonly faults = new FaultQueues<McpFault>();
-  readonly calls: { tool: string; arguments: Record<string, unknown> }[] = [];
+  readonly calls: { tool: string; arguments: Record<string, unknown>; latency_ms?: number }[] = [];
+  readonly latency = new Latency();
   /** How long a `timeout` fault holds the call. */
   timeoutMs = 60_000;
   private readonly knowledgeBase: Doc[];
@@ -82,7 +83,9 @@ export function buildServer(store: TalentStore): McpServer {
   const tool =
     <A extends Record<string, unknown>>(name: string, handler: (args: A) => CallToolResult) =>
     async (args: A): Promise<CallToolResult> => {
-      store.calls.push({ tool: name, arguments: args });
+      const call: TalentStore['calls'][number] = { tool: name, arguments: args };
+      store.calls.push(call);
+      call.latency_ms = await store.latency.wait();
       const fault = store.faults.take(name);
       if (fault?.error === 'timeout') await sleep(store.timeoutMs);
       // Over HTTP a `server` fault never gets here: the transport answers 503 (see http.ts). Over stdio there is no

@@ -5,12 +5,9 @@ import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { ValidationFault } from '../scenario';
 import type { ValidationRequest } from '../../src/activities/validation';
+import { checkReply, type ReplyCheck } from '../../src/reply-checks';
 
-export interface CheckResult {
-  name: string;
-  passed: boolean;
-  detail: string;
-}
+export type CheckResult = ReplyCheck;
 
 const MONTHS = [
   'january',
@@ -49,58 +46,20 @@ export function amountsIn(text: string): number[] {
   return [...text.matchAll(AMOUNT)].map((m) => Number((m[1] ?? m[2])!.replace(/,/g, '')));
 }
 
-/** Every value of an `id` or `*_id` field in the gathered data: internal identifiers a reply must not show. */
-function internalIds(value: unknown, found = new Set<string>()): Set<string> {
-  if (Array.isArray(value)) value.forEach((v) => internalIds(v, found));
-  else if (value && typeof value === 'object') {
-    for (const [key, v] of Object.entries(value)) {
-      if ((key === 'id' || key.endsWith('_id')) && (typeof v === 'string' || typeof v === 'number'))
-        found.add(String(v));
-      else internalIds(v, found);
-    }
-  }
-  return found;
-}
-
-const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
-
-/** True when the reply repeats six or more consecutive words of the note. */
-function quotesNote(reply: string, note: string): boolean {
-  const replyText = ` ${words(reply).join(' ')} `;
-  const noteWords = words(note);
-  if (noteWords.length < 6) return noteWords.length >= 3 && replyText.includes(` ${noteWords.join(' ')} `);
-  for (let i = 0; i + 6 <= noteWords.length; i++)
-    if (replyText.includes(` ${noteWords.slice(i, i + 6).join(' ')} `)) return true;
-  return false;
-}
-
+/** Melvin's own reply checks (the same a production validator would make), plus: every date and amount is backed. */
 export function checkDraft(request: ValidationRequest): CheckResult[] {
   const reply = request.response;
   const gathered = JSON.stringify([request.tool_data, request.docs_data, request.messages]);
-  const ownEmail = request.user_email?.toLowerCase();
-  const otherEmails = (reply.match(/[\w.+-]+@[\w-]+\.[\w.-]+/g) ?? []).filter((e) => e.toLowerCase() !== ownEmail);
-  const ids = [...internalIds([request.tool_data])].filter((id) => id.length >= 3 && reply.includes(id));
-  const quoted = request.internal_notes.filter((note) => quotesNote(reply, note));
   const knownDates = datesIn(gathered);
   const unbackedDates = [...datesIn(reply)].filter((d) => !knownDates.has(d));
   const knownNumbers = new Set((gathered.match(/\d+(?:\.\d+)?/g) ?? []).map(Number));
   const unbackedAmounts = amountsIn(reply).filter((a) => !knownNumbers.has(a));
   return [
-    {
-      name: 'no_other_user_data',
-      passed: otherEmails.length === 0,
-      detail: otherEmails.length ? `names other addresses: ${otherEmails.join(', ')}` : 'names no other user',
-    },
-    {
-      name: 'no_internal_ids',
-      passed: ids.length === 0,
-      detail: ids.length ? `shows internal ids: ${ids.join(', ')}` : 'shows no internal ids',
-    },
-    {
-      name: 'no_internal_notes',
-      passed: quoted.length === 0,
-      detail: quoted.length ? 'repeats the text of an internal note' : 'repeats no internal note',
-    },
+    ...checkReply(reply, {
+      userEmail: request.user_email,
+      internalNotes: request.internal_notes,
+      toolData: request.tool_data,
+    }),
     {
       name: 'dates_backed_by_data',
       passed: unbackedDates.length === 0,

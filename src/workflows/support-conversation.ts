@@ -13,6 +13,7 @@ import {
 } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../activities/prompts';
 import type { LlmAnswer } from '../activities/llm';
+import { checkReply, type ReplyCheck } from '../reply-checks';
 import { ValidationResponse } from '../schemas';
 import {
   DEFAULT_MAX_HOPS,
@@ -395,9 +396,19 @@ export async function supportConversation(input: SupportConversationInput): Prom
     return route.escalation;
   }
 
-  async function validate(): Promise<Escalation | null> {
-    enter('validate');
-    let raw: string;
+  /** Melvin's own checks, before the validation service is asked: a reply that fails them never goes further. */
+  function guardFindings(): ReplyCheck[] {
+    const checks = checkReply(state.response ?? '', {
+      userEmail: state.user_email,
+      internalNotes: state.metadata.internal_notes,
+      toolData: state.tool_data,
+      prompts: loadedPrompts ? [loadedPrompts.plan, loadedPrompts.coverage, loadedPrompts.draft] : [],
+    });
+    return checks.some((c) => !c.passed) ? checks : [];
+  }
+
+  /** The validation service's raw answer, or the escalation when it cannot be had (row 7). */
+  async function askValidationService(): Promise<string | Escalation> {
     try {
       const answer = await validation.validateDraft.executeWithOptions({ summary: 'validate draft' }, [
         {
@@ -411,7 +422,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
           docs_data: state.docs_data,
         },
       ]);
-      raw = answer.raw;
+      return answer.raw;
     } catch (err) {
       const e = failed('validation_error', err);
       state.validate = {
@@ -423,6 +434,15 @@ export async function supportConversation(input: SupportConversationInput): Prom
       };
       return e;
     }
+  }
+
+  async function validate(): Promise<Escalation | null> {
+    enter('validate');
+    const blocked = guardFindings();
+    const raw = blocked.length
+      ? JSON.stringify({ overall_passed: false, checked_by: 'melvin', checks: blocked })
+      : await askValidationService();
+    if (typeof raw !== 'string') return raw;
     // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why.
     const note = await postNote(`Validation result:\n${raw}`, 'note validation result');
     let parsed: ValidationResponse | undefined;
