@@ -182,13 +182,14 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-interface Child {
+export interface Child {
   name: string;
   process: ChildProcess;
   output: string[];
 }
 
-function startChild(name: string, script: string, env: NodeJS.ProcessEnv, echo: (line: string) => void): Child {
+/** Starts `node --import tsx <script>` with `env` (plus PATH and HOME), echoing its output lines prefixed by name. */
+export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, echo: (line: string) => void): Child {
   const child: Child = {
     name,
     process: spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
@@ -234,7 +235,8 @@ async function waitUntil(
   }
 }
 
-async function stopChild(child: Child): Promise<void> {
+/** SIGINT, as an orchestrator stops a process: it finishes what it holds, then exits (SIGKILL after 10 s). */
+export async function stopChild(child: Child): Promise<void> {
   if (child.process.exitCode !== null || child.process.signalCode !== null) return;
   const exited = new Promise((resolve) => child.process.once('exit', resolve));
   child.process.kill('SIGINT');

@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AgentState } from '../src/state';
 import { coverage, draft, plan } from './helpers/model-answers';
 import { quietRuntime, waitFor } from './helpers/runtime';
-import { ROOT, runNode, startWorkerProcess, workerEnvironment, type WorkerProcess } from './helpers/processes';
+import { ROOT, runNode, startWorkerProcess, workerEnvironment } from './helpers/processes';
 import { startSandbox, type Sandbox } from './helpers/sandbox';
 import { startTemporal } from './helpers/temporal';
 
@@ -19,7 +19,7 @@ const TALENT = {
 };
 let env: TestWorkflowEnvironment;
 let sandbox: Sandbox;
-let worker: WorkerProcess | undefined;
+let worker: ReturnType<typeof startWorkerProcess> | undefined;
 let processEnv: NodeJS.ProcessEnv;
 
 const cli = (...args: string[]) => runNode('src/client.ts', args, processEnv);

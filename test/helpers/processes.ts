@@ -1,7 +1,7 @@
 // Melvin's entry points as child processes for tests: the worker with its environment, and one-shot commands.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePorts } from '../../scripts/stack';
+import { freePorts, startChild, stopChild, type Child } from '../../scripts/stack';
 import { ADMIN_ID, INTERCOM_TOKEN, OPENAI_KEY, VALIDATION_KEY, type Sandbox } from './sandbox';
 
 export const ROOT = path.join(__dirname, '..', '..');
@@ -25,14 +25,12 @@ export async function workerEnvironment(
 ): Promise<NodeJS.ProcessEnv> {
   const [metricsPort] = await freePorts(1);
   return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
     TEMPORAL_ADDRESS: options.temporalAddress,
     TASK_QUEUE: options.taskQueue,
     INTERCOM_API_KEY: INTERCOM_TOKEN,
     INTERCOM_BASE_URL: sandbox.intercom.url,
     MELVIN_ADMIN_ID: ADMIN_ID,
-    MCP_SERVERS: options.mcpServers ?? `talent=${sandbox.mcpServer.url}/mcp`,
+    MCP_SERVERS: options.mcpServers ?? `talent=${sandbox.urls.mcp}`,
     OPENAI_API_KEY: OPENAI_KEY,
     OPENAI_BASE_URL: sandbox.model.url,
     MODEL_NAME: 'sandbox',
@@ -42,28 +40,10 @@ export async function workerEnvironment(
   };
 }
 
-export interface WorkerProcess {
-  process: ChildProcess;
-  /** SIGINT, as an orchestrator stops a worker: it finishes what it holds (and flushes traces), then exits. */
-  stop(): Promise<void>;
-}
-
-export function startWorkerProcess(env: NodeJS.ProcessEnv): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/worker.ts')], {
-    env,
-    cwd: ROOT,
-    // The worker's own logs are noise in tests; DEBUG_WORKER=1 shows them.
-    stdio: ['ignore', process.env.DEBUG_WORKER ? 'inherit' : 'ignore', process.env.DEBUG_WORKER ? 'inherit' : 'ignore'],
+/** A worker process; its own logs are noise in tests, DEBUG_WORKER=1 shows them. */
+export function startWorkerProcess(env: NodeJS.ProcessEnv): { child: Child; stop(): Promise<void> } {
+  const child = startChild('worker', 'src/worker.ts', env, (line) => {
+    if (process.env.DEBUG_WORKER) process.stderr.write(`${line}\n`);
   });
-  return {
-    process: child,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGINT');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return { child, stop: () => stopChild(child) };
 }
