@@ -13,6 +13,8 @@ export interface GateSpec {
 
 export class Gates {
   private armed: (GateSpec & { triggered: boolean }) | undefined;
+  /** Requests in flight right now, by kind: what a crash at this moment would interrupt. */
+  private readonly active = new Map<string, number>();
   private held: { kind: string; release: () => void } | undefined;
 
   arm(spec: GateSpec): void {
@@ -26,6 +28,10 @@ export class Gates {
       armed: this.armed ? { at: this.armed.at, after: this.armed.after } : null,
       held: this.held?.kind ?? null,
     };
+  }
+
+  inFlight(): Record<string, number> {
+    return Object.fromEntries([...this.active].filter(([, count]) => count > 0));
   }
 
   /** Lets the held request go on and disarms the gate. */
@@ -55,6 +61,8 @@ export class Gates {
     return (req, res, next) => {
       const kind = kindOf(req);
       if (!kind) return next();
+      this.active.set(kind, (this.active.get(kind) ?? 0) + 1);
+      res.on('close', () => this.active.set(kind, (this.active.get(kind) ?? 1) - 1));
       res.on('finish', () => this.exit(kind));
       this.enter(kind).then(() => next(), next);
     };

@@ -31,6 +31,8 @@ export function listen(app: Express, port = 0, host = '127.0.0.1'): Promise<Runn
 /** A sandbox service: an Express app started on a loopback port, addressed at `urlPath` below it. */
 export abstract class HttpService {
   private server: RunningServer | undefined;
+  /** Kept across stop(), so an outage can end with the service back where clients expect it. */
+  private lastPort = 0;
 
   protected constructor(
     private readonly serviceName: string,
@@ -44,8 +46,9 @@ export abstract class HttpService {
     return `${this.server.url}${this.urlPath}`;
   }
 
-  async start(port = 0): Promise<string> {
+  async start(port = this.lastPort): Promise<string> {
     this.server = await listen(this.app(), port);
+    this.lastPort = this.server.port;
     return this.url;
   }
 

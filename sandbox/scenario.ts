@@ -13,7 +13,8 @@ export const HttpFault = z.strictObject({
 export type HttpFault = z.infer<typeof HttpFault>;
 
 export const McpFault = z.strictObject({
-  error: z.enum(['timeout', 'server', 'tool']),
+  /** `malformed` (beyond the shared format) answers with a result that is not a valid CallToolResult. */
+  error: z.enum(['timeout', 'server', 'tool', 'malformed']),
   always: z.boolean().optional(),
 });
 export type McpFault = z.infer<typeof McpFault>;

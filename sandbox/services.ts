@@ -4,14 +4,13 @@ import express from 'express';
 import { z } from 'zod';
 import { htmlToText } from '../src/activities/intercom-text';
 import { Gates } from './gates';
-import type { RunningServer } from './http';
 import { IntercomEmulator } from './intercom/emulator';
 import { inboxRouter } from './intercom/inbox';
 import { sandboxReasoning } from './model/reasoning';
 import { SandboxModel, type Responder } from './model/server';
 import { Scenario, TalentData, Doc } from './scenario';
 import { loadKnowledgeBase } from './talent-mcp/knowledge-base';
-import { startTalentMcpHttp } from './talent-mcp/http';
+import { TalentMcpService } from './talent-mcp/http';
 import { TalentStore } from './talent-mcp/server';
 import { ValidationService } from './validation/server';
 
@@ -35,6 +34,8 @@ export interface SandboxPorts {
 export interface SandboxServices {
   intercom: IntercomEmulator;
   talent: TalentStore;
+  /** The talent store's Streamable HTTP server, which an outage test can stop and start again. */
+  mcpService: TalentMcpService;
   model: SandboxModel;
   validation: ValidationService;
   gates: Gates;
@@ -73,16 +74,17 @@ export async function startSandboxServices(
   });
   intercom.mount(inboxRouter(intercom, () => talent.data.users));
   intercom.mount(controlRouter(() => services));
-  const [intercomUrl, mcpServer, modelUrl, validationUrl] = await Promise.all([
+  const mcpService = new TalentMcpService(talent, gates);
+  const [intercomUrl, mcpUrl, modelUrl, validationUrl] = await Promise.all([
     intercom.start(options.ports?.intercom),
-    startTalentMcpHttp(talent, options.ports?.mcp, gates),
+    mcpService.start(options.ports?.mcp),
     model.start(options.ports?.model),
     validation.start(options.ports?.validation),
   ]);
-  const servers: RunningServer[] = [mcpServer];
   const services: SandboxServices = {
     intercom,
     talent,
+    mcpService,
     model,
     validation,
     gates,
@@ -90,7 +92,7 @@ export async function startSandboxServices(
       intercom: intercomUrl,
       inbox: `${intercomUrl}/inbox`,
       control: `${intercomUrl}/_sandbox`,
-      mcp: `${mcpServer.url}/mcp`,
+      mcp: mcpUrl,
       model: modelUrl,
       validation: validationUrl,
     },
@@ -106,7 +108,7 @@ export async function startSandboxServices(
     },
     async stop() {
       gates.release();
-      await Promise.all([intercom.stop(), model.stop(), validation.stop(), ...servers.map((s) => s.close())]);
+      await Promise.all([intercom.stop(), mcpService.stop(), model.stop(), validation.stop()]);
     },
   };
   return services;

@@ -2,9 +2,8 @@
 // Node 22), and Melvin's MCP client activity against the reference "everything" server.
 import { spawn } from 'node:child_process';
 import { McpConnections, createMcpActivities } from '../src/activities/mcp';
-import type { RunningServer } from '../sandbox/http';
 import { loadKnowledgeBase } from '../sandbox/talent-mcp/knowledge-base';
-import { startTalentMcpHttp } from '../sandbox/talent-mcp/http';
+import { TalentMcpService } from '../sandbox/talent-mcp/http';
 import { TalentStore } from '../sandbox/talent-mcp/server';
 import { ensureMcpTools, type McpTools } from '../scripts/mcp-tools';
 import { failureOf, runActivity } from './helpers/activity';
@@ -14,7 +13,7 @@ import { failureOf, runActivity } from './helpers/activity';
 const APPLICABLE_SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
 
 let tools: McpTools;
-let server: RunningServer;
+let server: TalentMcpService;
 
 function run(command: string, args: string[]) {
   return new Promise<{ code: number | null; output: string }>((resolve) => {
@@ -28,10 +27,11 @@ function run(command: string, args: string[]) {
 
 beforeAll(async () => {
   tools = ensureMcpTools((line) => process.stderr.write(`${line}\n`));
-  server = await startTalentMcpHttp(new TalentStore({ knowledgeBase: loadKnowledgeBase() }));
+  server = new TalentMcpService(new TalentStore({ knowledgeBase: loadKnowledgeBase() }));
+  await server.start();
 }, 600_000);
 
-afterAll(() => server?.close());
+afterAll(() => server?.stop());
 
 test('the MCP tools run on Node 22', async () => {
   const { output } = await run(tools.node22, ['--version']);
@@ -39,13 +39,7 @@ test('the MCP tools run on Node 22', async () => {
 });
 
 test('the Inspector CLI lists the talent tools with their input schemas', async () => {
-  const { code, output } = await run(tools.node22, [
-    tools.inspectorCli,
-    '--cli',
-    `${server.url}/mcp`,
-    '--method',
-    'tools/list',
-  ]);
+  const { code, output } = await run(tools.node22, [tools.inspectorCli, '--cli', server.url, '--method', 'tools/list']);
   expect(code).toBe(0);
   const listed = JSON.parse(output.slice(output.indexOf('{'))) as {
     tools: {
@@ -72,7 +66,7 @@ test.each(APPLICABLE_SCENARIOS)('conformance scenario %s passes', async (scenari
     tools.conformanceCli,
     'server',
     '--url',
-    `${server.url}/mcp`,
+    server.url,
     '--scenario',
     scenario,
   ]);

@@ -12,8 +12,9 @@ export const SANDBOX_MODEL_NAME = 'melvin-sandbox-model';
 /** One scripted answer: a JSON output to serialize, or raw content exactly as given (e.g. invalid JSON). */
 export type ScriptedAnswer = { output: unknown } | { content: string };
 
-/** Computes an answer from what the request carried; the sandbox's own reasoning, or a test's. */
-export type Responder = (step: LlmStep, context: Record<string, unknown>) => unknown;
+/** Computes an answer from what the request carried (its data document, and every message); the sandbox's own
+ * reasoning, or a test's. */
+export type Responder = (step: LlmStep, context: Record<string, unknown>, messages: ChatMessage[]) => unknown;
 
 export interface ChatMessage {
   role: string;
@@ -74,11 +75,11 @@ export class SandboxModel extends HttpService {
     this.faults.set({});
   }
 
-  private answer(step: LlmStep, context: Record<string, unknown>): string {
+  private answer(step: LlmStep, context: Record<string, unknown>, messages: ChatMessage[]): string {
     const scripted = this.scripts.get(step)?.shift();
     if (scripted) return 'content' in scripted ? scripted.content : JSON.stringify(scripted.output);
     if (!this.options.responder) throw new Error(`no answer scripted for ${step} and no responder`);
-    return JSON.stringify(this.options.responder(step, context));
+    return JSON.stringify(this.options.responder(step, context, messages));
   }
 
   override app(): express.Express {
@@ -123,7 +124,7 @@ export class SandboxModel extends HttpService {
         return sendHttpFault(res, fault, (status) => openAiError(status, `sandbox fault: ${status}`));
       let content: string;
       try {
-        content = this.answer(step, context);
+        content = this.answer(step, context, body.messages);
       } catch (err) {
         return res.status(500).json(openAiError(500, err instanceof Error ? err.message : String(err)));
       }

@@ -2,7 +2,7 @@
 import { localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import express from 'express';
-import { listen, type RunningServer } from '../http';
+import { HttpService } from '../http';
 import type { Gates } from '../gates';
 import { buildServer, type TalentStore } from './server';
 
@@ -69,6 +69,16 @@ export function talentMcpApp(store: TalentStore, gates?: Gates): express.Express
   return app;
 }
 
-export function startTalentMcpHttp(store: TalentStore, port = 0, gates?: Gates): Promise<RunningServer> {
-  return listen(talentMcpApp(store, gates), port);
+/** The talent MCP server as a sandbox service that can be stopped and started again on its port. */
+export class TalentMcpService extends HttpService {
+  constructor(
+    private readonly store: TalentStore,
+    private readonly gates?: Gates,
+  ) {
+    super('talent MCP server', '/mcp');
+  }
+
+  override app(): express.Express {
+    return talentMcpApp(this.store, this.gates);
+  }
 }

@@ -92,6 +92,7 @@ export function buildServer(store: TalentStore): McpServer {
       // transport to break, so it comes back as the tool error a failing backend would give.
       if (fault?.error === 'server') return toolError(`${name} failed: the talent backend is unavailable`);
       if (fault?.error === 'tool') return toolError(`${name} failed: the talent backend returned an error`);
+      if (fault?.error === 'malformed') return { content: 'not a list of content blocks' } as unknown as CallToolResult;
       return handler(args);
     };
 

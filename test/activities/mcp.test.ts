@@ -9,7 +9,7 @@ import express from 'express';
 import { MAX_TOOL_RESULT_BYTES, McpConnections, capPayload, createMcpActivities } from '../../src/activities/mcp';
 import { toolPolicy } from '../../src/workflows/policies';
 import { listen, type RunningServer } from '../../sandbox/http';
-import { startTalentMcpHttp } from '../../sandbox/talent-mcp/http';
+import { TalentMcpService } from '../../sandbox/talent-mcp/http';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
 import { failureOf, runActivity } from '../helpers/activity';
 
@@ -72,14 +72,15 @@ function pagedServer(): Server {
 
 describe('over Streamable HTTP', () => {
   let store: TalentStore;
-  let talentServer: RunningServer;
+  let talentServer: TalentMcpService;
   let pagedHttp: RunningServer;
   let mcp: McpConnections;
   let activities: ReturnType<typeof createMcpActivities>;
 
   beforeAll(async () => {
     store = new TalentStore(TALENT);
-    talentServer = await startTalentMcpHttp(store);
+    talentServer = new TalentMcpService(store);
+    await talentServer.start();
     const app = express();
     app.use(express.json());
     app.post('/mcp', async (req, res) => {
@@ -89,7 +90,7 @@ describe('over Streamable HTTP', () => {
     });
     pagedHttp = await listen(app);
     mcp = new McpConnections([
-      { name: 'talent', url: `${talentServer.url}/mcp` },
+      { name: 'talent', url: talentServer.url },
       { name: 'paged', url: `${pagedHttp.url}/mcp` },
     ]);
     activities = createMcpActivities(mcp);
@@ -97,7 +98,7 @@ describe('over Streamable HTTP', () => {
 
   afterAll(async () => {
     await mcp.close();
-    await Promise.all([talentServer.close(), pagedHttp.close()]);
+    await Promise.all([talentServer.stop(), pagedHttp.close()]);
   });
 
   test('listTools reads every page of every server and says which server offers each tool', async () => {
