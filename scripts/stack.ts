@@ -154,6 +154,10 @@ export async function startDevServer(options: {
       dbFilename: path.join(options.dataDir, 'temporal.db'),
       namespace: 'default',
       searchAttributes: allSearchAttributes,
+      log: { format: 'json', level: 'error' },
+      // Write-ahead logging lets readers and the writer work at once; NORMAL sync keeps every commit across a process
+      // crash (a power cut may lose the last ones), which is what a dev server needs.
+      extraArgs: ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'],
     },
   });
   return {

@@ -15,6 +15,11 @@ export function writeLogLine(level: string, line: Record<string, unknown>): void
   else process.stdout.write(text);
 }
 
+const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+/** Writes the line when `level` is at or above LOG_LEVEL (default info). */
 export function logEvent(level: LogLevel, message: string, fields: Record<string, unknown> = {}): void {
+  const threshold = RANK[(process.env.LOG_LEVEL?.toLowerCase() as LogLevel | undefined) ?? 'info'] ?? RANK.info;
+  if (RANK[level] < threshold) return;
   writeLogLine(level, { time: new Date().toISOString(), level, message, ...fields });
 }

@@ -47,7 +47,11 @@ export const promptPolicy: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
 };
 
-/** 408/409/429/5xx and timeouts are retried; 400/401/403/404 and output still invalid after one repair are not. */
+/**
+ * 408/409/429/5xx and timeouts are retried; 400/401/403/404 and output still invalid after one repair are not.
+ * Six attempts, one more than DESIGN.md's five: the backoffs of five add up to exactly 30 s, so a 30 s outage of the
+ * model endpoint would race the last attempt; the sixth comes 32 s later.
+ */
 export const llmPolicy: ActivityOptions = {
   startToCloseTimeout: '90s',
   heartbeatTimeout: '10s',
@@ -55,7 +59,7 @@ export const llmPolicy: ActivityOptions = {
     initialInterval: '2s',
     backoffCoefficient: 2,
     maximumInterval: '60s',
-    maximumAttempts: 5,
+    maximumAttempts: 6,
     nonRetryableErrorTypes: ['LlmRejectedError', 'LlmInvalidOutputError'],
   },
 };

@@ -1,0 +1,222 @@
+// Experiments where something breaks mid-run: the worker killed with SIGKILL, the Temporal server restarted, and the
+// services Melvin depends on failing. Every run must still end with the right status, and exactly one reply where due.
+import type { GateSpec } from '../sandbox/gates';
+import { Harness, type Outcome } from './harness';
+import { check, seconds, type Report } from './report';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const LATENCY = { llm: [200, 500] as [number, number], tools: [50, 150] as [number, number] };
+
+/** Waits until the sandbox has a request of a kind starting with one of `kinds` in flight, and returns what was. */
+async function whenInFlight(harness: Harness, kinds: string[], timeoutMs = 60_000): Promise<Record<string, number>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const inFlight = harness.sandbox.gates.inFlight();
+    if (Object.keys(inFlight).some((kind) => kinds.some((k) => kind.startsWith(k)))) return inFlight;
+    if (Date.now() > deadline) throw new Error(`nothing of ${kinds.join(', ')} came in flight`);
+    await sleep(10);
+  }
+}
+
+/** Starts delivering `conversations` in the background, `gapMs` apart. */
+function deliverAll(harness: Harness, gapMs: number): Promise<void> {
+  return (async () => {
+    for (const conversation of harness.conversations) {
+      await harness.deliver(conversation);
+      await sleep(gapMs);
+    }
+  })();
+}
+
+function outcomeChecks(outcomes: Outcome[]) {
+  const duplicateReplies = outcomes.reduce((n, o) => n + Math.max(0, o.replies - 1), 0);
+  const duplicateNotes = outcomes.reduce((n, o) => n + Math.max(0, o.escalationNotes - 1), 0);
+  const completed = outcomes.filter((o) => o.closed).length;
+  const wrong = outcomes
+    .filter((o) => !o.correct)
+    .map((o) => `${o.id}: ${o.status}, ${o.replies} replies, ${o.escalationNotes} notes`);
+  return {
+    figures: [
+      ['runs completed / started', `${completed} / ${outcomes.length}`],
+      ['runs with the right status and side effects', `${outcomes.length - wrong.length} / ${outcomes.length}`],
+      ['duplicate replies', duplicateReplies],
+      ['duplicate escalation notes', duplicateNotes],
+    ] as Report['figures'],
+    checks: [
+      check('every run completed', completed === outcomes.length),
+      check('every run ended right', wrong.length === 0, wrong.slice(0, 3).join('; ')),
+      check('no reply or escalation note posted twice', duplicateReplies === 0 && duplicateNotes === 0),
+    ],
+  };
+}
+
+const slowest = (outcomes: Outcome[]) =>
+  Math.max(...outcomes.map((o) => (o.closeTime && o.startTime ? o.closeTime - o.startTime : Infinity)));
+
+/** Holds the next request matching `spec` at the sandbox's gate and resolves with its kind once it is held. */
+async function holdAt(harness: Harness, spec: GateSpec, timeoutMs = 60_000): Promise<string> {
+  harness.sandbox.gates.arm(spec);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const held = harness.sandbox.gates.status().held;
+    if (held) return held;
+    if (Date.now() > deadline) throw new Error(`no request came to the gate ${JSON.stringify(spec)}`);
+    await sleep(10);
+  }
+}
+
+/**
+ * Kills the worker with SIGKILL while a chosen request is in flight (held at the sandbox's gate): a model call, a
+ * tool call, a reply (which the sandbox then accepts: the case a naive retry double-posts), and the first write after
+ * a reply; then restarts it.
+ */
+export async function workerCrash(options: { conversations: number; kills: number }): Promise<Report> {
+  const harness = new Harness({ latency: LATENCY });
+  await harness.start();
+  try {
+    for (let i = 0; i < options.conversations; i++) harness.addConversation(i % 3 === 2 ? 'human' : 'payment');
+    const delivering = deliverAll(harness, 50);
+    const moments: GateSpec[] = [
+      { at: 'llm:' },
+      { at: 'mcp:' },
+      { at: 'intercom:reply' },
+      { after: 'intercom:reply' },
+      { at: 'llm:draft' },
+    ];
+    const kills: { at: number; during: string }[] = [];
+    for (let k = 0; k < options.kills; k++) {
+      const spec = moments[k % moments.length]!;
+      const held = await holdAt(harness, spec);
+      await harness.killWorker();
+      kills.push({ at: Date.now(), during: spec.after ? `after ${spec.after} (${held})` : held });
+      harness.sandbox.gates.release();
+      await harness.startWorker();
+    }
+    await delivering;
+    await harness.waitForAll(240_000);
+    const outcomes = await harness.outcomes();
+    const allClosed = Math.max(...outcomes.map((o) => o.closeTime ?? Infinity));
+    const recovery = allClosed - kills.at(-1)!.at;
+    const { figures, checks } = outcomeChecks(outcomes);
+    return {
+      experiment: 'worker kill -9',
+      figures: [
+        ['conversations', options.conversations],
+        ['kills (what was in flight)', kills.map((k) => k.during || 'idle').join(' · ')],
+        ...figures,
+        ['recovery: last kill → every run closed', seconds(recovery)],
+      ],
+      checks,
+    };
+  } finally {
+    await harness.stop();
+  }
+}
+
+/** Stops the Temporal dev server mid-run (its SQLite file kept) and starts it again. */
+export async function serverRestart(options: { conversations: number; downMs: number }): Promise<Report> {
+  const harness = new Harness({ latency: LATENCY });
+  await harness.start();
+  try {
+    for (let i = 0; i < options.conversations; i++) harness.addConversation(i % 4 === 3 ? 'human' : 'payment');
+    await deliverAll(harness, 20);
+    await whenInFlight(harness, ['llm:']);
+    const stopped = Date.now();
+    await harness.restartTemporal(options.downMs);
+    const restarted = Date.now();
+    await harness.waitForAll(240_000);
+    const outcomes = await harness.outcomes();
+    const { figures, checks } = outcomeChecks(outcomes);
+    return {
+      experiment: 'Temporal server restart',
+      figures: [
+        ['conversations', options.conversations],
+        ['server down (stop → serving again)', seconds(restarted - stopped)],
+        ...figures,
+        ['restart → every run closed', seconds(Math.max(...outcomes.map((o) => o.closeTime ?? Infinity)) - restarted)],
+      ],
+      checks,
+    };
+  } finally {
+    await harness.stop();
+  }
+}
+
+/**
+ * Three outages, one after another: 30% of Intercom calls fail (429 with Retry-After, 5xx, timeouts, and replies
+ * answered 500 after they were posted); the MCP server is stopped during Gather and started again; the model endpoint
+ * is down for `llmDownMs`.
+ */
+export async function dependencyFaults(options: {
+  conversations: number;
+  llmDownMs: number;
+  boundMs: number;
+}): Promise<Report> {
+  const harness = new Harness({ latency: LATENCY });
+  await harness.start();
+  const figures: Report['figures'] = [];
+  const checks: Report['checks'] = [];
+  const phase = async (name: string, count: number, during: () => Promise<string>) => {
+    const start = harness.conversations.length;
+    for (let i = 0; i < count; i++) harness.addConversation(i % 5 === 4 ? 'human' : 'payment');
+    const conversations = harness.conversations.slice(start);
+    const delivering = (async () => {
+      for (const c of conversations) await harness.deliver(c);
+    })();
+    const what = await during();
+    await delivering;
+    await harness.waitForAll(options.boundMs + 60_000, conversations);
+    const outcomes = await harness.outcomes(conversations);
+    const result = outcomeChecks(outcomes);
+    const slowestMs = slowest(outcomes);
+    figures.push(
+      [`${name}: fault`, what],
+      ...result.figures.map(([l, v]) => [`${name}: ${l}`, v] as [string, string | number]),
+    );
+    figures.push([`${name}: slowest run (bound ${seconds(options.boundMs)})`, seconds(slowestMs)]);
+    checks.push(...result.checks.map((c) => ({ ...c, label: `${name}: ${c.label}` })));
+    checks.push(check(`${name}: every run ended within ${seconds(options.boundMs)}`, slowestMs <= options.boundMs));
+  };
+  try {
+    const reply = [
+      { status: 429, retry_after_s: 1 },
+      { status: 503 },
+      { status: 500, after_accept: true },
+      { delay_ms: 13_000 },
+    ];
+    const others = [{ status: 429, retry_after_s: 1 }, { status: 502 }, { delay_ms: 13_000 }];
+    await phase('Intercom', options.conversations, async () => {
+      harness.sandbox.intercom.faults.setRandom(0.3, {
+        fetch: others,
+        contact: others,
+        reply,
+        note: others,
+        update: others,
+        snooze: others,
+      });
+      return '30% of calls: 429 + Retry-After, 5xx, 13 s timeouts, reply 500 after accept';
+    });
+    harness.sandbox.intercom.faults.set({});
+    const faultCount = harness.sandbox.intercom.requests.filter((r) => r.status >= 400).length;
+    figures.push(['Intercom: calls that failed', faultCount]);
+
+    await phase('MCP', Math.max(5, Math.round(options.conversations / 2)), async () => {
+      await whenInFlight(harness, ['mcp:']);
+      await harness.sandbox.mcpService.stop();
+      await sleep(3_000);
+      await harness.sandbox.mcpService.start();
+      return 'server stopped during Gather, started 3 s later';
+    });
+
+    await phase('LLM', Math.max(5, Math.round(options.conversations / 2)), async () => {
+      await whenInFlight(harness, ['llm:']);
+      await harness.sandbox.model.stop();
+      await sleep(options.llmDownMs);
+      await harness.sandbox.model.start();
+      return `endpoint down for ${seconds(options.llmDownMs)}`;
+    });
+    return { experiment: 'dependency faults', figures, checks };
+  } finally {
+    await harness.stop();
+  }
+}

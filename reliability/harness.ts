@@ -1,0 +1,271 @@
+// The reliability experiments' rig: a restartable Temporal dev server, the sandbox and the ingress in this process,
+// and worker processes that can be killed and started again; plus conversations with a known right outcome.
+import { mkdtempSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { createIngressApp } from '../src/ingress/app';
+import type { AgentState } from '../src/state';
+import { workflowIdFor } from '../src/shared';
+import type { Responder } from '../sandbox/model/server';
+import type { TalentUser } from '../sandbox/scenario';
+import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices } from '../sandbox/services';
+import {
+  freePorts,
+  melvinEnvironment,
+  startChild,
+  startDevServer,
+  stopChild,
+  type Child,
+  type TemporalServer,
+} from '../scripts/stack';
+import { findTemporalCli } from '../scripts/temporal-cli';
+
+/** What a conversation asks, and so how its run must end. */
+export type ConversationKind = 'payment' | 'human';
+
+export interface Conversation {
+  id: string;
+  kind: ConversationKind;
+  email: string;
+  /** Set once the ingress answered the delivery. */
+  workflowId?: string;
+  deliveredAt?: number;
+  ackMs?: number;
+}
+
+export interface Outcome {
+  id: string;
+  kind: ConversationKind;
+  closed: boolean;
+  status: string | null;
+  replies: number;
+  escalationNotes: number;
+  correct: boolean;
+  startTime: number | null;
+  closeTime: number | null;
+}
+
+export interface HarnessOptions {
+  /** Simulated latency of the model and of each tool call, in ms. */
+  latency?: { llm?: [number, number]; tools?: [number, number] };
+  responder?: Responder;
+  log?: (line: string) => void;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class Harness {
+  private temporal!: TemporalServer;
+  private ingressServer!: Server;
+  private worker: Child | undefined;
+  private workerEnv!: NodeJS.ProcessEnv;
+  private readonly dataDir = mkdtempSync(path.join(tmpdir(), 'melvin-reliability-'));
+  private temporalPorts!: { port: number; uiPort: number };
+  private cli: string | undefined;
+  private counter = 0;
+  readonly conversations: Conversation[] = [];
+  sandbox!: SandboxServices;
+  ingressUrl!: string;
+
+  constructor(private readonly options: HarnessOptions = {}) {}
+
+  get client(): Client {
+    return this.temporal.client;
+  }
+
+  get workerPid(): number | undefined {
+    return this.worker?.process.pid;
+  }
+
+  async start(): Promise<void> {
+    const [temporalPort, uiPort, ingressPort, metricsPort] = (await freePorts(4)) as [number, number, number, number];
+    this.temporalPorts = { port: temporalPort, uiPort };
+    this.cli = await findTemporalCli();
+    this.temporal = await this.startTemporal();
+    this.sandbox = await startSandboxServices({
+      webhookUrl: `http://127.0.0.1:${ingressPort}/webhooks/intercom`,
+      responder: this.options.responder,
+    });
+    this.sandbox.model.latency.range = this.options.latency?.llm;
+    this.sandbox.talent.latency.range = this.options.latency?.tools;
+    const app = createIngressApp({
+      client: this.temporal.client,
+      clientSecret: SANDBOX_SECRETS.webhookSecret,
+      turn: { taskQueue: 'melvin', maxHops: 2, snoozeSeconds: 300 },
+    });
+    this.ingressServer = await new Promise<Server>((resolve) => {
+      const server = app.listen(ingressPort, '127.0.0.1', () => resolve(server));
+    });
+    this.ingressUrl = `http://127.0.0.1:${ingressPort}`;
+    const portOf = (url: string) => Number(new URL(url).port);
+    this.workerEnv = {
+      ...melvinEnvironment(
+        {
+          ingress: ingressPort,
+          ingressMetrics: 0,
+          workerMetrics: metricsPort,
+          intercom: portOf(this.sandbox.urls.intercom),
+          mcp: portOf(this.sandbox.urls.mcp),
+          model: portOf(this.sandbox.urls.model),
+          validation: portOf(this.sandbox.urls.validation),
+        },
+        this.temporal.address,
+      ),
+      LOG_LEVEL: 'INFO',
+    };
+    await this.startWorker();
+  }
+
+  private startTemporal(): Promise<TemporalServer> {
+    return startDevServer({ ...this.temporalPorts, dataDir: this.dataDir, cli: this.cli });
+  }
+
+  /** Starts a worker process and waits until it polls the task queue. */
+  async startWorker(): Promise<void> {
+    this.worker = startChild('worker', 'src/worker.ts', this.workerEnv, (line) => this.options.log?.(line));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const pollers = await this.client.connection.workflowService
+        .describeTaskQueue({ namespace: 'default', taskQueue: { name: 'melvin' } })
+        .then(
+          (r) => r.pollers?.length ?? 0,
+          () => 0,
+        );
+      if (pollers > 0 && this.worker.output.some((line) => line.includes('"state":"RUNNING"'))) break;
+      if (this.worker.process.exitCode !== null)
+        throw new Error(`the worker exited:\n${this.worker.output.join('\n')}`);
+      if (Date.now() > deadline) throw new Error('the worker did not start polling');
+      await sleep(200);
+    }
+  }
+
+  /** `kill -9`: the worker gets no chance to finish anything it holds. */
+  async killWorker(): Promise<void> {
+    const worker = this.worker;
+    if (!worker || worker.process.exitCode !== null) return;
+    const exited = new Promise((resolve) => worker.process.once('exit', resolve));
+    worker.process.kill('SIGKILL');
+    await exited;
+    this.worker = undefined;
+  }
+
+  /** Stops the Temporal server (its SQLite file stays) and starts it again on the same port. */
+  async restartTemporal(downMs: number): Promise<void> {
+    await this.temporal.stop();
+    await sleep(downMs);
+    this.temporal = await this.startTemporal();
+  }
+
+  /** Seeds a conversation whose right outcome is known: a payment question answered, or a request for a person. */
+  addConversation(kind: ConversationKind): Conversation {
+    const n = ++this.counter;
+    const id = `r${n}`;
+    const email = `talent-${n}@example.com`;
+    const user: TalentUser = {
+      email,
+      name: `Talent ${n}`,
+      applications: [],
+      payments: [
+        {
+          id: `pay-${n}`,
+          job_id: 'job-r',
+          amount: 100 + n,
+          currency: 'USD',
+          status: 'processing',
+          expected_date: '2026-11-27',
+        },
+      ],
+    };
+    this.sandbox.talent.merge({
+      talent: {
+        users: [user],
+        jobs: [{ id: 'job-r', title: 'Event Staff', location: 'Austin, TX', status: 'filled' }],
+      },
+    });
+    // The tag in brackets lets the figures tie each model request to its conversation.
+    const body = kind === 'payment' ? `When will I get paid? [${id}]` : `Can I talk to a real person please? [${id}]`;
+    this.sandbox.intercom.seed({
+      id,
+      contact: { id: `c-${id}`, email, name: user.name },
+      parts: [{ author: 'user', type: 'comment', body }],
+    });
+    const conversation: Conversation = { id, kind, email };
+    this.conversations.push(conversation);
+    return conversation;
+  }
+
+  /** Delivers the conversation's signed webhook through the ingress, timing the acknowledgement. */
+  async deliver(conversation: Conversation): Promise<void> {
+    const started = performance.now();
+    conversation.deliveredAt = Date.now();
+    const delivery = await this.sandbox.intercom.emit('conversation.user.created', conversation.id);
+    conversation.ackMs = performance.now() - started;
+    if (delivery.status !== 202) throw new Error(`delivery of ${conversation.id} answered ${delivery.status}`);
+    conversation.workflowId = workflowIdFor(conversation.id);
+  }
+
+  /** Waits until every run is closed (polling, so a Temporal restart in between is no problem) or the time is up. */
+  async waitForAll(timeoutMs: number, conversations = this.conversations): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const open = new Set(conversations.map((c) => c.id));
+    while (open.size && Date.now() < deadline) {
+      for (const id of [...open]) {
+        const closed = await this.client.workflow
+          .getHandle(workflowIdFor(id))
+          .describe()
+          .then(
+            (d) => d.status.name !== 'RUNNING',
+            () => false,
+          );
+        if (closed) open.delete(id);
+      }
+      if (open.size) await sleep(500);
+    }
+  }
+
+  /** How each conversation ended, judged against its kind; replies and escalation notes are counted in Intercom. */
+  async outcomes(conversations = this.conversations): Promise<Outcome[]> {
+    return Promise.all(
+      conversations.map(async (c) => {
+        const handle = this.client.workflow.getHandle(workflowIdFor(c.id));
+        const description = await handle.describe().catch(() => undefined);
+        const closed = description !== undefined && description.status.name === 'COMPLETED';
+        const state = closed ? ((await handle.result()) as AgentState) : undefined;
+        const replies = this.sandbox.intercom.replies(c.id).length;
+        const escalationNotes = this.sandbox.intercom.notes(c.id).filter((n) => n.startsWith('🚨')).length;
+        const status = (this.sandbox.intercom.melvinStatus(c.id) as string | undefined) ?? null;
+        const correct =
+          c.kind === 'payment'
+            ? status === 'success' && replies === 1 && escalationNotes === 0
+            : status === 'ROUTE_TO_TEAM' && replies === 0 && escalationNotes === 1;
+        return {
+          id: c.id,
+          kind: c.kind,
+          closed: closed && state?.finalize !== null,
+          status,
+          replies,
+          escalationNotes,
+          correct,
+          startTime: description?.startTime.getTime() ?? null,
+          closeTime: description?.closeTime?.getTime() ?? null,
+        };
+      }),
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (this.worker) await stopChild(this.worker);
+    this.ingressServer?.closeAllConnections();
+    await new Promise((resolve) => this.ingressServer?.close(resolve));
+    await this.sandbox?.stop();
+    await this.temporal?.stop();
+  }
+}
+
+export function percentile(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}

@@ -1,0 +1,57 @@
+// `npm run reliability`: every reliability experiment at full size, printed as one table with the machine it ran on;
+// `npm run reliability -- load faults` runs only the named ones. Exits 1 when any check fails.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { badInput } from '../reliability/bad-input';
+import { determinism } from '../reliability/determinism';
+import { dependencyFaults, serverRestart, workerCrash } from '../reliability/faults';
+import { promptInjection } from '../reliability/injection';
+import { load } from '../reliability/load';
+import { table, type Report } from '../reliability/report';
+
+const EXPERIMENTS: Record<string, () => Promise<Report>> = {
+  crash: () => workerCrash({ conversations: 30, kills: 5 }),
+  restart: () => serverRestart({ conversations: 20, downMs: 3_000 }),
+  faults: () => dependencyFaults({ conversations: 20, llmDownMs: 30_000, boundMs: 120_000 }),
+  'bad-input': () => badInput({ ingressCases: 1000, modelCases: 200 }),
+  injection: () => promptInjection(),
+  load: () => load({ conversations: 200, windowMs: 10_000, llm: [300, 800], tools: [50, 200] }),
+  determinism: () => determinism(),
+};
+
+function machine(): string {
+  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
+  return `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`;
+}
+
+async function main(): Promise<number> {
+  process.env.LOG_LEVEL ??= 'warn';
+  const names = process.argv.slice(2);
+  const unknown = names.filter((n) => !(n in EXPERIMENTS));
+  if (unknown.length) {
+    console.error(`Unknown experiment(s): ${unknown.join(', ')}. Known: ${Object.keys(EXPERIMENTS).join(', ')}`);
+    return 2;
+  }
+  const reports: Report[] = [];
+  for (const name of names.length ? names : Object.keys(EXPERIMENTS)) {
+    const started = Date.now();
+    console.error(`Running ${name}…`);
+    reports.push(await EXPERIMENTS[name]!());
+    console.error(`${name} done in ${Math.round((Date.now() - started) / 1000)} s`);
+  }
+  const output = `Machine: ${machine()}\nDate: ${new Date().toISOString()}\n\n${table(reports)}\n`;
+  console.log(output);
+  const dir = path.join(__dirname, '..', 'test-output');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'reliability.md'), output);
+  return reports.every((r) => r.checks.every((c) => c.passed)) ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
