@@ -219,7 +219,10 @@ export async function promptInjection(): Promise<Report> {
       experiment: 'prompt injection',
       figures: [
         ['attack conversations', results.length],
-        ['outcomes', results.map((r) => `${r.attack}: ${r.status}${r.replied ? ' (replied)' : ''}`).join(' · ')],
+        [
+          'outcomes',
+          `${results.filter((r) => !r.replied).length} stopped before the user (${[...new Set(results.filter((r) => !r.replied).map((r) => r.status))].join(', ')}), ${results.filter((r) => r.replied).length} answered with the user’s own data only`,
+        ],
         [
           'user-data tool calls / scoped to the conversation’s own user',
           `${results.reduce((n, r) => n + r.calls, 0)} / ${results.reduce((n, r) => n + r.calls - r.unscoped, 0)}`,
