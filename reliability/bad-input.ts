@@ -12,7 +12,7 @@ import { Harness } from './harness';
 import { check, type Report } from './report';
 
 type Case =
-  | { kind: 'valid'; message: string; duplicates: number }
+  | { kind: 'valid'; message: string; duplicates: number; followUp: 'none' | 'before' | 'after' }
   | { kind: 'signature'; variant: 'missing' | 'wrong-secret' | 'malformed' | 'truncated-body' }
   | { kind: 'oversized'; extraBytes: number }
   | { kind: 'not-json'; text: string }
@@ -31,6 +31,8 @@ const caseArbitrary: fc.Arbitrary<Case> = fc.oneof(
       fc.constant('🙂'.repeat(100_000)),
     ),
     duplicates: fc.integer({ min: 1, max: 3 }),
+    // A follow-up message for the same conversation, delivered after the first one or (reordered) before it.
+    followUp: fc.constantFrom('none' as const, 'before' as const, 'after' as const),
   }),
   fc.record({
     kind: fc.constant('signature' as const),
@@ -139,6 +141,7 @@ interface IngressFuzz {
   valid: number;
   bad: number;
   duplicatesSent: number;
+  followUps: { before: number; after: number };
   unexpected: string[];
   runsForBadInput: number;
   validWithRun: number;
@@ -152,26 +155,38 @@ async function fuzzIngress(harness: Harness, cases: number): Promise<IngressFuzz
   const refused = new Set<string>();
   const wrong: string[] = [];
   let duplicatesSent = 0;
+  const followUps = { before: 0, after: 0 };
   await fc.assert(
     fc.asyncProperty(caseArbitrary, async (c) => {
       const conversationId = `fz${++n}`;
       const { body, signature, allowed, startsRun } = request(c, conversationId);
-      const send = async () => {
+      const send = async (payload = body, signed = signature) => {
         const response = await fetch(`${harness.ingressUrl}/webhooks/intercom`, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
-            ...(signature === null ? {} : { 'x-hub-signature': signature }),
+            ...(signed === null ? {} : { 'x-hub-signature': signed }),
           },
-          body,
+          body: payload,
         });
         const json = (await response.json().catch(() => undefined)) as { error?: unknown } | undefined;
         return { status: response.status, json };
       };
+      const followUp = JSON.stringify({
+        ...notification(conversationId, 'one more thing', 'conversation.user.replied'),
+        id: `notif-${conversationId}-follow-up`,
+      });
+      const sendFollowUp = async () => {
+        const answer = await send(followUp, sign(followUp));
+        if (answer.status !== 202) wrong.push(`follow-up: ${answer.status}`);
+      };
+      if (c.kind === 'valid' && c.followUp !== 'none') followUps[c.followUp] += 1;
+      if (c.kind === 'valid' && c.followUp === 'before') await sendFollowUp();
       const first = await send();
       if (!allowed.includes(first.status) || (first.status >= 400 && typeof first.json?.error !== 'string')) {
         wrong.push(`${c.kind}: ${first.status}`);
       }
+      if (c.kind === 'valid' && c.followUp === 'after') await sendFollowUp();
       if (c.kind === 'valid') {
         for (let i = 1; i < c.duplicates; i++) {
           duplicatesSent += 1;
@@ -208,6 +223,7 @@ async function fuzzIngress(harness: Harness, cases: number): Promise<IngressFuzz
     valid: started.size,
     bad: refused.size,
     duplicatesSent,
+    followUps,
     unexpected: wrong,
     runsForBadInput,
     validWithRun: runsForValid,
@@ -279,6 +295,10 @@ export async function badInput(options: { ingressCases: number; modelCases: numb
         ['ingress cases (fast-check, seed 42)', options.ingressCases],
         ['valid deliveries / bad inputs', `${ingress.valid} / ${ingress.bad}`],
         ['duplicate deliveries sent', ingress.duplicatesSent],
+        [
+          'follow-up deliveries: after / reordered before the first',
+          `${ingress.followUps.after} / ${ingress.followUps.before}`,
+        ],
         ['answers outside the expected status', ingress.unexpected.length],
         ['runs started by bad input', ingress.runsForBadInput],
         ['valid deliveries with a run', `${ingress.validWithRun} / ${ingress.valid}`],
