@@ -293,29 +293,16 @@ export async function supportConversation(input: SupportConversationInput): Prom
     // All calls run at once; one failing does not stop the others (partial success is data for Coverage).
     const outcomes = await Promise.all(calls.map((call) => runToolCall(call, hopNumber)));
     const results: ToolResult[] = outcomes.map((outcome) => {
+      const { success, data, error, truncated } = outcome;
+      const stored = { hop: hopNumber, success, data, error, truncated };
       if (outcome.tool_name === DOCS_TOOL) {
         const query = docsQueryOf(outcome.parameters);
         const key = docsDataKey(state.docs_data, query, hopNumber);
-        state.docs_data[key] = {
-          query,
-          hop: hopNumber,
-          success: outcome.success,
-          data: outcome.data,
-          error: outcome.error,
-          truncated: outcome.truncated,
-        };
+        state.docs_data[key] = { query, ...stored };
         return { ...outcome, stored_as: key };
       }
       const key = toolDataKey(state.tool_data, outcome.tool_name, hopNumber);
-      state.tool_data[key] = {
-        tool_name: outcome.tool_name,
-        parameters: outcome.parameters,
-        hop: hopNumber,
-        success: outcome.success,
-        data: outcome.data,
-        error: outcome.error,
-        truncated: outcome.truncated,
-      };
+      state.tool_data[key] = { tool_name: outcome.tool_name, parameters: outcome.parameters, ...stored };
       return { ...outcome, stored_as: key };
     });
     hop.gather = summarizeGather(results, Date.now() - started);
