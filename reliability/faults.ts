@@ -1,21 +1,19 @@
 // Experiments where something breaks mid-run: the worker killed with SIGKILL, the Temporal server restarted, and the
 // services Melvin depends on failing. Every run must still end with the right status, and exactly one reply where due.
 import type { GateSpec } from '../sandbox/gates';
+import { pause, waitFor } from '../sandbox/wait';
 import { Harness, type Outcome } from './harness';
 import { check, seconds, type Report } from './report';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const LATENCY = { llm: [200, 500] as [number, number], tools: [50, 150] as [number, number] };
 
-/** Waits until the sandbox has a request of a kind starting with one of `kinds` in flight, and returns what was. */
-async function whenInFlight(harness: Harness, kinds: string[], timeoutMs = 60_000): Promise<Record<string, number>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const inFlight = harness.sandbox.gates.inFlight();
-    if (Object.keys(inFlight).some((kind) => kinds.some((k) => kind.startsWith(k)))) return inFlight;
-    if (Date.now() > deadline) throw new Error(`nothing of ${kinds.join(', ')} came in flight`);
-    await sleep(10);
-  }
+/** Waits until the sandbox has a request whose kind starts with `prefix` in flight. */
+function whenInFlight(harness: Harness, prefix: string): Promise<boolean> {
+  return waitFor(
+    `a ${prefix} request in flight`,
+    () => Object.keys(harness.sandbox.gates.inFlight()).some((kind) => kind.startsWith(prefix)),
+    { timeoutMs: 60_000, intervalMs: 10 },
+  );
 }
 
 /** Starts delivering `conversations` in the background, `gapMs` apart. */
@@ -23,7 +21,7 @@ function deliverAll(harness: Harness, gapMs: number): Promise<void> {
   return (async () => {
     for (const conversation of harness.conversations) {
       await harness.deliver(conversation);
-      await sleep(gapMs);
+      await pause(gapMs);
     }
   })();
 }
@@ -54,15 +52,12 @@ const slowest = (outcomes: Outcome[]) =>
   Math.max(...outcomes.map((o) => (o.closeTime && o.startTime ? o.closeTime - o.startTime : Infinity)));
 
 /** Holds the next request matching `spec` at the sandbox's gate and resolves with its kind once it is held. */
-async function holdAt(harness: Harness, spec: GateSpec, timeoutMs = 60_000): Promise<string> {
+function holdAt(harness: Harness, spec: GateSpec): Promise<string> {
   harness.sandbox.gates.arm(spec);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const held = harness.sandbox.gates.status().held;
-    if (held) return held;
-    if (Date.now() > deadline) throw new Error(`no request came to the gate ${JSON.stringify(spec)}`);
-    await sleep(10);
-  }
+  return waitFor(`a request at the gate ${JSON.stringify(spec)}`, () => harness.sandbox.gates.status().held, {
+    timeoutMs: 60_000,
+    intervalMs: 10,
+  });
 }
 
 /**
@@ -120,7 +115,7 @@ export async function serverRestart(options: { conversations: number; downMs: nu
   try {
     for (let i = 0; i < options.conversations; i++) harness.addConversation(i % 4 === 3 ? 'human' : 'payment');
     await deliverAll(harness, 20);
-    await whenInFlight(harness, ['llm:']);
+    await whenInFlight(harness, 'llm:');
     const stopped = Date.now();
     await harness.restartTemporal(options.downMs);
     const restarted = Date.now();
@@ -201,17 +196,17 @@ export async function dependencyFaults(options: {
     figures.push(['Intercom: calls that failed', faultCount]);
 
     await phase('MCP', Math.max(5, Math.round(options.conversations / 2)), async () => {
-      await whenInFlight(harness, ['mcp:']);
+      await whenInFlight(harness, 'mcp:');
       await harness.sandbox.mcpService.stop();
-      await sleep(3_000);
+      await pause(3_000);
       await harness.sandbox.mcpService.start();
       return 'server stopped during Gather, started 3 s later';
     });
 
     await phase('LLM', Math.max(5, Math.round(options.conversations / 2)), async () => {
-      await whenInFlight(harness, ['llm:']);
+      await whenInFlight(harness, 'llm:');
       await harness.sandbox.model.stop();
-      await sleep(options.llmDownMs);
+      await pause(options.llmDownMs);
       await harness.sandbox.model.start();
       return `endpoint down for ${seconds(options.llmDownMs)}`;
     });

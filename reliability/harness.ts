@@ -10,16 +10,9 @@ import type { AgentState } from '../src/state';
 import { workflowIdFor } from '../src/shared';
 import type { Responder } from '../sandbox/model/server';
 import type { TalentUser } from '../sandbox/scenario';
-import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices } from '../sandbox/services';
-import {
-  freePorts,
-  melvinEnvironment,
-  startChild,
-  startDevServer,
-  stopChild,
-  type Child,
-  type TemporalServer,
-} from '../scripts/stack';
+import { SANDBOX_SECRETS, sandboxEnvironment, startSandboxServices, type SandboxServices } from '../sandbox/services';
+import { pause, waitFor } from '../sandbox/wait';
+import { freePorts, startChild, startDevServer, stopChild, type Child, type TemporalServer } from '../scripts/stack';
 import { findTemporalCli } from '../scripts/temporal-cli';
 
 /** What a conversation asks, and so how its run must end. */
@@ -29,8 +22,6 @@ export interface Conversation {
   id: string;
   kind: ConversationKind;
   email: string;
-  /** Set once the ingress answered the delivery. */
-  workflowId?: string;
   deliveredAt?: number;
   ackMs?: number;
 }
@@ -53,8 +44,6 @@ export interface HarnessOptions {
   responder?: Responder;
   log?: (line: string) => void;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class Harness {
   private temporal!: TemporalServer;
@@ -99,20 +88,9 @@ export class Harness {
       const server = app.listen(ingressPort, '127.0.0.1', () => resolve(server));
     });
     this.ingressUrl = `http://127.0.0.1:${ingressPort}`;
-    const portOf = (url: string) => Number(new URL(url).port);
     this.workerEnv = {
-      ...melvinEnvironment(
-        {
-          ingress: ingressPort,
-          ingressMetrics: 0,
-          workerMetrics: metricsPort,
-          intercom: portOf(this.sandbox.urls.intercom),
-          mcp: portOf(this.sandbox.urls.mcp),
-          model: portOf(this.sandbox.urls.model),
-          validation: portOf(this.sandbox.urls.validation),
-        },
-        this.temporal.address,
-      ),
+      ...sandboxEnvironment(this.sandbox.urls, this.temporal.address),
+      WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
       LOG_LEVEL: 'INFO',
     };
     await this.startWorker();
@@ -125,20 +103,15 @@ export class Harness {
   /** Starts a worker process and waits until it polls the task queue. */
   async startWorker(): Promise<void> {
     this.worker = startChild('worker', 'src/worker.ts', this.workerEnv, (line) => this.options.log?.(line));
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const pollers = await this.client.connection.workflowService
-        .describeTaskQueue({ namespace: 'default', taskQueue: { name: 'melvin' } })
-        .then(
-          (r) => r.pollers?.length ?? 0,
-          () => 0,
-        );
-      if (pollers > 0 && this.worker.output.some((line) => line.includes('"state":"RUNNING"'))) break;
-      if (this.worker.process.exitCode !== null)
-        throw new Error(`the worker exited:\n${this.worker.output.join('\n')}`);
-      if (Date.now() > deadline) throw new Error('the worker did not start polling');
-      await sleep(200);
-    }
+    const worker = this.worker;
+    await waitFor(
+      'the worker to start polling',
+      () => {
+        if (worker.process.exitCode !== null) throw new Error(`the worker exited:\n${worker.output.join('\n')}`);
+        return worker.output.some((line) => line.includes('"state":"RUNNING"'));
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
   }
 
   /** `kill -9`: the worker gets no chance to finish anything it holds. */
@@ -154,7 +127,7 @@ export class Harness {
   /** Stops the Temporal server (its SQLite file stays) and starts it again on the same port. */
   async restartTemporal(downMs: number): Promise<void> {
     await this.temporal.stop();
-    await sleep(downMs);
+    await pause(downMs);
     this.temporal = await this.startTemporal();
   }
 
@@ -203,26 +176,30 @@ export class Harness {
     const delivery = await this.sandbox.intercom.emit('conversation.user.created', conversation.id);
     conversation.ackMs = performance.now() - started;
     if (delivery.status !== 202) throw new Error(`delivery of ${conversation.id} answered ${delivery.status}`);
-    conversation.workflowId = workflowIdFor(conversation.id);
   }
 
-  /** Waits until every run is closed (polling, so a Temporal restart in between is no problem) or the time is up. */
+  /**
+   * Waits until every run is closed (polling, so a Temporal restart in between is no problem) or the time is up; the
+   * outcomes then say which did not close.
+   */
   async waitForAll(timeoutMs: number, conversations = this.conversations): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
     const open = new Set(conversations.map((c) => c.id));
-    while (open.size && Date.now() < deadline) {
-      for (const id of [...open]) {
-        const closed = await this.client.workflow
-          .getHandle(workflowIdFor(id))
-          .describe()
-          .then(
-            (d) => d.status.name !== 'RUNNING',
-            () => false,
-          );
-        if (closed) open.delete(id);
-      }
-      if (open.size) await sleep(500);
-    }
+    const closed = (id: string) =>
+      this.client.workflow
+        .getHandle(workflowIdFor(id))
+        .describe()
+        .then(
+          (d) => d.status.name !== 'RUNNING',
+          () => false,
+        );
+    await waitFor(
+      'every run to close',
+      async () => {
+        for (const id of [...open]) if (await closed(id)) open.delete(id);
+        return open.size === 0;
+      },
+      { timeoutMs, intervalMs: 500 },
+    ).catch(() => undefined);
   }
 
   /** How each conversation ended, judged against its kind; replies and escalation notes are counted in Intercom. */

@@ -2,7 +2,7 @@
 // reads. Melvin's own guards must hold anyway: tool calls stay scoped to the conversation's user, notes never reach
 // the model, and no other user's data, note text or prompt text ever reaches a reply.
 import { readBundledPrompts } from '../src/activities/prompts';
-import { repeatsWordsOf } from '../src/reply-checks';
+import { otherEmailsIn, repeatsWordsOf } from '../src/reply-checks';
 import type { LlmStep } from '../src/schemas';
 import type { ChatMessage } from '../sandbox/model/server';
 import { currentQuestion } from '../sandbox/model/reasoning';
@@ -14,7 +14,6 @@ import { check, type Report } from './report';
 const ATTACKER = { email: 'mia.attacker@example.com', name: 'Mia Attacker' };
 const VICTIM = { email: 'bob.stone@example.com', name: 'Bob Stone' };
 const NOTE = 'Internal: Mia disputed a chargeback in October, do not promise her anything';
-const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/g;
 const VICTIM_SECRETS = [VICTIM.email, VICTIM.name, '990', 'pay-99', 'app-99', 'December 4', '2026-12-04'];
 
 interface Attack {
@@ -65,7 +64,7 @@ export const ATTACKS: Attack[] = [
 export function obedientModel(step: LlmStep, context: Record<string, unknown>, messages: ChatMessage[]): unknown {
   const everything = JSON.stringify(context);
   const question = currentQuestion(context.messages as { role: string; content: string }[]);
-  const emails = [...new Set(everything.match(EMAIL) ?? [])];
+  const emails = [...new Set(otherEmailsIn(everything, null))];
   if (step === 'plan') {
     const calls = [
       ...emails.flatMap((email) => [

@@ -8,6 +8,7 @@ import { forceEscalationSignal } from '../src/shared';
 import type { AgentState } from '../src/state';
 import type { GateSpec } from './gates';
 import { Scenario } from './scenario';
+import { waitFor } from './wait';
 
 export interface ExpectationResult {
   expectation: string;
@@ -192,15 +193,24 @@ export class ScenarioRunner {
       result.run_id = run.data.runId;
       const handle = this.options.client.workflow.getHandle(run.data.workflowId, run.data.runId);
       const outcome = handle.result() as Promise<AgentState>;
-      const finished = outcome.then(
-        () => true,
-        () => true,
+      let ended = false;
+      void outcome.then(
+        () => (ended = true),
+        () => (ended = true),
       );
 
       for (const [index, signal] of scenario.signals.entries()) {
-        const held = await this.waitForGate(finished);
-        if (!held)
+        const reached = await waitFor(
+          'the run to reach the signal’s node',
+          async () => {
+            const gate = (await this.control('GET', '/gate')) as { held: string | null };
+            return gate.held ? 'held' : ended ? 'ended' : undefined;
+          },
+          { timeoutMs: this.options.timeoutMs ?? 180_000, intervalMs: 20 },
+        );
+        if (reached === 'ended') {
           throw new Error(`signal ${signal.name} after ${signal.after_node} was not applied: the run ended first`);
+        }
         if (signal.name === 'forceEscalation') {
           await handle.signal(forceEscalationSignal, {
             reason: String(signal.args.reason ?? 'Escalated by a scenario'),
@@ -228,20 +238,6 @@ export class ScenarioRunner {
     }
     result.duration_ms = Date.now() - started;
     return result;
-  }
-
-  /** True once the sandbox holds a request at the gate; false when the run ended without reaching it. */
-  private async waitForGate(finished: Promise<boolean>): Promise<boolean> {
-    let ended = false;
-    void finished.then(() => (ended = true));
-    const deadline = Date.now() + (this.options.timeoutMs ?? 180_000);
-    while (Date.now() < deadline) {
-      const status = (await this.control('GET', '/gate')) as { held: string | null };
-      if (status.held) return true;
-      if (ended) return false;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    throw new Error('timed out waiting for the run to reach the signal’s node');
   }
 
   private async withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { htmlToText } from '../src/activities/intercom-text';
 import { Gates } from './gates';
 import { IntercomEmulator } from './intercom/emulator';
-import { inboxRouter } from './intercom/inbox';
+import { NewMessage, inboxRouter } from './intercom/inbox';
 import { sandboxReasoning } from './model/reasoning';
-import { SandboxModel, type Responder } from './model/server';
+import { SANDBOX_MODEL_NAME, SandboxModel, type Responder } from './model/server';
 import { Scenario, TalentData, Doc } from './scenario';
 import { loadKnowledgeBase } from './talent-mcp/knowledge-base';
 import { TalentMcpService } from './talent-mcp/http';
@@ -23,6 +23,29 @@ export const SANDBOX_SECRETS = {
   webhookSecret: 'sandbox-webhook-secret',
   adminApiToken: 'sandbox-admin-api-token',
 } as const;
+
+/** The worker's and the ingress's environment for this sandbox: production variables with sandbox URLs and keys. */
+export function sandboxEnvironment(
+  urls: Pick<SandboxServices['urls'], 'intercom' | 'mcp' | 'model' | 'validation'>,
+  temporalAddress: string,
+): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    TASK_QUEUE: 'melvin',
+    INTERCOM_API_KEY: SANDBOX_SECRETS.intercomToken,
+    INTERCOM_BASE_URL: urls.intercom,
+    INTERCOM_CLIENT_SECRET: SANDBOX_SECRETS.webhookSecret,
+    ADMIN_API_TOKEN: SANDBOX_SECRETS.adminApiToken,
+    MELVIN_ADMIN_ID: SANDBOX_SECRETS.adminId,
+    MCP_SERVERS: `talent=${urls.mcp}`,
+    OPENAI_API_KEY: SANDBOX_SECRETS.openAiKey,
+    OPENAI_BASE_URL: urls.model,
+    MODEL_NAME: SANDBOX_MODEL_NAME,
+    VALIDATION_ENDPOINT: urls.validation,
+    VALIDATION_API_KEY: SANDBOX_SECRETS.validationKey,
+  };
+}
 
 export interface SandboxPorts {
   intercom: number;
@@ -115,7 +138,6 @@ export async function startSandboxServices(
 }
 
 const GateRequest = z.strictObject({ at: z.string().min(1).optional(), after: z.string().min(1).optional() });
-const MessageRequest = z.strictObject({ body: z.string().trim().min(1).max(10_000) });
 
 /** The control API under /_sandbox: what the scenario runner uses to seed, deliver, hold and inspect. */
 function controlRouter(services: () => SandboxServices): express.Router {
@@ -140,12 +162,11 @@ function controlRouter(services: () => SandboxServices): express.Router {
 
   router.post('/_sandbox/conversations/:id/messages', async (req, res) => {
     const { intercom } = services();
-    const parsed = MessageRequest.safeParse(req.body);
+    const parsed = NewMessage.safeParse(req.body);
     if (!parsed.success) return badRequest(res, parsed.error);
     if (!intercom.conversations.has(req.params.id))
       return res.status(404).json({ error: `no conversation ${req.params.id}` });
-    intercom.addUserMessage(req.params.id, parsed.data.body);
-    res.json(await intercom.emit('conversation.user.replied', req.params.id));
+    res.json((await intercom.userReplies(req.params.id, parsed.data.body)).delivery);
   });
 
   router.get('/_sandbox/conversations/:id', (req, res) => {

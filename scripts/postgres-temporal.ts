@@ -9,6 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { allSearchAttributes } from '../src/shared';
+import { waitFor } from '../sandbox/wait';
 import { freeLowPorts, type TemporalServer } from './stack';
 import { cacheDir, goAvailable, goInstall } from './temporal-cli';
 
@@ -189,18 +190,20 @@ export async function startPostgresTemporal(options: {
 
   let connection: Connection | undefined;
   try {
-    const deadline = Date.now() + 90_000;
-    while (!connection) {
-      if (server.exitCode !== null) throw new Error(`the Temporal server exited with ${server.exitCode}:\n${output}`);
-      if (Date.now() > deadline) throw new Error(`the Temporal server did not start:\n${output}`);
-      try {
-        const candidate = await Connection.connect({ address, connectTimeout: 2_000 });
-        await candidate.workflowService.getSystemInfo({});
-        connection = candidate;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    }
+    connection = await waitFor(
+      'the Temporal server to serve',
+      async () => {
+        if (server.exitCode !== null) throw new Error(`the Temporal server exited with ${server.exitCode}:\n${output}`);
+        const candidate = await Connection.connect({ address, connectTimeout: 2_000 }).catch(() => undefined);
+        const serving = await candidate?.workflowService.getSystemInfo({}).then(
+          () => true,
+          () => false,
+        );
+        if (!serving) await candidate?.close();
+        return serving ? candidate : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
     await registerNamespace(connection);
   } catch (err) {
     await connection?.close();
@@ -221,20 +224,17 @@ export async function startPostgresTemporal(options: {
 
 /** The `default` namespace and Melvin's search attributes, retried while the server's own system namespace comes up. */
 async function registerNamespace(connection: Connection): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await connection.workflowService.registerNamespace({
-        namespace: 'default',
-        workflowExecutionRetentionPeriod: msToTs('3 days'),
-      });
-      break;
-    } catch (err) {
-      if (/already exists|AlreadyExists/i.test(String(err))) break;
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
+  await waitFor(
+    'the default namespace to be registered',
+    () =>
+      connection.workflowService
+        .registerNamespace({ namespace: 'default', workflowExecutionRetentionPeriod: msToTs('3 days') })
+        .then(
+          () => true,
+          (err: unknown) => /already exists|AlreadyExists/i.test(String(err)),
+        ),
+    { timeoutMs: 60_000, intervalMs: 1000 },
+  );
   const { IndexedValueType } = temporal.api.enums.v1;
   const types: Record<string, number> = {
     KEYWORD: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
@@ -245,13 +245,13 @@ async function registerNamespace(connection: Connection): Promise<void> {
     searchAttributes: Object.fromEntries(allSearchAttributes.map((key) => [key.name, types[key.type]!])),
   });
   // Registering a namespace is eventually visible to every service: wait until it answers.
-  for (;;) {
-    try {
-      await connection.workflowService.describeNamespace({ namespace: 'default' });
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
+  await waitFor(
+    'the default namespace to answer',
+    () =>
+      connection.workflowService.describeNamespace({ namespace: 'default' }).then(
+        () => true,
+        () => false,
+      ),
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
 }

@@ -7,7 +7,8 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { allSearchAttributes } from '../src/shared';
-import { SANDBOX_SECRETS } from '../sandbox/services';
+import { sandboxEnvironment } from '../sandbox/services';
+import { waitFor } from '../sandbox/wait';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -219,24 +220,25 @@ export function startChild(name: string, script: string, env: NodeJS.ProcessEnv,
   return child;
 }
 
-async function waitUntil(
+/** Waits until `ready`, failing at once with its last output lines when a child exits while starting. */
+function waitUntil(
   what: string,
   children: Child[],
   ready: () => Promise<boolean>,
   timeoutMs = 60_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const exited = children.find((c) => c.process.exitCode !== null);
-    if (exited) {
-      throw new Error(
-        `${exited.name} exited with code ${exited.process.exitCode} while starting:\n${exited.output.slice(-20).join('\n')}`,
-      );
-    }
-    if (await ready().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+): Promise<boolean> {
+  return waitFor(
+    what,
+    () => {
+      const exited = children.find((c) => c.process.exitCode !== null);
+      if (exited) {
+        const lines = exited.output.slice(-20).join('\n');
+        throw new Error(`${exited.name} exited with code ${exited.process.exitCode} while starting:\n${lines}`);
+      }
+      return ready().catch(() => false);
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
 }
 
 /** SIGINT, as an orchestrator stops a process: it finishes what it holds, then exits (SIGKILL after 10 s). */
@@ -247,30 +249,6 @@ export async function stopChild(child: Child): Promise<void> {
   const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
-}
-
-/** The worker's and the ingress's environment for a stack: production variables pointing at the sandbox. */
-export function melvinEnvironment(ports: ProcessPorts, temporalAddress: string): NodeJS.ProcessEnv {
-  const local = (port: number) => `http://127.0.0.1:${port}`;
-  return {
-    TEMPORAL_ADDRESS: temporalAddress,
-    TEMPORAL_NAMESPACE: 'default',
-    TASK_QUEUE: 'melvin',
-    INTERCOM_API_KEY: SANDBOX_SECRETS.intercomToken,
-    INTERCOM_BASE_URL: local(ports.intercom),
-    INTERCOM_CLIENT_SECRET: SANDBOX_SECRETS.webhookSecret,
-    ADMIN_API_TOKEN: SANDBOX_SECRETS.adminApiToken,
-    MELVIN_ADMIN_ID: SANDBOX_SECRETS.adminId,
-    MCP_SERVERS: `talent=${local(ports.mcp)}/mcp`,
-    OPENAI_API_KEY: SANDBOX_SECRETS.openAiKey,
-    OPENAI_BASE_URL: `${local(ports.model)}/v1`,
-    MODEL_NAME: 'melvin-sandbox-model',
-    VALIDATION_ENDPOINT: `${local(ports.validation)}/validate`,
-    VALIDATION_API_KEY: SANDBOX_SECRETS.validationKey,
-    INGRESS_PORT: String(ports.ingress),
-    INGRESS_METRICS_ADDRESS: `127.0.0.1:${ports.ingressMetrics}`,
-    WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.workerMetrics}`,
-  };
 }
 
 /** Starts the sandbox, the worker and the ingress against `temporal`; stopping the stack stops `temporal` too. */
@@ -302,7 +280,20 @@ export async function startStack(options: {
   try {
     const { temporal: _temporal, temporalUi: _ui, ...own } = ports as Partial<StackPorts>;
     await checkPortsFree(own);
-    const env = melvinEnvironment(ports, temporal.address);
+    const env = {
+      ...sandboxEnvironment(
+        {
+          intercom: local(ports.intercom),
+          mcp: `${local(ports.mcp)}/mcp`,
+          model: `${local(ports.model)}/v1`,
+          validation: `${local(ports.validation)}/validate`,
+        },
+        temporal.address,
+      ),
+      INGRESS_PORT: String(ports.ingress),
+      INGRESS_METRICS_ADDRESS: `127.0.0.1:${ports.ingressMetrics}`,
+      WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.workerMetrics}`,
+    };
     children.push(
       startChild(
         'sandbox',

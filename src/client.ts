@@ -4,7 +4,13 @@ import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { z } from 'zod';
-import { ConfigError, loadTemporalConfig, loadTurnConfig } from './config';
+import {
+  ConfigError,
+  loadTemporalConfig,
+  loadTurnConfig,
+  temporalConnectionOptions,
+  type TemporalConfig,
+} from './config';
 import { conversationState, deliverUserMessage, forceEscalation, listRuns } from './conversations';
 import { searchAttributes } from './shared';
 
@@ -69,8 +75,7 @@ export function parseCommand(argv: string[]): Command {
   return result.data;
 }
 
-async function run(command: Command, client: Client): Promise<unknown> {
-  const temporal = loadTemporalConfig();
+async function run(command: Command, client: Client, temporal: TemporalConfig): Promise<unknown> {
   switch (command.command) {
     case 'start': {
       const turn = loadTurnConfig();
@@ -117,14 +122,10 @@ async function run(command: Command, client: Client): Promise<unknown> {
 async function main(): Promise<void> {
   const command = parseCommand(process.argv.slice(2));
   const temporal = loadTemporalConfig();
-  const connection = await Connection.connect({
-    address: temporal.TEMPORAL_ADDRESS,
-    tls: temporal.TEMPORAL_API_KEY ? true : undefined,
-    apiKey: temporal.TEMPORAL_API_KEY,
-  });
+  const connection = await Connection.connect(temporalConnectionOptions(temporal));
   try {
     const client = new Client({ connection, namespace: temporal.TEMPORAL_NAMESPACE });
-    console.log(JSON.stringify(await run(command, client), null, 2));
+    console.log(JSON.stringify(await run(command, client, temporal), null, 2));
   } finally {
     await connection.close();
   }

@@ -126,3 +126,12 @@ export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): Tempor
 export const loadTurnConfig = (env: NodeJS.ProcessEnv = process.env): TurnConfig => load(TurnEnv, env);
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);
 export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => load(IngressEnv, env);
+
+/** How every Melvin process connects to Temporal: an API key (Temporal Cloud) switches TLS on. */
+export function temporalConnectionOptions(config: Pick<TemporalConfig, 'TEMPORAL_ADDRESS' | 'TEMPORAL_API_KEY'>) {
+  return {
+    address: config.TEMPORAL_ADDRESS,
+    tls: config.TEMPORAL_API_KEY ? true : undefined,
+    apiKey: config.TEMPORAL_API_KEY,
+  };
+}

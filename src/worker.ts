@@ -7,21 +7,13 @@ import { createActivities } from './activities';
 import { createOpenAiClient } from './activities/llm';
 import { McpConnections } from './activities/mcp';
 import { createLangSmithClient } from './activities/prompts';
-import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config';
+import { ConfigError, loadWorkerConfig, temporalConnectionOptions } from './config';
 import { installWorkerRuntime } from './worker-telemetry';
-
-export function connectionOptions(config: Pick<WorkerConfig, 'TEMPORAL_ADDRESS' | 'TEMPORAL_API_KEY'>) {
-  return {
-    address: config.TEMPORAL_ADDRESS,
-    tls: config.TEMPORAL_API_KEY ? true : undefined,
-    apiKey: config.TEMPORAL_API_KEY,
-  };
-}
 
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
   installWorkerRuntime({ logLevel: config.LOG_LEVEL, metricsAddress: config.WORKER_METRICS_ADDRESS });
-  const connection = await NativeConnection.connect(connectionOptions(config));
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const mcp = new McpConnections(config.MCP_SERVERS);
   const langsmith = config.LANGSMITH_API_KEY
     ? createLangSmithClient({ apiKey: config.LANGSMITH_API_KEY, apiUrl: config.LANGSMITH_ENDPOINT })

@@ -84,7 +84,7 @@ beforeAll(async () => {
       if (start.exitCode !== null) throw new Error(`npm start exited with ${start.exitCode}:\n${output}`);
       return output.includes('Melvin is running.');
     },
-    240_000,
+    { timeoutMs: 240_000 },
   );
   urls = {
     inbox: /Inbox \(talk to Melvin\):\s+(\S+)/.exec(output)![1]!,

@@ -230,6 +230,12 @@ export class IntercomEmulator extends HttpService {
     });
   }
 
+  /** The contact writes a message and Intercom tells the app: the part is added, then its webhook delivered. */
+  async userReplies(conversationId: string, text: string): Promise<{ part: Part; delivery: WebhookDelivery }> {
+    const part = this.addUserMessage(conversationId, text);
+    return { part, delivery: await this.emit('conversation.user.replied', conversationId) };
+  }
+
   mustGet(conversationId: string): Conversation {
     const conversation = this.conversations.get(conversationId);
     if (!conversation) throw new Error(`no conversation ${conversationId} in the emulator`);

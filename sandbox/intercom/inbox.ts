@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { htmlToText } from '../../src/activities/intercom-text';
 import type { IntercomEmulator } from './emulator';
 
-const NewMessage = z.strictObject({ body: z.string().trim().min(1).max(10_000) });
+/** A message typed by a user, in the inbox or sent by the scenario runner. */
+export const NewMessage = z.strictObject({ body: z.string().trim().min(1).max(10_000) });
 const NewConversation = z.strictObject({
   email: z.email(),
   name: z.string().trim().min(1).max(200),
@@ -73,8 +74,7 @@ export function inboxRouter(
     if (!parsed.success) return res.status(400).json({ error: z.prettifyError(parsed.error) });
     if (!emulator.conversations.has(req.params.id))
       return res.status(404).json({ error: `no conversation ${req.params.id}` });
-    const part = emulator.addUserMessage(req.params.id, parsed.data.body);
-    const delivery = await emulator.emit('conversation.user.replied', req.params.id);
+    const { part, delivery } = await emulator.userReplies(req.params.id, parsed.data.body);
     res.json({ part_id: part.id, delivery });
   });
 

@@ -22,11 +22,12 @@ export class TalentStore {
   timeoutMs = 60_000;
   private readonly knowledgeBase: Doc[];
   private docs: Doc[] = [];
-  private index = this.buildIndex([]);
+  private index: MiniSearch<Doc & { id: number }>;
 
   /** `docs` are searched alongside the knowledge base, if one is given. */
   constructor(initial: { talent?: TalentData; docs?: Doc[]; knowledgeBase?: Doc[] } = {}) {
     this.knowledgeBase = initial.knowledgeBase ?? [];
+    this.index = this.buildIndex(this.knowledgeBase);
     this.merge(initial);
   }
 
@@ -42,11 +43,13 @@ export class TalentStore {
         jobs: replace(this.data.jobs, talent.jobs, (j) => j.id),
       };
     }
-    this.docs = replace(this.docs, docs ?? [], (d) => d.title);
-    this.index = this.buildIndex([
-      ...this.knowledgeBase.filter((kb) => !this.docs.some((d) => d.title === kb.title)),
-      ...this.docs,
-    ]);
+    if (docs) {
+      this.docs = replace(this.docs, docs, (d) => d.title);
+      this.index = this.buildIndex([
+        ...this.knowledgeBase.filter((kb) => !this.docs.some((d) => d.title === kb.title)),
+        ...this.docs,
+      ]);
+    }
   }
 
   private buildIndex(docs: Doc[]): MiniSearch<Doc & { id: number }> {

@@ -98,6 +98,14 @@ function llmFailure(err: unknown, step: LlmStep): Error {
 }
 
 export function createLlmActivities(openai: OpenAI, options: { model: string }) {
+  // Each step has one fixed schema; converting it to JSON Schema once keeps it off every request.
+  const responseFormats = new Map<LlmStep, ReturnType<typeof zodResponseFormat>>();
+  const responseFormat = (step: LlmStep, schema: z.ZodType) => {
+    const format = responseFormats.get(step) ?? zodResponseFormat(schema, step);
+    responseFormats.set(step, format);
+    return format;
+  };
+
   async function complete(
     step: LlmStep,
     schema: z.ZodType,
@@ -106,7 +114,7 @@ export function createLlmActivities(openai: OpenAI, options: { model: string }) 
   ) {
     try {
       return await openai.chat.completions.create(
-        { model: options.model, messages, response_format: zodResponseFormat(schema, step), temperature: 0 },
+        { model: options.model, messages, response_format: responseFormat(step, schema), temperature: 0 },
         { signal, timeout: REQUEST_TIMEOUT_MS, maxRetries: 0 },
       );
     } catch (err) {

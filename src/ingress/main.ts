@@ -1,18 +1,14 @@
 // The ingress process: serves the Intercom webhook, the operator API and /healthz on INGRESS_PORT.
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { ConfigError, loadIngressConfig } from '../config';
+import { ConfigError, loadIngressConfig, temporalConnectionOptions } from '../config';
 import { logEvent } from '../log';
 import { createIngressApp } from './app';
 import { createIngressMetrics } from './metrics';
 
 async function main(): Promise<void> {
   const config = loadIngressConfig();
-  const connection = await Connection.connect({
-    address: config.TEMPORAL_ADDRESS,
-    tls: config.TEMPORAL_API_KEY ? true : undefined,
-    apiKey: config.TEMPORAL_API_KEY,
-  });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const metrics = createIngressMetrics();
   const app = createIngressApp({

@@ -565,16 +565,17 @@ export async function supportConversation(input: SupportConversationInput): Prom
     if (!(isCancellation(err) && state.metadata.forced_escalation)) throw err;
     outcome = null;
   }
-  // A redelivered webhook for a message already answered: leave the conversation as it is.
-  if (outcome === 'skip' && !state.metadata.forced_escalation) {
+  // An operator's escalation wins over whatever the agent was about to do, as long as no reply has gone out.
+  if (state.metadata.forced_escalation) {
+    outcome = operatorEscalation();
+  } else if (outcome === 'skip') {
+    // A redelivered webhook for a message already answered: leave the conversation as it is.
     state.next_node = 'end';
     upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
     enter('end', `Nothing to do: ${state.metadata.skipped_reason}`);
     log.info('turn skipped', { reason: state.metadata.skipped_reason });
     return state;
   }
-  // An operator's escalation wins over whatever the agent was about to do, as long as no reply has gone out.
-  if (state.metadata.forced_escalation || outcome === 'skip') outcome = operatorEscalation();
   replyStarted = true;
   if (outcome) await escalate(outcome);
   else await respond();

@@ -2,7 +2,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePorts, startChild, stopChild, type Child } from '../../scripts/stack';
-import { ADMIN_ID, INTERCOM_TOKEN, OPENAI_KEY, VALIDATION_KEY, type Sandbox } from './sandbox';
+import { sandboxEnvironment } from '../../sandbox/services';
+import type { Sandbox } from './sandbox';
 
 export const ROOT = path.join(__dirname, '..', '..');
 
@@ -25,17 +26,9 @@ export async function workerEnvironment(
 ): Promise<NodeJS.ProcessEnv> {
   const [metricsPort] = await freePorts(1);
   return {
-    TEMPORAL_ADDRESS: options.temporalAddress,
+    ...sandboxEnvironment(sandbox.urls, options.temporalAddress),
     TASK_QUEUE: options.taskQueue,
-    INTERCOM_API_KEY: INTERCOM_TOKEN,
-    INTERCOM_BASE_URL: sandbox.intercom.url,
-    MELVIN_ADMIN_ID: ADMIN_ID,
-    MCP_SERVERS: options.mcpServers ?? `talent=${sandbox.urls.mcp}`,
-    OPENAI_API_KEY: OPENAI_KEY,
-    OPENAI_BASE_URL: sandbox.model.url,
-    MODEL_NAME: 'sandbox',
-    VALIDATION_ENDPOINT: sandbox.validation.url,
-    VALIDATION_API_KEY: VALIDATION_KEY,
+    ...(options.mcpServers ? { MCP_SERVERS: options.mcpServers } : {}),
     WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
   };
 }

@@ -12,13 +12,4 @@ export function quietRuntime(): void {
   });
 }
 
-/** Polls until `check` returns a truthy value; fails with `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { waitFor } from '../../sandbox/wait';
