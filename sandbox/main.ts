@@ -13,6 +13,8 @@ const Env = z.object({
   SANDBOX_MODEL_PORT: Port.default(8783),
   SANDBOX_VALIDATION_PORT: Port.default(8784),
   SANDBOX_WEBHOOK_URL: z.url().default('http://127.0.0.1:8780/webhooks/intercom'),
+  /** The kind of endpoint the sandbox model behaves like: `strict` (OpenAI), `json_object`, `text` or `text-prose`. */
+  SANDBOX_MODEL_ENDPOINT: z.enum(['strict', 'json_object', 'text', 'text-prose']).default('strict'),
 });
 
 async function main(): Promise<void> {
@@ -30,6 +32,10 @@ async function main(): Promise<void> {
     },
     webhookUrl: env.SANDBOX_WEBHOOK_URL,
     seed,
+    modelEndpoint:
+      env.SANDBOX_MODEL_ENDPOINT === 'text-prose'
+        ? { endpoint: 'text', textStyle: 'prose' }
+        : { endpoint: env.SANDBOX_MODEL_ENDPOINT, textStyle: 'fenced' },
   });
   logEvent('info', 'sandbox ready', { ...sandbox.urls });
   logEvent(
@@ -37,6 +43,7 @@ async function main(): Promise<void> {
     `the LLM is the sandbox stand-in "${SANDBOX_MODEL_NAME}": deterministic rules, not a language model`,
     {
       model: sandbox.urls.model,
+      endpoint: sandbox.model.endpoint,
     },
   );
   const stop = () => {

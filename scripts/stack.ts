@@ -304,6 +304,8 @@ export async function startStack(options: {
           SANDBOX_MODEL_PORT: String(ports.model),
           SANDBOX_VALIDATION_PORT: String(ports.validation),
           SANDBOX_WEBHOOK_URL: urls.webhook,
+          // `SANDBOX_MODEL_ENDPOINT=json_object npm start` runs the stack against a JSON-mode-only model endpoint.
+          ...(process.env.SANDBOX_MODEL_ENDPOINT && { SANDBOX_MODEL_ENDPOINT: process.env.SANDBOX_MODEL_ENDPOINT }),
         },
         echo,
       ),

@@ -78,6 +78,8 @@ const WorkerEnv = TemporalEnv.extend({
   OPENAI_API_KEY: required('the API key of the OpenAI-compatible endpoint'),
   OPENAI_BASE_URL: optional(url.default('https://api.openai.com/v1')),
   MODEL_NAME: optional(z.string().min(1).default('gpt-4o-mini')),
+  /** How plan, coverage and draft ask for JSON: `auto` steps down from strict structured outputs when refused. */
+  LLM_RESPONSE_FORMAT: optional(z.enum(['auto', 'json_schema', 'json_object', 'none']).default('auto')),
   VALIDATION_ENDPOINT: optional(url),
   VALIDATION_API_KEY: required('the validation service API key'),
   LANGSMITH_API_KEY: optional(z.string().min(1).optional()),

@@ -2,6 +2,17 @@
 import { z } from 'zod';
 import type { Message, StoredDocsData, StoredToolData, ToolDefinition } from './state';
 
+/*
+ * The three step schemas are the single source of what the model must answer. Their JSON Schema goes to the model as
+ * an OpenAI strict Structured Outputs `response_format`, so they stay inside the subset strict mode accepts: every
+ * property required, no `default`, and no bounds at all (`minLength`, `maxItems`, `minimum`, … are refused outright or,
+ * for fine-tuned models, unsupported). The bounds are refinements instead, which JSON Schema generation leaves out and
+ * zod checks once the answer arrives; an answer outside them gets the one repair request like any invalid answer.
+ */
+const nonEmptyText = () => z.string().refine((text) => text.trim() !== '', 'must not be empty');
+const fraction = () => z.number().refine((n) => n >= 0 && n <= 1, 'must be between 0 and 1');
+const MAX_PLANNED_CALLS = 12;
+
 /** The plan as the model writes it. Arguments travel as a JSON string so the schema stays valid in strict mode. */
 export const PlanOutput = z.object({
   user_query: z.string().describe('The question the user is asking, in one sentence'),
@@ -9,32 +20,32 @@ export const PlanOutput = z.object({
   tool_calls: z
     .array(
       z.object({
-        tool_name: z.string().min(1).describe('A tool from available_tools'),
+        tool_name: nonEmptyText().describe('A tool from available_tools'),
         arguments_json: z.string().describe('The tool arguments as a JSON object, e.g. {"query":"payout schedule"}'),
         reasoning: z.string().describe('Why this call is needed'),
       }),
     )
-    .max(12),
+    .refine((calls) => calls.length <= MAX_PLANNED_CALLS, `must hold at most ${MAX_PLANNED_CALLS} tool calls`)
+    .describe(`At most ${MAX_PLANNED_CALLS} calls`),
 });
 export type PlanOutput = z.infer<typeof PlanOutput>;
 
 export const CoverageOutput = z.object({
   user_query: z.string(),
   data_sufficient: z.boolean().describe('True when the gathered data answers the question'),
-  coverage_score: z.number().min(0).max(1),
+  coverage_score: fraction().describe('From 0 to 1'),
   available_data: z.array(z.string()),
   missing_data: z.array(z.object({ gap_type: z.string(), description: z.string() })),
   reasoning: z.string(),
-  confidence: z.number().min(0).max(1),
+  confidence: fraction().describe('From 0 to 1'),
 });
 export type CoverageOutput = z.infer<typeof CoverageOutput>;
 
 export const DraftOutput = z.object({
-  text: z.string().min(1).describe('The reply to send to the user'),
+  text: nonEmptyText().describe('The reply to send to the user'),
   response_type: z
     .enum(['REPLY', 'ROUTE_TO_TEAM'])
-    .default('REPLY')
-    .describe('ROUTE_TO_TEAM when the user asks for a human or the reply cannot be given safely'),
+    .describe('REPLY, or ROUTE_TO_TEAM when the user asks for a human or the reply cannot be given safely'),
 });
 export type DraftOutput = z.infer<typeof DraftOutput>;
 
@@ -51,6 +62,8 @@ export interface PlanContext {
   hop: number;
   max_hops: number;
   messages: Message[];
+  /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
+  earlier_parts_omitted?: number;
   available_tools: ToolSummary[];
   /** Argument names the workflow fills from the conversation's contact; the model must not set them. */
   identity_arguments: string[];
@@ -64,12 +77,16 @@ export interface CoverageContext {
   max_hops: number;
   user_query: string;
   messages: Message[];
+  /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
+  earlier_parts_omitted?: number;
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;
 }
 
 export interface DraftContext {
   messages: Message[];
+  /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
+  earlier_parts_omitted?: number;
   user_name: string | null;
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;

@@ -41,6 +41,7 @@ async function main(): Promise<void> {
         mcp,
         openai: tracing ? wrapOpenAI(openai) : openai,
         model: config.MODEL_NAME,
+        responseFormat: config.LLM_RESPONSE_FORMAT,
         langsmith,
         validation: { endpoint: config.VALIDATION_ENDPOINT, apiKey: config.VALIDATION_API_KEY },
       }),

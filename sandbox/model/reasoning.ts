@@ -28,6 +28,15 @@ interface Context {
 }
 
 const DOCS_TOOL = 'search_talent_docs';
+/**
+ * MCP clients that offer several servers' tools tell a name two servers share apart as `<server>__<tool>`; the model
+ * reads such a name as the tool's own name, as a real model would read through the prefix.
+ */
+function ownName(toolName: string): string {
+  const at = toolName.lastIndexOf('__');
+  return at === -1 ? toolName : toolName.slice(at + 2);
+}
+
 const STOP_WORDS = new Set(
   (
     "a an the i im i'm me my mine we our you your it its is are was were be been am do does did to of in on at for " +
@@ -126,7 +135,7 @@ function intentOf(question: string): { human: boolean; greeting: boolean; policy
 
 /** How well a tool's name (counted twice) and description match what the user asked. */
 function toolScore(tool: Tool, terms: Set<string>): number {
-  const nameTerms = tool.name.split('_').map(canonical);
+  const nameTerms = ownName(tool.name).split('_').map(canonical);
   const descriptionTerms = new Set(words(tool.description).map(canonical));
   let score = 0;
   for (const term of terms) {
@@ -166,7 +175,7 @@ function plan(context: Context): PlanOutput {
   const calls: PlanOutput['tool_calls'] = [];
 
   const scored = tools
-    .filter((t) => t.name !== DOCS_TOOL)
+    .filter((t) => ownName(t.name) !== DOCS_TOOL)
     .map((tool) => ({ tool, score: toolScore(tool, intent.terms) }));
   const best = Math.max(0, ...scored.map((s) => s.score));
   for (const { tool, score } of scored) {
@@ -192,12 +201,12 @@ function plan(context: Context): PlanOutput {
     });
   }
 
-  const docsTool = tools.find((t) => t.name === DOCS_TOOL);
+  const docsTool = tools.find((t) => ownName(t.name) === DOCS_TOOL);
   const earlierQueries = new Set(Object.values(context.docs_data ?? {}).map((d) => d.query));
   const docsQuery = words(question).slice(0, 8).join(' ');
   if (docsTool && docsQuery && (intent.policy || calls.length === 0) && !earlierQueries.has(docsQuery)) {
     calls.push({
-      tool_name: DOCS_TOOL,
+      tool_name: docsTool.name,
       arguments_json: JSON.stringify({ query: docsQuery }),
       reasoning: 'A policy or process question.',
     });
@@ -235,7 +244,7 @@ function relevantPassage(context: Context, terms: Set<string>): Passage | undefi
 }
 
 function records(context: Context, tool: string, field: string): Record<string, unknown>[] {
-  const stored = Object.values(context.tool_data ?? {}).filter((t) => t.tool_name === tool && t.success);
+  const stored = Object.values(context.tool_data ?? {}).filter((t) => ownName(t.tool_name ?? '') === tool && t.success);
   return stored.flatMap((t) => ((t.data as Record<string, unknown>)?.[field] as Record<string, unknown>[]) ?? []);
 }
 

@@ -1,15 +1,37 @@
-// The sandbox model: an OpenAI-compatible chat-completions server answering Melvin's plan/coverage/draft schemas.
+// The sandbox model: an OpenAI-compatible chat-completions server answering Melvin's plan, coverage and draft steps.
 import { randomUUID } from 'node:crypto';
 import express from 'express';
+import { z } from 'zod';
 import { STAND_IN_FINGERPRINT, type LlmStep } from '../../src/schemas';
 import { FaultQueues, Latency, sendHttpFault, sleep } from '../faults';
 import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { HttpFault } from '../scenario';
+import {
+  checkJsonModeMessages,
+  checkJsonSchemaFormat,
+  refusal,
+  type OpenAiErrorBody,
+  type Refusal,
+} from './strict-schema';
 
 export const SANDBOX_MODEL_NAME = 'melvin-sandbox-model';
 
-/** One scripted answer: a JSON output to serialize, or raw content exactly as given (e.g. invalid JSON). */
+/**
+ * Which kind of OpenAI-compatible endpoint the sandbox model behaves like. `strict`: OpenAI itself (strict Structured
+ * Outputs checked as OpenAI checks them, JSON mode with its rule, plain JSON text without a format). `json_object`: an
+ * endpoint with JSON mode only (refuses `json_schema` the way DeepSeek does). `text`: an endpoint without response
+ * formats, answering in prose, the JSON inside ``` fences (`textStyle: 'fenced'`) or between sentences (`'prose'`).
+ */
+export const ModelEndpoint = z.strictObject({
+  endpoint: z.enum(['strict', 'json_object', 'text']),
+  textStyle: z.enum(['fenced', 'prose']).default('fenced'),
+});
+export type ModelEndpoint = z.infer<typeof ModelEndpoint>;
+export type ModelEndpointKind = ModelEndpoint['endpoint'];
+const OPENAI: ModelEndpoint = { endpoint: 'strict', textStyle: 'fenced' };
+
+/** One scripted answer: a JSON output to serialize as the endpoint would, or raw content exactly as given. */
 export type ScriptedAnswer = { output: unknown } | { content: string };
 
 /** Computes an answer from what the request carried (its data document, and every message); the sandbox's own
@@ -26,17 +48,27 @@ export interface RecordedCompletion {
   /** The data document Melvin sent between its delimiters, parsed. */
   context: Record<string, unknown>;
   messages: ChatMessage[];
+  /** The request's `response_format`, or null when it sent none. */
+  response_format: { type?: unknown; json_schema?: unknown } | null;
   authorization: string | undefined;
   /** The simulated latency this request waited. */
   latency_ms?: number;
+  /** The 400 the endpoint answered instead of a completion, when it refused the request. */
+  refused?: OpenAiErrorBody;
 }
 
 const STEPS: LlmStep[] = ['plan', 'coverage', 'draft'];
 
-/** Which of Melvin's steps a request is, from the name of its `json_schema` response format. */
+/** Which of Melvin's steps a request is, from the `Task: <step>.` line its data message starts with. */
 function stepOf(body: unknown): LlmStep | undefined {
-  const name = (body as { response_format?: { json_schema?: { name?: string } } })?.response_format?.json_schema?.name;
-  return STEPS.find((step) => step === name);
+  const messages = (body as { messages?: unknown })?.messages;
+  if (!Array.isArray(messages)) return undefined;
+  for (const message of messages as { content?: unknown }[]) {
+    const match = typeof message?.content === 'string' ? /^Task: (\w+)\./.exec(message.content) : null;
+    const step = STEPS.find((s) => s === match?.[1]);
+    if (step) return step;
+  }
+  return undefined;
 }
 
 /** Pulls the JSON document out of `<conversation_data>…</conversation_data>` in the request's data message. */
@@ -53,14 +85,64 @@ function openAiError(status: number, message: string) {
   return { error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : null } };
 }
 
+/** The endpoint kind's answer to a request's `response_format`: the 400 it refuses it with, or null to go on. */
+function refuseFormat(
+  endpoint: ModelEndpointKind,
+  format: RecordedCompletion['response_format'],
+  messages: ChatMessage[],
+): Refusal | null {
+  const type = format?.type;
+  if (format === null || type === 'text') return null;
+  if (endpoint === 'text') {
+    return refusal(
+      `Invalid parameter: 'response_format' of type '${String(type)}' is not supported with this model.`,
+      'response_format',
+      null,
+    );
+  }
+  if (type === 'json_object') return checkJsonModeMessages(messages);
+  if (type === 'json_schema') {
+    if (endpoint === 'json_object')
+      return refusal('This response_format type is unavailable now', null, 'invalid_request_error');
+    return checkJsonSchemaFormat(format.json_schema);
+  }
+  return refusal(
+    `Invalid value: '${String(type)}'. Supported values are: 'text', 'json_object', and 'json_schema'.`,
+    'response_format.type',
+    'invalid_value',
+  );
+}
+
+/** How an endpoint of the kind writes a JSON answer: as it is, or inside the prose of a model without formats. */
+function render(settings: ModelEndpoint, output: unknown): string {
+  if (settings.endpoint !== 'text') return JSON.stringify(output);
+  const pretty = JSON.stringify(output, null, 2);
+  if (settings.textStyle === 'fenced') return `Here is the answer as JSON:\n\n\`\`\`json\n${pretty}\n\`\`\``;
+  // Braces in the sentence before the object, so a reader that grabs the first `{` gets it wrong.
+  return `Sure. I read the {conversation_data} block and worked out the answer:\n${pretty}\nLet me know if anything is unclear.`;
+}
+
 export class SandboxModel extends HttpService {
   readonly faults = new FaultQueues<HttpFault>();
   readonly requests: RecordedCompletion[] = [];
   readonly latency = new Latency();
   private readonly scripts = new Map<LlmStep, ScriptedAnswer[]>();
+  private settings: ModelEndpoint;
 
-  constructor(readonly options: { apiKey: string; responder?: Responder; gates?: Gates }) {
+  constructor(readonly options: { apiKey: string; responder?: Responder; gates?: Gates; endpoint?: ModelEndpoint }) {
     super('sandbox model', '/v1');
+    this.settings = options.endpoint ?? OPENAI;
+  }
+
+  /** The kind of endpoint the model behaves like now. */
+  get endpoint(): ModelEndpoint {
+    return this.settings;
+  }
+
+  /** Makes the model behave like another kind of endpoint from the next request on. */
+  configure(settings: z.input<typeof ModelEndpoint>): this {
+    this.settings = ModelEndpoint.parse(settings);
+    return this;
   }
 
   /** Queues answers for a step; each request takes the next one, then falls back to the responder. */
@@ -69,17 +151,19 @@ export class SandboxModel extends HttpService {
     return this;
   }
 
+  /** Forgets scripts, faults and requests, and behaves again like the endpoint it was started as. */
   clear(): void {
     this.scripts.clear();
     this.requests.length = 0;
     this.faults.set({});
+    this.settings = this.options.endpoint ?? OPENAI;
   }
 
   private answer(step: LlmStep, context: Record<string, unknown>, messages: ChatMessage[]): string {
     const scripted = this.scripts.get(step)?.shift();
-    if (scripted) return 'content' in scripted ? scripted.content : JSON.stringify(scripted.output);
+    if (scripted) return 'content' in scripted ? scripted.content : render(this.settings, scripted.output);
     if (!this.options.responder) throw new Error(`no answer scripted for ${step} and no responder`);
-    return JSON.stringify(this.options.responder(step, context, messages));
+    return render(this.settings, this.options.responder(step, context, messages));
   }
 
   override app(): express.Express {
@@ -101,21 +185,32 @@ export class SandboxModel extends HttpService {
       });
     });
     app.post('/v1/chat/completions', async (req, res) => {
-      const body = req.body as { messages?: ChatMessage[] };
+      const body = req.body as { messages?: ChatMessage[]; response_format?: RecordedCompletion['response_format'] };
       const step = stepOf(req.body);
       if (!step || !Array.isArray(body.messages)) {
         return res
           .status(400)
-          .json(openAiError(400, 'expected messages and a json_schema response_format named plan, coverage or draft'));
+          .json(
+            openAiError(
+              400,
+              'expected messages, one of them starting "Task: plan.", "Task: coverage." or "Task: draft."',
+            ),
+          );
       }
       const context = dataDocument(body.messages);
       const recorded: RecordedCompletion = {
         step,
         context,
         messages: body.messages,
+        response_format: body.response_format ?? null,
         authorization: req.header('authorization'),
       };
       this.requests.push(recorded);
+      const refused = refuseFormat(this.settings.endpoint, recorded.response_format, body.messages);
+      if (refused) {
+        recorded.refused = refused.body;
+        return res.status(refused.status).json(refused.body);
+      }
       recorded.latency_ms = await this.latency.wait();
       const fault = this.faults.take(step);
       if (fault?.delay_ms) await sleep(fault.delay_ms);

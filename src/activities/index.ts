@@ -1,6 +1,7 @@
 // Every activity module of the worker, built from its real clients.
 import { createIntercomActivities } from './intercom';
 import { createLlmActivities } from './llm';
+import type { ResponseFormatSetting } from './llm-formats';
 import type { McpConnections } from './mcp';
 import { createMcpActivities } from './mcp';
 import { createPromptActivities } from './prompts';
@@ -15,6 +16,8 @@ export interface ActivityClients {
   mcp: McpConnections;
   openai: OpenAI;
   model: string;
+  /** How the LLM steps ask for JSON; `auto` when not given. */
+  responseFormat?: ResponseFormatSetting;
   langsmith?: LangSmithClient;
   validation: { endpoint: string; apiKey: string };
 }
@@ -23,7 +26,7 @@ export function createActivities(clients: ActivityClients) {
   return {
     ...createIntercomActivities(clients.intercom, { adminId: clients.adminId }),
     ...createMcpActivities(clients.mcp),
-    ...createLlmActivities(clients.openai, { model: clients.model }),
+    ...createLlmActivities(clients.openai, { model: clients.model, responseFormat: clients.responseFormat }),
     ...createPromptActivities({ langsmith: clients.langsmith }),
     ...createValidationActivities(clients.validation),
   };

@@ -1,21 +1,30 @@
-// LLM activities over the official `openai` SDK: plan, coverage and draft as zod-checked structured outputs.
+// LLM activities over the official `openai` SDK: plan, coverage and draft as zod-checked JSON answers.
+import { log } from '@temporalio/activity';
 import OpenAI, { APIConnectionError, APIError } from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import {
-  CoverageOutput,
-  DraftOutput,
-  PlanOutput,
   STAND_IN_FINGERPRINT,
   type CoverageContext,
   type DraftContext,
   type LlmStep,
   type PlanContext,
+  type PlanOutput,
 } from '../schemas';
 import type { CoverageAnalysis, PlanData, ResponseType } from '../state';
 import { LlmInvalidOutputError, LlmRejectedError, LlmUnavailableError, withRetryContract } from './errors';
 import { withHeartbeats } from './heartbeat';
+import {
+  FALLBACK_AFTER,
+  STEP_SCHEMAS,
+  extractJson,
+  formatRefusal,
+  formatRequest,
+  jsonSchemaFormats,
+  type ResponseFormatMode,
+  type ResponseFormatSetting,
+  type StepSchemas,
+} from './llm-formats';
 import { retryAfterMs } from './retry-after';
 
 /** Below the activity's 90 s start-to-close, so a slow model fails as a retryable timeout rather than being killed. */
@@ -28,6 +37,10 @@ export interface LlmAnswer<T> {
   stand_in: boolean;
   /** True when the first answer was invalid and the repair request produced this one. */
   repaired: boolean;
+  /** How the answer was asked for: strict structured outputs, JSON mode, or no response format. */
+  response_format: ResponseFormatMode;
+  /** Why this worker asks the endpoint for less than strict structured outputs (the endpoint's refusals), or null. */
+  format_fallback: string | null;
 }
 
 type Interpretation<T> = { ok: true; value: T } | { ok: false; problem: string };
@@ -54,13 +67,9 @@ function interpret<S extends z.ZodType, T>(
   finish: (value: z.infer<S>) => Interpretation<T>,
 ): Interpretation<T> {
   if (!content) return { ok: false, problem: 'the answer had no content' };
-  let json: unknown;
-  try {
-    json = JSON.parse(content);
-  } catch (err) {
-    return { ok: false, problem: `the answer is not JSON (${err instanceof Error ? err.message : String(err)})` };
-  }
-  const parsed = schema.safeParse(json);
+  const json = extractJson(content);
+  if (!json.ok) return json;
+  const parsed = schema.safeParse(json.value);
   if (!parsed.success) return { ok: false, problem: z.prettifyError(parsed.error) };
   return finish(parsed.data);
 }
@@ -97,28 +106,59 @@ function llmFailure(err: unknown, step: LlmStep): Error {
   return err instanceof Error ? err : new LlmUnavailableError(`${step}: ${String(err)}`);
 }
 
-export function createLlmActivities(openai: OpenAI, options: { model: string }) {
+export interface LlmOptions {
+  model: string;
+  /** `LLM_RESPONSE_FORMAT`: one mode, or `auto` (the default) to step down on the endpoint's refusal of a format. */
+  responseFormat?: ResponseFormatSetting;
+  /** Replaces step schemas, e.g. with one OpenAI strict mode refuses, to prove such a schema fails as it would live. */
+  schemas?: Partial<StepSchemas>;
+}
+
+export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
+  const schemas: StepSchemas = { ...STEP_SCHEMAS, ...options.schemas };
   // Each step has one fixed schema; converting it to JSON Schema once keeps it off every request.
-  const responseFormats = new Map<LlmStep, ReturnType<typeof zodResponseFormat>>();
-  const responseFormat = (step: LlmStep, schema: z.ZodType) => {
-    const format = responseFormats.get(step) ?? zodResponseFormat(schema, step);
-    responseFormats.set(step, format);
-    return format;
+  const formats = jsonSchemaFormats(schemas);
+  const setting = options.responseFormat ?? 'auto';
+  // What this worker has learnt about the endpoint: the mode to ask in, and why it is less than strict.
+  const endpoint: { mode: ResponseFormatMode; fallback: string | null } = {
+    mode: setting === 'auto' ? 'json_schema' : setting,
+    fallback: null,
   };
+
+  /** Remembers the weaker mode for every later call; requests refused together move the endpoint on only once. */
+  function stepDown(from: ResponseFormatMode, to: ResponseFormatMode, reason: string): void {
+    if (endpoint.mode !== from) return;
+    endpoint.mode = to;
+    endpoint.fallback = [endpoint.fallback, `${from} refused (${reason})`].filter(Boolean).join('; ');
+    log.warn(`the model endpoint refused response format ${from}; asking in ${to} mode from now on`, { reason });
+  }
 
   async function complete(
     step: LlmStep,
-    schema: z.ZodType,
-    messages: ChatCompletionMessageParam[],
+    prompt: string,
+    dialogue: ChatCompletionMessageParam[],
     signal: AbortSignal,
-  ) {
-    try {
-      return await openai.chat.completions.create(
-        { model: options.model, messages, response_format: responseFormat(step, schema), temperature: 0 },
-        { signal, timeout: REQUEST_TIMEOUT_MS, maxRetries: 0 },
-      );
-    } catch (err) {
-      throw llmFailure(err, step);
+  ): Promise<{ completion: OpenAI.ChatCompletion; mode: ResponseFormatMode }> {
+    for (;;) {
+      const mode = endpoint.mode;
+      const { response_format, system } = formatRequest(mode, formats[step], prompt);
+      try {
+        const completion = await openai.chat.completions.create(
+          {
+            model: options.model,
+            messages: [{ role: 'system', content: system }, ...dialogue],
+            ...(response_format && { response_format }),
+            temperature: 0,
+          },
+          { signal, timeout: REQUEST_TIMEOUT_MS, maxRetries: 0 },
+        );
+        return { completion, mode };
+      } catch (err) {
+        const refusal = setting === 'auto' ? formatRefusal(err, mode) : null;
+        const next = FALLBACK_AFTER[mode];
+        if (refusal === null || next === undefined) throw llmFailure(err, step);
+        stepDown(mode, next, refusal);
+      }
     }
   }
 
@@ -131,13 +171,10 @@ export function createLlmActivities(openai: OpenAI, options: { model: string }) 
     finish: (value: z.infer<S>) => Interpretation<T>,
   ): Promise<LlmAnswer<T>> {
     return withHeartbeats(async (signal) => {
-      const messages: ChatCompletionMessageParam[] = [
-        { role: 'system', content: prompt },
-        { role: 'user', content: renderData(step, context) },
-      ];
+      const dialogue: ChatCompletionMessageParam[] = [{ role: 'user', content: renderData(step, context) }];
       let repaired = false;
       for (;;) {
-        const completion = await complete(step, schema, messages, signal);
+        const { completion, mode } = await complete(step, prompt, dialogue, signal);
         const message = completion.choices[0]?.message;
         const result = message?.refusal
           ? ({ ok: false, problem: `the model refused: ${message.refusal}` } as const)
@@ -148,12 +185,14 @@ export function createLlmActivities(openai: OpenAI, options: { model: string }) 
             model: completion.model,
             stand_in: completion.system_fingerprint === STAND_IN_FINGERPRINT,
             repaired,
+            response_format: mode,
+            format_fallback: endpoint.fallback,
           };
         }
         if (repaired)
           throw new LlmInvalidOutputError(`${step}: invalid output after one repair request: ${result.problem}`);
         repaired = true;
-        messages.push(
+        dialogue.push(
           { role: 'assistant', content: message?.content ?? '' },
           {
             role: 'user',
@@ -166,7 +205,7 @@ export function createLlmActivities(openai: OpenAI, options: { model: string }) 
 
   return withRetryContract({
     async plan({ prompt, context }: { prompt: string; context: PlanContext }): Promise<LlmAnswer<PlanData>> {
-      return structured('plan', PlanOutput, prompt, context, planFromOutput);
+      return structured('plan', schemas.plan, prompt, context, planFromOutput);
     },
 
     async coverage({
@@ -176,7 +215,7 @@ export function createLlmActivities(openai: OpenAI, options: { model: string }) 
       prompt: string;
       context: CoverageContext;
     }): Promise<LlmAnswer<CoverageAnalysis>> {
-      return structured('coverage', CoverageOutput, prompt, context, (value) => ({ ok: true, value }));
+      return structured('coverage', schemas.coverage, prompt, context, (value) => ({ ok: true, value }));
     },
 
     async draft({
@@ -186,7 +225,7 @@ export function createLlmActivities(openai: OpenAI, options: { model: string }) 
       prompt: string;
       context: DraftContext;
     }): Promise<LlmAnswer<{ text: string; response_type: ResponseType }>> {
-      return structured('draft', DraftOutput, prompt, context, (value) => ({ ok: true, value }));
+      return structured('draft', schemas.draft, prompt, context, (value) => ({ ok: true, value }));
     },
   });
 }

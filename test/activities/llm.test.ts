@@ -1,9 +1,11 @@
 // LLM activities through the official openai SDK against an OpenAI-compatible chat-completions server over HTTP.
 import { ApplicationFailure } from '@temporalio/common';
-import { createLlmActivities, createOpenAiClient } from '../../src/activities/llm';
-import type { CoverageContext, DraftContext, PlanContext } from '../../src/schemas';
+import { z } from 'zod';
+import { createLlmActivities, createOpenAiClient, type LlmOptions } from '../../src/activities/llm';
+import { jsonSchemaFormats, type ResponseFormatMode } from '../../src/activities/llm-formats';
+import { DraftOutput, type CoverageContext, type DraftContext, type PlanContext } from '../../src/schemas';
 import { llmPolicy } from '../../src/workflows/policies';
-import { SandboxModel } from '../../sandbox/model/server';
+import { SandboxModel, type ModelEndpoint } from '../../sandbox/model/server';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { failureOf, runActivity } from '../helpers/activity';
 
@@ -46,6 +48,14 @@ beforeAll(async () => {
 
 afterAll(() => model.stop());
 beforeEach(() => model.clear());
+
+/** Fresh activities: what a worker has learnt about the endpoint's formats lives in them. */
+function llm(options: Omit<LlmOptions, 'model'> = {}) {
+  return createLlmActivities(createOpenAiClient({ apiKey: KEY, baseURL: model.url }), { model: 'sandbox', ...options });
+}
+
+/** The response format of each request the sandbox model received, in order. */
+const formatsSent = () => model.requests.map((r) => (r.response_format === null ? 'none' : r.response_format.type));
 
 test('plan: arguments come back as objects, and the answer is labelled as the stand-in model', async () => {
   model.script('plan', plan('pay?', ['get_user_payments', { note: 'x' }]));
@@ -98,14 +108,16 @@ test('a plan whose arguments are not a JSON object is invalid output', async () 
   expect(err.message).toContain('tool_calls[0].arguments_json is not a JSON object');
 });
 
-test('draft: response_type defaults to REPLY', async () => {
-  model.script('draft', { content: '{"text": "Hello Ana"}' });
+test('an answer outside the bounds the schema no longer carries gets the repair request', async () => {
+  model.script('draft', { content: '{"text": "  ", "response_type": "REPLY"}' }, draft('Hello Ana'));
   const answer = await run(activities.draft, { prompt: 'DRAFT', context: draftContext });
-  expect(answer.output).toEqual({ text: 'Hello Ana', response_type: 'REPLY' });
-  model.script('draft', draft('Connecting you', 'ROUTE_TO_TEAM'));
-  expect((await run(activities.draft, { prompt: 'DRAFT', context: draftContext })).output.response_type).toBe(
-    'ROUTE_TO_TEAM',
-  );
+  expect(answer).toMatchObject({ repaired: true, output: { text: 'Hello Ana', response_type: 'REPLY' } });
+  expect(model.requests[1]!.messages[3]!.content).toContain('must not be empty');
+  model.clear();
+  model.script('draft', { content: '{"text": "Hello Ana"}' }, { content: '{"text": "Hello Ana"}' });
+  const missingType = await failureOf(run(activities.draft, { prompt: 'DRAFT', context: draftContext }));
+  expect(missingType.name).toBe('LlmInvalidOutputError');
+  expect(missingType.message).toContain('response_type');
 });
 
 test('a 429 with Retry-After becomes the next retry delay; 5xx is retryable', async () => {
@@ -140,4 +152,175 @@ test('an unreachable endpoint is retryable', async () => {
   });
   const err = await failureOf(run(nowhere.plan, { prompt: 'PLAN', context: planContext }));
   expect(err.name).toBe('LlmUnavailableError');
+});
+
+describe('response formats and endpoint kinds', () => {
+  const ENDPOINTS: Record<string, ModelEndpoint> = {
+    strict: { endpoint: 'strict', textStyle: 'fenced' },
+    'JSON-mode-only': { endpoint: 'json_object', textStyle: 'fenced' },
+    'fenced-text': { endpoint: 'text', textStyle: 'fenced' },
+    'prose-text': { endpoint: 'text', textStyle: 'prose' },
+  };
+  const draftSchemaText = JSON.stringify(jsonSchemaFormats().draft.json_schema.schema);
+
+  test('by default each step asks for strict structured outputs with its own schema, which OpenAI’s checks pass', async () => {
+    const auto = llm();
+    model.script('plan', plan('q')).script('coverage', coverage(true)).script('draft', draft('Hello Ana'));
+    const answers = [
+      await run(auto.plan, { prompt: 'PLAN', context: planContext }),
+      await run(auto.coverage, { prompt: 'COVERAGE', context: coverageContext }),
+      await run(auto.draft, { prompt: 'DRAFT', context: draftContext }),
+    ];
+    const formats = jsonSchemaFormats();
+    expect(model.requests.map((r) => r.response_format)).toEqual(
+      [formats.plan, formats.coverage, formats.draft].map((f) => JSON.parse(JSON.stringify(f)) as unknown),
+    );
+    expect(model.requests.map((r) => r.refused)).toEqual([undefined, undefined, undefined]);
+    for (const answer of answers)
+      expect(answer).toMatchObject({ response_format: 'json_schema', format_fallback: null });
+  });
+
+  test.each([
+    ['json_schema', 'strict', null],
+    ['json_schema', 'JSON-mode-only', 'This response_format type is unavailable now'],
+    ['json_schema', 'fenced-text', "'response_format' of type 'json_schema' is not supported with this model"],
+    ['json_object', 'strict', null],
+    ['json_object', 'JSON-mode-only', null],
+    ['json_object', 'prose-text', "'response_format' of type 'json_object' is not supported with this model"],
+    ['none', 'strict', null],
+    ['none', 'JSON-mode-only', null],
+    ['none', 'fenced-text', null],
+    ['none', 'prose-text', null],
+  ] as [ResponseFormatMode, string, string | null][])(
+    'LLM_RESPONSE_FORMAT=%s against a %s endpoint',
+    async (mode, endpoint, refusal) => {
+      model.configure(ENDPOINTS[endpoint]!);
+      const fixed = llm({ responseFormat: mode });
+      model.script('draft', draft('Hello Ana'));
+      const result = run(fixed.draft, { prompt: 'DRAFT', context: draftContext });
+      if (refusal !== null) {
+        const err = await failureOf(result);
+        expect({ name: err.name, message: err.message }).toEqual({
+          name: 'LlmRejectedError',
+          message: expect.stringContaining(refusal),
+        });
+        expect(formatsSent()).toEqual([mode]);
+        return;
+      }
+      expect(await result).toMatchObject({
+        output: { text: 'Hello Ana', response_type: 'REPLY' },
+        response_format: mode,
+        format_fallback: null,
+        repaired: false,
+      });
+      expect(formatsSent()).toEqual([mode]);
+      const system = model.requests[0]!.messages[0]!.content;
+      if (mode === 'json_schema') expect(system).toBe('DRAFT');
+      else expect(system).toContain(draftSchemaText);
+    },
+  );
+
+  test('auto against a JSON-mode-only endpoint steps down to json_object, says why, and starts there next time', async () => {
+    model.configure({ endpoint: 'json_object' });
+    const auto = llm();
+    model.script('plan', plan('q')).script('draft', draft('Hello Ana'));
+    const first = await run(auto.plan, { prompt: 'PLAN', context: planContext });
+    expect(formatsSent()).toEqual(['json_schema', 'json_object']);
+    expect(first).toMatchObject({
+      response_format: 'json_object',
+      format_fallback: 'json_schema refused (400 This response_format type is unavailable now)',
+    });
+    model.requests.length = 0;
+    const second = await run(auto.draft, { prompt: 'DRAFT', context: draftContext });
+    expect(formatsSent()).toEqual(['json_object']);
+    expect(second).toMatchObject({ response_format: 'json_object', format_fallback: first.format_fallback });
+  });
+
+  test('auto against a plain-text endpoint steps down to json_object, then to none, and starts at none next time', async () => {
+    model.configure({ endpoint: 'text', textStyle: 'prose' });
+    const auto = llm();
+    model.script('coverage', coverage(true)).script('draft', draft('Hello Ana'));
+    const first = await run(auto.coverage, { prompt: 'COVERAGE', context: coverageContext });
+    expect(formatsSent()).toEqual(['json_schema', 'json_object', 'none']);
+    expect(first).toMatchObject({ response_format: 'none', output: { data_sufficient: true } });
+    expect(first.format_fallback).toBe(
+      "json_schema refused (400 Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.); " +
+        "json_object refused (400 Invalid parameter: 'response_format' of type 'json_object' is not supported with this model.)",
+    );
+    model.requests.length = 0;
+    const second = await run(auto.draft, { prompt: 'DRAFT', context: draftContext });
+    expect(formatsSent()).toEqual(['none']);
+    expect(second).toMatchObject({ response_format: 'none', format_fallback: first.format_fallback });
+  });
+
+  test('calls refused together step the endpoint down once', async () => {
+    model.configure({ endpoint: 'json_object' });
+    const auto = llm();
+    model.script('plan', plan('q')).script('draft', draft('Hello Ana'));
+    const [planned, drafted] = await Promise.all([
+      run(auto.plan, { prompt: 'PLAN', context: planContext }),
+      run(auto.draft, { prompt: 'DRAFT', context: draftContext }),
+    ]);
+    expect(formatsSent().sort()).toEqual(['json_object', 'json_object', 'json_schema', 'json_schema']);
+    expect(planned.format_fallback).toBe('json_schema refused (400 This response_format type is unavailable now)');
+    expect(drafted.format_fallback).toBe(planned.format_fallback);
+  });
+
+  test.each([
+    [
+      'default',
+      DraftOutput.extend({ response_type: z.enum(['REPLY', 'ROUTE_TO_TEAM']).default('REPLY') }),
+      "In context=('properties', 'response_type'), 'default' is not permitted.",
+    ],
+    [
+      'minLength',
+      DraftOutput.extend({ text: z.string().min(1) }),
+      "In context=('properties', 'text'), 'minLength' is not permitted.",
+    ],
+  ])(
+    'a draft schema with %s is refused as OpenAI refuses it, for good, and no weaker format is tried',
+    async (_keyword, draftSchema, detail) => {
+      const refused = llm({ schemas: { draft: draftSchema } });
+      model.script('draft', draft('Hello Ana'));
+      const err = await failureOf(run(refused.draft, { prompt: 'DRAFT', context: draftContext }));
+      expect(err.name).toBe('LlmRejectedError');
+      expect(err.message).toContain(`400 Invalid schema for response_format 'draft': ${detail}`);
+      expect(formatsSent()).toEqual(['json_schema']);
+      expect(llmPolicy.retry?.nonRetryableErrorTypes).toContain('LlmRejectedError');
+    },
+  );
+
+  test.each(['json_object', 'none'] as const)(
+    'with %s an invalid answer gets exactly one repair request, in the same mode',
+    async (mode) => {
+      const fixed = llm({ responseFormat: mode });
+      const fenced = `Sure:\n\`\`\`json\n${JSON.stringify(coverage(true).output)}\n\`\`\``;
+      model.script('coverage', { content: 'The data looks fine to me.' }, { content: fenced });
+      const answer = await run(fixed.coverage, { prompt: 'COVERAGE', context: coverageContext });
+      expect(answer).toMatchObject({ repaired: true, response_format: mode, output: { data_sufficient: true } });
+      expect(formatsSent()).toEqual([mode, mode]);
+      const repair = model.requests[1]!.messages;
+      expect(repair.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+      expect(repair[0]!.content).toContain('JSON Schema');
+      expect(repair[3]!.content).toContain('the answer is not JSON');
+
+      model.clear();
+      model.script('coverage', { content: 'Fine.' }, { content: '{"data_sufficient": "yes"}' });
+      const err = await failureOf(run(fixed.coverage, { prompt: 'COVERAGE', context: coverageContext }));
+      expect(err.name).toBe('LlmInvalidOutputError');
+      expect(formatsSent()).toEqual([mode, mode]);
+    },
+  );
+
+  test('a fenced or prose answer is read in strict mode too', async () => {
+    const answer = JSON.stringify(draft('Hello Ana').output);
+    model.script('draft', { content: `\`\`\`json\n${answer}\n\`\`\`` }, { content: `Here it is: ${answer} Thanks!` });
+    for (let i = 0; i < 2; i += 1) {
+      expect(await run(activities.draft, { prompt: 'DRAFT', context: draftContext })).toMatchObject({
+        output: { text: 'Hello Ana' },
+        repaired: false,
+        response_format: 'json_schema',
+      });
+    }
+  });
 });
