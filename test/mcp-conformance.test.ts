@@ -84,9 +84,10 @@ describe('the MCP client activity against the reference "everything" server over
 
   test('lists its tools, calls one, and keeps an isError result as data', async () => {
     const activities = createMcpActivities(mcp);
-    const listed = await runActivity(activities.listTools);
+    const { tools: listed, servers } = await runActivity(activities.listTools);
     expect(listed.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
     expect(listed.every((t) => t.server === 'everything')).toBe(true);
+    expect(servers).toEqual([{ name: 'everything', ok: true, tool_count: listed.length, error: null }]);
     expect(
       await runActivity(activities.callTool, { server: 'everything', name: 'echo', arguments: { message: 'hi' } }),
     ).toEqual({

@@ -5,7 +5,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Context, log } from '@temporalio/activity';
-import type { ToolDefinition } from '../state';
+import type { ToolDefinition, ToolServerStatus } from '../state';
+import { distinctToolNames, type ListedTool } from '../workflows/tool-calls';
 import { McpInvalidArgumentsError, McpTransportError, McpUnknownToolError, withRetryContract } from './errors';
 import { withHeartbeats } from './heartbeat';
 
@@ -15,6 +16,19 @@ export type McpServerConfig = { name: string; url: string } | { name: string; co
 /** Tool results kept in workflow state are capped so no payload nears Temporal's 2 MB limit. */
 export const MAX_TOOL_RESULT_BYTES = 32 * 1024;
 const CALL_TIMEOUT_MS = 25_000;
+/**
+ * A server that accepts the connection but never answers must not hold the listing past the activity's 15 s
+ * start-to-close (the SDK's own request timeout is 60 s): the handshake gets 10 s (a stdio server may take seconds to
+ * start), one server's whole listing 12 s.
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
+const LIST_TIMEOUT_MS = 12_000;
+
+/** Every configured server's tools under distinct names, and how listing each server went. */
+export interface ToolListing {
+  tools: ToolDefinition[];
+  servers: ToolServerStatus[];
+}
 
 /** The worker's MCP sessions: one client per server, connected on first use and re-opened after a transport failure. */
 export class McpConnections {
@@ -43,10 +57,10 @@ export class McpConnections {
         : new StdioClientTransport({ command: server.command, args: server.args, stderr: 'inherit' });
     client.onclose = onClose;
     try {
-      await client.connect(transport);
+      await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
     } catch (err) {
       await client.close().catch(() => undefined);
-      throw new McpTransportError(`cannot connect to MCP server "${server.name}": ${String(err)}`, { cause: err });
+      throw new McpTransportError(`cannot connect to MCP server "${server.name}": ${errorText(err)}`, { cause: err });
     }
     return client;
   }
@@ -91,6 +105,17 @@ export function toolResultData(result: CallToolResult): unknown {
   }
 }
 
+/**
+ * An error's message with its cause's, e.g. "fetch failed (connect ECONNREFUSED 127.0.0.1:4711)". Read by shape, not
+ * `instanceof`: `fetch` errors can come from another realm's `Error`.
+ */
+function errorText(err: unknown): string {
+  const messageOf = (e: unknown) => (e && typeof e === 'object' && 'message' in e ? String(e.message) : String(e));
+  const cause = err && typeof err === 'object' && 'cause' in err && err.cause ? messageOf(err.cause) : '';
+  const message = messageOf(err);
+  return cause && cause !== message ? `${message} (${cause})` : message;
+}
+
 function mcpFailure(err: unknown, what: string): Error {
   if (err instanceof McpError && err.code === ErrorCode.InvalidParams) {
     return new McpInvalidArgumentsError(`${what}: ${err.message}`, { cause: err });
@@ -99,42 +124,64 @@ function mcpFailure(err: unknown, what: string): Error {
     return new McpUnknownToolError(`${what}: ${err.message}`, { cause: err });
   }
   if (err instanceof McpTransportError || err instanceof McpUnknownToolError) return err;
-  return new McpTransportError(`${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  return new McpTransportError(`${what}: ${errorText(err)}`, { cause: err });
+}
+
+/** One server's tools, all pages, as the server names them; a failure resets the session so the next run reconnects. */
+async function listServerTools(mcp: McpConnections, server: McpServerConfig): Promise<ListedTool[]> {
+  const deadline = Date.now() + LIST_TIMEOUT_MS;
+  const tools: ListedTool[] = [];
+  try {
+    const client = await mcp.client(server.name);
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: Math.max(1, deadline - Date.now()) });
+      for (const tool of page.tools) {
+        tools.push({
+          name: tool.name,
+          description: tool.description ?? '',
+          input_schema: tool.inputSchema as Record<string, unknown>,
+          server: server.name,
+        });
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools;
+  } catch (err) {
+    await mcp.reset(server.name);
+    throw mcpFailure(err, `list tools of MCP server "${server.name}"`);
+  }
 }
 
 export function createMcpActivities(mcp: McpConnections) {
   return withRetryContract({
-    async listTools(): Promise<ToolDefinition[]> {
-      const tools: ToolDefinition[] = [];
-      for (const server of mcp.servers) {
-        try {
-          const client = await mcp.client(server.name);
-          let cursor: string | undefined;
-          do {
-            const page = await client.listTools(cursor ? { cursor } : {});
-            for (const tool of page.tools) {
-              if (tools.some((t) => t.name === tool.name)) {
-                log.warn('MCP tool offered by two servers; keeping the first', {
-                  tool: tool.name,
-                  server: server.name,
-                });
-                continue;
-              }
-              tools.push({
-                name: tool.name,
-                description: tool.description ?? '',
-                input_schema: tool.inputSchema as Record<string, unknown>,
-                server: server.name,
-              });
-            }
-            cursor = page.nextCursor;
-          } while (cursor);
-        } catch (err) {
-          await mcp.reset(server.name);
-          throw mcpFailure(err, `list tools of MCP server "${server.name}"`);
-        }
+    /**
+     * Lists every server at once. A server that fails is recorded and offers no tools this run, as long as another
+     * answered; when none does, the listing fails (and is retried) as a whole.
+     */
+    async listTools(): Promise<ToolListing> {
+      const settled = await Promise.allSettled(mcp.servers.map((server) => listServerTools(mcp, server)));
+      const servers = settled.map((result, index): ToolServerStatus => {
+        const name = mcp.servers[index]!.name;
+        if (result.status === 'fulfilled') return { name, ok: true, tool_count: result.value.length, error: null };
+        const error = (result.reason as Error).message;
+        log.warn('MCP server could not be listed; its tools are not offered this run', { server: name, error });
+        return { name, ok: false, tool_count: 0, error };
+      });
+      if (servers.length > 0 && servers.every((s) => !s.ok)) {
+        const first = settled.find((r) => r.status === 'rejected');
+        throw new McpTransportError(servers.map((s) => s.error).join('; '), { cause: first?.reason });
       }
-      return tools;
+      const { tools, duplicated } = distinctToolNames(
+        settled.flatMap((result) => (result.status === 'fulfilled' ? result.value : [])),
+      );
+      for (const { name, servers: offeredBy } of duplicated) {
+        log.warn('MCP tool name offered by several servers; each is offered as <server>__<tool>', {
+          tool: name,
+          servers: offeredBy,
+        });
+      }
+      return { tools, servers };
     },
 
     async callTool(input: {

@@ -1,8 +1,71 @@
-// Pure helpers for Gather: scoping tool calls to the conversation's own user, and keys that never overwrite a result.
+// Pure helpers for tools: names kept distinct across MCP servers, calls scoped to the conversation's own user, and
+// result keys that never overwrite a result.
+import type { ToolListing } from '../activities/mcp';
 import type { GatherData, GatherStatus, PlannedToolCall, ToolDefinition, ToolResult } from '../state';
 
-/** The documentation source: its results go to `docs_data`, keyed by query and hop. */
+/** The documentation source (by the server's own tool name): its results go to `docs_data`, keyed by query and hop. */
 export const DOCS_TOOL = 'search_talent_docs';
+
+/**
+ * Joins a server's name to a tool name offered by several servers. Server names are `[A-Za-z0-9_-]+`, so a qualified
+ * name stays a valid OpenAI function name, should Melvin use native tool calling.
+ */
+export const SERVER_SEPARATOR = '__';
+
+/** One listed tool as its server names it, before names are made distinct. */
+export type ListedTool = Omit<ToolDefinition, 'server_tool_name'>;
+
+/**
+ * A name offered by two or more servers is offered as `<server>__<tool>` on every server that offers it, so no server's
+ * tool hides another's; a name only one server offers stays as it is, so prompts that name tools keep working. A server
+ * that lists one name twice keeps its first.
+ */
+export function distinctToolNames(listed: ListedTool[]): {
+  tools: ToolDefinition[];
+  duplicated: { name: string; servers: string[] }[];
+} {
+  const unique = listed.filter(
+    (tool, index) => listed.findIndex((t) => t.server === tool.server && t.name === tool.name) === index,
+  );
+  const serversOf = new Map<string, string[]>();
+  for (const tool of unique) serversOf.set(tool.name, [...(serversOf.get(tool.name) ?? []), tool.server]);
+  const tools = unique.map((tool) => ({
+    ...tool,
+    name: serversOf.get(tool.name)!.length > 1 ? `${tool.server}${SERVER_SEPARATOR}${tool.name}` : tool.name,
+    server_tool_name: tool.name,
+  }));
+  const duplicated = [...serversOf].flatMap(([name, servers]) => (servers.length > 1 ? [{ name, servers }] : []));
+  return { tools, duplicated };
+}
+
+/** The name the tool's server knows it by; listings recorded before names were made distinct lack it. */
+export function serverToolName(tool: ToolDefinition): string {
+  return tool.server_tool_name ?? tool.name;
+}
+
+/** Whether the model's tool name is the documentation search of some server, under its own or a qualified name. */
+export function isDocsTool(toolName: string, tools: ToolDefinition[]): boolean {
+  const tool = tools.find((t) => t.name === toolName);
+  return (tool ? serverToolName(tool) : toolName) === DOCS_TOOL;
+}
+
+/**
+ * The listing activity's result. Histories recorded before several servers were told apart hold a bare array of tools,
+ * and they must still replay: there every server that offered a tool had answered, since any failure failed the listing.
+ */
+export function toolListing(result: ToolListing | ToolDefinition[]): ToolListing {
+  if (!Array.isArray(result)) return result;
+  const names = [...new Set(result.map((t) => t.server))];
+  return {
+    tools: result,
+    servers: names.map((name) => ({
+      name,
+      ok: true,
+      tool_count: result.filter((t) => t.server === name).length,
+      error: null,
+    })),
+  };
+}
 
 /** Argument names that say whose data a tool returns: always the conversation's contact, never the model's choice. */
 export const IDENTITY_ARGUMENTS = ['email', 'user_email', 'userEmail', 'contact_email'];
@@ -20,7 +83,12 @@ export function scopeToolCall(call: PlannedToolCall, tools: ToolDefinition[], us
     Object.entries(call.parameters).filter(([name]) => !IDENTITY_ARGUMENTS.includes(name)),
   );
   const tool = tools.find((t) => t.name === call.tool_name);
-  if (!tool) return { ok: false, error: `unknown tool "${call.tool_name}"`, arguments: args };
+  if (!tool) {
+    // A bare name that several servers offer is a likely mistake: say which names the model can use instead.
+    const qualified = tools.filter((t) => serverToolName(t) === call.tool_name);
+    const hint = qualified.length ? ` (offered as ${qualified.map((t) => t.name).join(', ')})` : '';
+    return { ok: false, error: `unknown tool "${call.tool_name}"${hint}`, arguments: args };
+  }
   const properties = tool.input_schema.properties;
   const declared = properties && typeof properties === 'object' ? Object.keys(properties) : [];
   const identity = declared.filter((name) => IDENTITY_ARGUMENTS.includes(name));

@@ -1,5 +1,6 @@
 // MCP activities through the official SDK client, over Streamable HTTP and stdio, against real MCP servers.
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -7,8 +8,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import express from 'express';
 import { MAX_TOOL_RESULT_BYTES, McpConnections, capPayload, createMcpActivities } from '../../src/activities/mcp';
-import { toolPolicy } from '../../src/workflows/policies';
+import { mcpListPolicy, toolPolicy } from '../../src/workflows/policies';
 import { listen, type RunningServer } from '../../sandbox/http';
+import { freePorts } from '../../scripts/stack';
 import { TalentMcpService } from '../../sandbox/talent-mcp/http';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
 import { failureOf, runActivity } from '../helpers/activity';
@@ -49,6 +51,57 @@ const TOOL_NAMES = [
 
 const run = runActivity;
 
+/** A tool schema of every shape JSON Schema allows: `$defs` and `$ref`, nested objects, arrays, enums, anyOf. */
+const RICH_SCHEMA = {
+  type: 'object',
+  $defs: {
+    slot: {
+      type: 'object',
+      properties: { start: { type: 'string', format: 'date-time' }, hours: { type: 'number', minimum: 1 } },
+      required: ['start'],
+    },
+  },
+  properties: {
+    shifts: { type: 'array', items: { $ref: '#/$defs/slot' }, minItems: 1 },
+    role: { enum: ['cook', 'server', 'host'], description: 'The role <to> staff' },
+    contact: { anyOf: [{ type: 'string', format: 'email' }, { type: 'null' }] },
+    options: {
+      type: 'object',
+      properties: { remote: { type: 'boolean', default: false }, tags: { type: 'array', items: { type: 'string' } } },
+      additionalProperties: false,
+    },
+  },
+  required: ['shifts', 'role'],
+  additionalProperties: false,
+};
+
+/** A third-party-like MCP server on the SDK's low-level Server, offering one tool with a rich input schema. */
+function shapesServer(): Server {
+  const server = new Server({ name: 'shapes', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [{ name: 'plan_shifts', description: 'Plans shifts', inputSchema: RICH_SCHEMA }],
+  }));
+  return server;
+}
+
+/** Serves a low-level MCP server over stateless Streamable HTTP at /mcp, a fresh server per request. */
+async function serveOverHttp(build: () => Server): Promise<RunningServer> {
+  const app = express();
+  app.use(express.json());
+  app.post('/mcp', async (req, res) => {
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await build().connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+  return listen(app);
+}
+
+/** A loopback URL nothing listens on: connections are refused at once. */
+async function refusedUrl(): Promise<string> {
+  const [port] = await freePorts(1);
+  return `http://127.0.0.1:${port}/mcp`;
+}
+
 /** A minimal MCP server written on the SDK's low-level Server: tools in pages of two, and JSON-RPC errors on call. */
 function pagedServer(): Server {
   const server = new Server({ name: 'paged', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -81,14 +134,7 @@ describe('over Streamable HTTP', () => {
     store = new TalentStore(TALENT);
     talentServer = new TalentMcpService(store);
     await talentServer.start();
-    const app = express();
-    app.use(express.json());
-    app.post('/mcp', async (req, res) => {
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      await pagedServer().connect(transport);
-      await transport.handleRequest(req, res, req.body);
-    });
-    pagedHttp = await listen(app);
+    pagedHttp = await serveOverHttp(pagedServer);
     mcp = new McpConnections([
       { name: 'talent', url: talentServer.url },
       { name: 'paged', url: `${pagedHttp.url}/mcp` },
@@ -102,10 +148,15 @@ describe('over Streamable HTTP', () => {
   });
 
   test('listTools reads every page of every server and says which server offers each tool', async () => {
-    const tools = await run(activities.listTools);
+    const { tools, servers } = await run(activities.listTools);
     expect(tools.map((t) => `${t.server}:${t.name}`)).toEqual([
       ...TOOL_NAMES.map((n) => `talent:${n}`),
       ...['a', 'b', 'c', 'd', 'e'].map((n) => `paged:tool_${n}`),
+    ]);
+    expect(tools.every((t) => t.server_tool_name === t.name)).toBe(true);
+    expect(servers).toEqual([
+      { name: 'talent', ok: true, tool_count: TOOL_NAMES.length, error: null },
+      { name: 'paged', ok: true, tool_count: 5, error: null },
     ]);
     const payments = tools.find((t) => t.name === 'get_user_payments')!;
     expect(payments.description).toContain('payments');
@@ -181,12 +232,120 @@ describe('over Streamable HTTP', () => {
     });
     expect(retried.is_error).toBe(false);
   });
+});
 
-  test('an unreachable server fails listTools with McpTransportError', async () => {
-    const nowhere = createMcpActivities(new McpConnections([{ name: 'down', url: 'http://127.0.0.1:9/mcp' }]));
-    const err = await failureOf(run(nowhere.listTools));
-    expect(err.name).toBe('McpTransportError');
-    expect(err.message).toContain('"down"');
+describe('several servers, two offering the same tool names and two down', () => {
+  let ana: TalentStore;
+  let payroll: TalentStore;
+  let services: TalentMcpService[];
+  let shapes: RunningServer;
+  let mcp: McpConnections;
+
+  beforeAll(async () => {
+    ana = new TalentStore(TALENT);
+    payroll = new TalentStore({
+      talent: {
+        users: [{ ...TALENT.talent.users[0]!, payments: [{ ...TALENT.talent.users[0]!.payments[0]!, id: 'pay-77' }] }],
+        jobs: TALENT.talent.jobs,
+      },
+    });
+    services = [new TalentMcpService(ana), new TalentMcpService(payroll)];
+    await Promise.all(services.map((s) => s.start()));
+    shapes = await serveOverHttp(shapesServer);
+    mcp = new McpConnections([
+      { name: 'talent', url: services[0]!.url },
+      { name: 'refused', url: await refusedUrl() },
+      { name: 'payroll', url: services[1]!.url },
+      { name: 'shapes', url: `${shapes.url}/mcp` },
+      { name: 'exits', command: process.execPath, args: ['-e', 'process.exit(3)'] },
+    ]);
+  });
+
+  afterAll(async () => {
+    await mcp.close();
+    await Promise.all([...services.map((s) => s.stop()), shapes.close()]);
+  });
+
+  test('the live servers’ tools are listed, shared names qualified on every server, the failed servers recorded', async () => {
+    const started = Date.now();
+    const { tools, servers } = await run(createMcpActivities(mcp).listTools);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(tools.map((t) => [t.name, t.server, t.server_tool_name])).toEqual([
+      ...TOOL_NAMES.map((n) => [`talent__${n}`, 'talent', n]),
+      ...TOOL_NAMES.map((n) => [`payroll__${n}`, 'payroll', n]),
+      ['plan_shifts', 'shapes', 'plan_shifts'],
+    ]);
+    expect(servers).toEqual([
+      { name: 'talent', ok: true, tool_count: 5, error: null },
+      { name: 'refused', ok: false, tool_count: 0, error: expect.stringMatching(/"refused".*ECONNREFUSED/) },
+      { name: 'payroll', ok: true, tool_count: 5, error: null },
+      { name: 'shapes', ok: true, tool_count: 1, error: null },
+      { name: 'exits', ok: false, tool_count: 0, error: expect.stringMatching(/"exits".*Connection closed/) },
+    ]);
+  });
+
+  test('an input schema of any shape arrives exactly as the server lists it', async () => {
+    const { tools } = await run(createMcpActivities(mcp).listTools);
+    expect(tools.find((t) => t.name === 'plan_shifts')!.input_schema).toEqual(RICH_SCHEMA);
+  });
+
+  test('a call to a qualified tool reaches its own server under the server’s own name', async () => {
+    const activities = createMcpActivities(mcp);
+    const { tools } = await run(activities.listTools);
+    ana.calls.length = 0;
+    payroll.calls.length = 0;
+    const paymentIds: string[][] = [];
+    for (const name of ['talent__get_user_payments', 'payroll__get_user_payments']) {
+      const tool = tools.find((t) => t.name === name)!;
+      const outcome = await run(activities.callTool, {
+        server: tool.server,
+        name: tool.server_tool_name!,
+        arguments: { email: 'ana@example.com' },
+      });
+      paymentIds.push((outcome.data as { payments: { id: string }[] }).payments.map((p) => p.id));
+    }
+    expect(paymentIds).toEqual([['pay-1'], ['pay-77']]);
+    expect(ana.calls.map((c) => c.tool)).toEqual(['get_user_payments']);
+    expect(payroll.calls.map((c) => c.tool)).toEqual(['get_user_payments']);
+  });
+
+  test('when every server fails, the listing fails with each server’s error, and is retried', async () => {
+    const none = new McpConnections([
+      { name: 'down', url: await refusedUrl() },
+      { name: 'exits', command: process.execPath, args: ['-e', 'process.exit(3)'] },
+    ]);
+    try {
+      const err = await failureOf(run(createMcpActivities(none).listTools));
+      expect(err.name).toBe('McpTransportError');
+      expect(err.message).toMatch(/"down".*ECONNREFUSED.*; .*"exits".*Connection closed/);
+      expect(mcpListPolicy.retry?.nonRetryableErrorTypes ?? []).not.toContain('McpTransportError');
+    } finally {
+      await none.close();
+    }
+  });
+
+  test('a server that accepts the connection but never answers is given up within the activity’s timeout', async () => {
+    const silent = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const withSilent = new McpConnections([
+      { name: 'silent', url: `http://127.0.0.1:${port}/mcp` },
+      { name: 'talent', url: services[0]!.url },
+    ]);
+    try {
+      const started = Date.now();
+      const { servers } = await run(createMcpActivities(withSilent).listTools);
+      expect(Date.now() - started).toBeLessThan(15_000 - 2_000);
+      expect(servers.map((s) => [s.name, s.ok])).toEqual([
+        ['silent', false],
+        ['talent', true],
+      ]);
+      expect(servers[0]!.error).toMatch(/timed out/);
+    } finally {
+      await withSilent.close();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
 
@@ -204,7 +363,7 @@ describe('over stdio', () => {
 
   test('lists and calls the talent tools over a child process', async () => {
     const activities = createMcpActivities(mcp);
-    const tools = await run(activities.listTools);
+    const { tools } = await run(activities.listTools);
     expect(tools.map((t) => t.name)).toEqual(TOOL_NAMES);
     const outcome = await run(activities.callTool, {
       server: 'talent',

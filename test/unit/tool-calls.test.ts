@@ -1,6 +1,17 @@
-// Gather's pure helpers: identity scoping of tool arguments, result keys that never overwrite, and the gather summary.
+// The pure tool helpers: names kept distinct across MCP servers, identity scoping of tool arguments, result keys that
+// never overwrite, and the gather summary.
 import type { ToolDefinition, ToolResult } from '../../src/state';
-import { docsDataKey, scopeToolCall, summarizeGather, toolDataKey } from '../../src/workflows/tool-calls';
+import {
+  distinctToolNames,
+  docsDataKey,
+  isDocsTool,
+  scopeToolCall,
+  serverToolName,
+  summarizeGather,
+  toolDataKey,
+  toolListing,
+  type ListedTool,
+} from '../../src/workflows/tool-calls';
 
 const tools: ToolDefinition[] = [
   {
@@ -48,6 +59,79 @@ describe('scopeToolCall', () => {
     expect(scopeToolCall({ tool_name: 'get_user_payments', parameters: {}, reasoning: '' }, tools, null)).toMatchObject(
       { ok: false },
     );
+  });
+});
+
+describe('tools of several MCP servers', () => {
+  const listed = (server: string, ...names: string[]): ListedTool[] =>
+    names.map((name) => ({
+      name,
+      server,
+      description: `${name} on ${server}`,
+      input_schema: { type: 'object', properties: { email: {} } },
+    }));
+  const { tools: named, duplicated } = distinctToolNames([
+    ...listed('talent', 'get_user_payments', 'search_talent_docs', 'get_job_details'),
+    ...listed('payroll', 'get_user_payments', 'search_talent_docs', 'get_user_payments'),
+    ...listed('everything', 'echo'),
+  ]);
+
+  test('a name two servers offer is qualified on both, a unique name stays, a name listed twice by one server once', () => {
+    expect(named.map((t) => [t.name, t.server, t.server_tool_name])).toEqual([
+      ['talent__get_user_payments', 'talent', 'get_user_payments'],
+      ['talent__search_talent_docs', 'talent', 'search_talent_docs'],
+      ['get_job_details', 'talent', 'get_job_details'],
+      ['payroll__get_user_payments', 'payroll', 'get_user_payments'],
+      ['payroll__search_talent_docs', 'payroll', 'search_talent_docs'],
+      ['echo', 'everything', 'echo'],
+    ]);
+    expect(named.every((t) => /^[A-Za-z0-9_-]{1,64}$/.test(t.name))).toBe(true);
+    expect(duplicated).toEqual([
+      { name: 'get_user_payments', servers: ['talent', 'payroll'] },
+      { name: 'search_talent_docs', servers: ['talent', 'payroll'] },
+    ]);
+  });
+
+  test('a qualified call is scoped to the contact and keeps the server and the server’s own tool name', () => {
+    const scoped = scopeToolCall(
+      { tool_name: 'payroll__get_user_payments', parameters: { email: 'bob@example.com' }, reasoning: '' },
+      named,
+      'ana@example.com',
+    );
+    expect(scoped).toMatchObject({ ok: true, arguments: { email: 'ana@example.com' } });
+    expect(scoped.ok && [scoped.tool.server, serverToolName(scoped.tool)]).toEqual(['payroll', 'get_user_payments']);
+  });
+
+  test('the bare name of a tool several servers offer is unknown, and the error names the qualified ones', () => {
+    expect(scopeToolCall({ tool_name: 'get_user_payments', parameters: {}, reasoning: '' }, named, 'a@b.c')).toEqual({
+      ok: false,
+      error: 'unknown tool "get_user_payments" (offered as talent__get_user_payments, payroll__get_user_payments)',
+      arguments: {},
+    });
+  });
+
+  test('the docs tool is known by the server’s own name, qualified or not, and in listings without it', () => {
+    expect(isDocsTool('talent__search_talent_docs', named)).toBe(true);
+    expect(isDocsTool('talent__get_user_payments', named)).toBe(false);
+    expect(
+      isDocsTool('search_talent_docs', [{ ...named[1]!, name: 'search_talent_docs', server_tool_name: undefined }]),
+    ).toBe(true);
+    expect(serverToolName({ ...named[0]!, server_tool_name: undefined })).toBe('talent__get_user_payments');
+  });
+
+  test('a listing recorded as a bare array (before server outcomes) reads as every listed server answering', () => {
+    const old = tools.map(({ name, description, server, input_schema }) => ({
+      name,
+      description,
+      server,
+      input_schema,
+    }));
+    expect(toolListing(old)).toEqual({
+      tools: old,
+      servers: [{ name: 'talent', ok: true, tool_count: 2, error: null }],
+    });
+    const current = { tools: named, servers: [{ name: 'down', ok: false, tool_count: 0, error: 'refused' }] };
+    expect(toolListing(current)).toBe(current);
   });
 });
 
