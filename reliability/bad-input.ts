@@ -158,7 +158,7 @@ async function fuzzIngress(harness: Harness, cases: number): Promise<IngressFuzz
   const followUps = { before: 0, after: 0 };
   await fc.assert(
     fc.asyncProperty(caseArbitrary, async (c) => {
-      const conversationId = `fz${++n}`;
+      const conversationId = String(700000 + ++n);
       const { body, signature, allowed, startsRun } = request(c, conversationId);
       const send = async (payload = body, signed = signature) => {
         const response = await fetch(`${harness.ingressUrl}/webhooks/intercom`, {

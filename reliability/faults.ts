@@ -138,7 +138,7 @@ export async function serverRestart(options: { conversations: number; downMs: nu
 }
 
 /**
- * Three outages, one after another: 30% of Intercom calls fail (429 with Retry-After, 5xx, timeouts, and replies
+ * Three outages, one after another: 30% of Intercom calls fail (429 until X-RateLimit-Reset, 5xx, timeouts, and replies
  * answered 500 after they were posted); the MCP server is stopped during Gather and started again; the model endpoint
  * is down for `llmDownMs`.
  */
@@ -189,7 +189,7 @@ export async function dependencyFaults(options: {
         update: others,
         snooze: others,
       });
-      return '30% of calls: 429 + Retry-After, 5xx, 13 s timeouts, reply 500 after accept';
+      return '30% of calls: 429 + X-RateLimit-Reset, 5xx, 13 s timeouts, reply 500 after accept';
     });
     harness.sandbox.intercom.faults.set({});
     const faultCount = harness.sandbox.intercom.requests.filter((r) => r.status >= 400).length;

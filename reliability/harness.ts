@@ -134,7 +134,7 @@ export class Harness {
   /** Seeds a conversation whose right outcome is known: a payment question answered, or a request for a person. */
   addConversation(kind: ConversationKind): Conversation {
     const n = ++this.counter;
-    const id = `r${n}`;
+    const id = String(600000 + n);
     const email = `talent-${n}@example.com`;
     const user: TalentUser = {
       email,

@@ -149,8 +149,8 @@ export async function promptInjection(): Promise<Report> {
       },
     });
     const results = [];
-    for (const attack of ATTACKS) {
-      const id = `inj-${attack.id}`;
+    for (const [index, attack] of ATTACKS.entries()) {
+      const id = String(800000 + index);
       harness.sandbox.talent.merge({
         talent: {
           users: [

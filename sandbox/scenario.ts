@@ -73,7 +73,8 @@ export const ScenarioPart = z.strictObject({
 export type ScenarioPart = z.infer<typeof ScenarioPart>;
 
 export const ScenarioConversation = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"'),
+  // Intercom's conversation ids are integers; the emulator answers 404 for any other, as Intercom does.
+  id: z.string().regex(/^\d{1,19}$/, 'must be an integer, as Intercom conversation ids are (e.g. "2001")'),
   contact: z.strictObject({ id: z.string().min(1), email: z.email(), name: z.string().min(1) }),
   parts: z.array(ScenarioPart).min(1),
 });

@@ -2,12 +2,12 @@
 // validation service), their gates, and the control API the scenario runner drives them through.
 import express from 'express';
 import { z } from 'zod';
-import { htmlToText } from '../src/activities/intercom-text';
 import { Gates } from './gates';
 import { IntercomEmulator } from './intercom/emulator';
 import { NewMessage, inboxRouter } from './intercom/inbox';
+import { renderPlaintext } from './intercom/plaintext';
 import { sandboxReasoning } from './model/reasoning';
-import { SANDBOX_MODEL_NAME, SandboxModel, type Responder } from './model/server';
+import { ModelEndpoint, SANDBOX_MODEL_NAME, SandboxModel, type Responder } from './model/server';
 import { Scenario, TalentData, Doc } from './scenario';
 import { loadKnowledgeBase } from './talent-mcp/knowledge-base';
 import { TalentMcpService } from './talent-mcp/http';
@@ -79,6 +79,8 @@ export async function startSandboxServices(
     seed?: SeedData;
     /** Replaces the sandbox's own reasoning, e.g. with a test's scripted answers only. */
     responder?: Responder;
+    /** The kind of OpenAI-compatible endpoint the sandbox model behaves like (default: strict, as OpenAI). */
+    modelEndpoint?: ModelEndpoint;
   } = {},
 ): Promise<SandboxServices> {
   const gates = new Gates();
@@ -87,6 +89,7 @@ export async function startSandboxServices(
     apiKey: SANDBOX_SECRETS.openAiKey,
     responder: options.responder ?? sandboxReasoning,
     gates,
+    endpoint: options.modelEndpoint,
   });
   const validation = new ValidationService({ apiKey: SANDBOX_SECRETS.validationKey, gates });
   const intercom = new IntercomEmulator({
@@ -182,9 +185,19 @@ function controlRouter(services: () => SandboxServices): express.Router {
       parts: conversation.conversation_parts.conversation_parts.map((p) => ({
         part_type: p.part_type,
         author_type: p.author.type,
-        text: htmlToText(p.body ?? ''),
+        text: renderPlaintext(p.body ?? ''),
       })),
     });
+  });
+
+  router.get('/_sandbox/model', (_req, res) => {
+    res.json(services().model.endpoint);
+  });
+
+  router.post('/_sandbox/model', (req, res) => {
+    const parsed = ModelEndpoint.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    res.json(services().model.configure(parsed.data).endpoint);
   });
 
   router.get('/_sandbox/gate', (_req, res) => {

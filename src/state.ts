@@ -12,11 +12,25 @@ export interface Message {
 }
 
 export interface ToolDefinition {
+  /** The name the model sees: the server's own name, or `<server>__<tool>` when several servers offer that name. */
   name: string;
+  /**
+   * The server's own name for the tool, which a call sends. Absent in listings recorded before tools of several servers
+   * were told apart; there it is `name`.
+   */
+  server_tool_name?: string;
   description: string;
   input_schema: Record<string, unknown>;
   /** Which configured MCP server offers the tool. */
   server: string;
+}
+
+/** How listing one configured MCP server's tools went at the start of the run. */
+export interface ToolServerStatus {
+  name: string;
+  ok: boolean;
+  tool_count: number;
+  error: string | null;
 }
 
 export interface PlannedToolCall {
@@ -184,18 +198,30 @@ export interface RunMetadata {
   /** Internal notes of the conversation: never shown to the model, sent to validation so a reply cannot leak them. */
   internal_notes: string[];
   prompts: PromptsUsed | null;
-  /** The model that answered, and whether it is the sandbox stand-in rather than a real LLM. */
-  model: { name: string; stand_in: boolean } | null;
+  /**
+   * The model that answered, whether it is the sandbox stand-in rather than a real LLM, how its answers were asked
+   * for (strict structured outputs, JSON mode, or no response format) and why, when the endpoint refused a stricter one.
+   */
+  model: {
+    name: string;
+    stand_in: boolean;
+    response_format: 'json_schema' | 'json_object' | 'none';
+    format_fallback: string | null;
+  } | null;
   /** Every node the run passed through, in order. */
   path: NodeName[];
   current_node: NodeName;
   user_messages: ReceivedUserMessage[];
+  /** Parts of the conversation Intercom did not return (it returns the 500 most recent): earlier messages not seen. */
+  omitted_parts: number;
   /** How many of `user_messages` the last conversation fetch already included. */
   user_messages_fetched: number;
   conversation_fetches: number;
   forced_escalation: { reason: string; requested_by: string; received_at: string } | null;
   /** Why the run ended without acting, e.g. a redelivered webhook for a message Melvin or the team already answered. */
   skipped_reason: string | null;
+  /** Each configured MCP server and whether its tools could be listed; a server that failed offers no tools this run. */
+  tool_servers: ToolServerStatus[];
 }
 
 export interface AgentState {

@@ -61,7 +61,7 @@ test('a bad CLI call is a usage error with exit code 2', async () => {
 test('CLI start runs a turn on the worker process; state and list show it', async () => {
   sandbox.seed({
     conversation: {
-      id: 'proc-1',
+      id: '9101',
       contact: { id: 'c-li', email: 'li@example.com', name: 'Li Wei' },
       parts: [{ author: 'user', type: 'comment', body: 'Hi there' }],
     },
@@ -72,25 +72,25 @@ test('CLI start runs a turn on the worker process; state and list show it', asyn
     .script('coverage', coverage(true))
     .script('draft', draft('Hi Li! How can I help?'));
 
-  const started = await cli('start', 'proc-1');
+  const started = await cli('start', '9101');
   expect(started.code).toBe(0);
-  expect(JSON.parse(started.stdout)).toMatchObject({ workflowId: 'intercom-conversation-proc-1' });
+  expect(JSON.parse(started.stdout)).toMatchObject({ workflowId: 'intercom-conversation-9101' });
 
-  const handle = env.client.workflow.getHandle('intercom-conversation-proc-1');
+  const handle = env.client.workflow.getHandle('intercom-conversation-9101');
   const result = (await handle.result()) as AgentState;
   expect(result.finalize?.melvin_status).toBe('success');
   expect(result.metadata.trigger?.topic).toBe('cli');
-  expect(sandbox.intercom.replies('proc-1')).toEqual(['Hi Li! How can I help?']);
+  expect(sandbox.intercom.replies('9101')).toEqual(['Hi Li! How can I help?']);
   expect(result.tool_data.get_user_profile).toMatchObject({ success: true, parameters: { email: 'li@example.com' } });
 
-  const state = await cli('state', 'proc-1');
+  const state = await cli('state', '9101');
   expect(state.code).toBe(0);
-  expect(JSON.parse(state.stdout)).toMatchObject({ conversation_id: 'proc-1', finalize: { melvin_status: 'success' } });
+  expect(JSON.parse(state.stdout)).toMatchObject({ conversation_id: '9101', finalize: { melvin_status: 'success' } });
 
   const listed = await waitFor('the run to be listed as success', async () => {
     const out = await cli('list', '--status', 'success');
     const runs = JSON.parse(out.stdout) as { workflowId: string; melvinStatus: string }[];
-    return runs.find((r) => r.workflowId === 'intercom-conversation-proc-1');
+    return runs.find((r) => r.workflowId === 'intercom-conversation-9101');
   });
   expect(listed).toMatchObject({ melvinStatus: 'success', status: 'COMPLETED', hopCount: 1 });
 });
@@ -98,7 +98,7 @@ test('CLI start runs a turn on the worker process; state and list show it', asyn
 test('CLI escalate hands a running conversation to the team', async () => {
   sandbox.seed({
     conversation: {
-      id: 'proc-2',
+      id: '9102',
       contact: { id: 'c-li', email: 'li@example.com', name: 'Li Wei' },
       parts: [{ author: 'user', type: 'comment', body: 'Where is my contract?' }],
     },
@@ -107,17 +107,15 @@ test('CLI escalate hands a running conversation to the team', async () => {
   sandbox.model.script('plan', plan('Contract'));
 
   const before = sandbox.model.requests.length;
-  expect((await cli('start', 'proc-2')).code).toBe(0);
+  expect((await cli('start', '9102')).code).toBe(0);
   await waitFor('the plan request', () => sandbox.model.requests.length > before);
-  const escalated = await cli('escalate', 'proc-2', '--reason', 'Contract dispute', '--by', 'lead@team.example');
+  const escalated = await cli('escalate', '9102', '--reason', 'Contract dispute', '--by', 'lead@team.example');
   expect(escalated.code).toBe(0);
 
-  const result = (await env.client.workflow.getHandle('intercom-conversation-proc-2').result()) as AgentState;
+  const result = (await env.client.workflow.getHandle('intercom-conversation-9102').result()) as AgentState;
   expect(result.escalate).toMatchObject({ escalation_source: 'operator', escalation_reason: 'Contract dispute' });
-  expect(sandbox.intercom.notes('proc-2')).toEqual([
-    '🚨 Escalation: Contract dispute\nRequested by: lead@team.example',
-  ]);
-  expect(sandbox.intercom.melvinStatus('proc-2')).toBe('ROUTE_TO_TEAM');
+  expect(sandbox.intercom.notes('9102')).toEqual(['🚨 Escalation: Contract dispute\nRequested by: lead@team.example']);
+  expect(sandbox.intercom.melvinStatus('9102')).toBe('ROUTE_TO_TEAM');
 });
 
 test('the Temporal CLI escalates a running conversation with the forceEscalation signal and queries its state', async () => {
@@ -125,7 +123,7 @@ test('the Temporal CLI escalates a running conversation with the forceEscalation
   if (!temporalCli) throw new Error('no Temporal CLI: the global setup finds or builds one');
   sandbox.seed({
     conversation: {
-      id: 'proc-3',
+      id: '9103',
       contact: { id: 'c-li', email: 'li@example.com', name: 'Li Wei' },
       parts: [{ author: 'user', type: 'comment', body: 'Where is my contract?' }],
     },
@@ -133,7 +131,7 @@ test('the Temporal CLI escalates a running conversation with the forceEscalation
   sandbox.model.faults.set({ plan: [{ delay_ms: 30_000 }] });
   sandbox.model.script('plan', plan('Contract'));
   const before = sandbox.model.requests.length;
-  expect((await cli('start', 'proc-3')).code).toBe(0);
+  expect((await cli('start', '9103')).code).toBe(0);
   await waitFor('the plan request', () => sandbox.model.requests.length > before);
 
   const temporal = (...args: string[]) =>
@@ -143,7 +141,7 @@ test('the Temporal CLI escalates a running conversation with the forceEscalation
         '--address',
         processEnv.TEMPORAL_ADDRESS!,
         '--workflow-id',
-        'intercom-conversation-proc-3',
+        'intercom-conversation-9103',
       ]);
       let stdout = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -158,17 +156,17 @@ test('the Temporal CLI escalates a running conversation with the forceEscalation
     JSON.stringify({ reason: 'Escalated from the Temporal CLI', requestedBy: 'oncall@team.example' }),
   );
   expect(signalled.code).toBe(0);
-  await env.client.workflow.getHandle('intercom-conversation-proc-3').result();
+  await env.client.workflow.getHandle('intercom-conversation-9103').result();
 
   const queried = await temporal('workflow', 'query', '--type', 'state', '--output', 'json');
   expect(queried.code).toBe(0);
   const state = JSON.parse(queried.stdout) as { queryResult: AgentState[] };
   expect(state.queryResult[0]).toMatchObject({
-    conversation_id: 'proc-3',
+    conversation_id: '9103',
     escalate: { escalation_source: 'operator', escalation_reason: 'Escalated from the Temporal CLI' },
     finalize: { melvin_status: 'ROUTE_TO_TEAM' },
   });
-  expect(sandbox.intercom.notes('proc-3')).toEqual([
+  expect(sandbox.intercom.notes('9103')).toEqual([
     '🚨 Escalation: Escalated from the Temporal CLI\nRequested by: oncall@team.example',
   ]);
 });

@@ -256,7 +256,7 @@ describe('the inbox page in headless Chromium', () => {
     await page.locator('#new-talent').selectOption({ label: 'Ana Ruiz <ana.ruiz@example.com>' });
     await page.locator('#new-body').fill('Hi, when will I get paid for my Austin shift?');
     await page.locator('#new-send').click();
-    const reply = page.locator('.part.bot[data-part-type="comment"] .text');
+    const reply = page.locator('.part.melvin[data-part-type="comment"] .text');
     await reply.first().waitFor({ timeout: 30_000 });
     expect(await reply.first().textContent()).toContain('November 27');
     await page.locator('#status', { hasText: 'success' }).waitFor({ timeout: 30_000 });

@@ -91,21 +91,21 @@ async function turnOnWorker(conversationId: string, extraEnv: NodeJS.ProcessEnv)
 
 test('with tracing off, no request reaches LangSmith', async () => {
   received.length = 0;
-  await turnOnWorker('trace-off', { LANGSMITH_ENDPOINT: langsmith.url });
-  expect(sandbox.intercom.replies('trace-off')).toEqual(['Hi Ana!']);
+  await turnOnWorker('9201', { LANGSMITH_ENDPOINT: langsmith.url });
+  expect(sandbox.intercom.replies('9201')).toEqual(['Hi Ana!']);
   expect(received).toEqual([]);
 }, 120_000);
 
 test('with an API key but tracing off, only the prompts are pulled', async () => {
   received.length = 0;
-  await turnOnWorker('trace-key-only', { LANGSMITH_ENDPOINT: langsmith.url, LANGSMITH_API_KEY: LANGSMITH_KEY });
+  await turnOnWorker('9202', { LANGSMITH_ENDPOINT: langsmith.url, LANGSMITH_API_KEY: LANGSMITH_KEY });
   expect(received.length).toBeGreaterThan(0);
   expect(received.every((r) => r.method === 'GET' && r.path.startsWith('/commits/-/'))).toBe(true);
 }, 120_000);
 
 test('with LANGSMITH_TRACING=true, the workflow, its activities and each model call arrive as runs', async () => {
   received.length = 0;
-  await turnOnWorker('trace-on', {
+  await turnOnWorker('9203', {
     LANGSMITH_ENDPOINT: langsmith.url,
     LANGSMITH_API_KEY: LANGSMITH_KEY,
     LANGSMITH_TRACING: 'true',

@@ -1,15 +1,17 @@
-// The Intercom emulator: a stateful stand-in for the REST subset Melvin uses, with Intercom's auth, errors and faults.
+// The Intercom emulator: a stateful stand-in for the REST subset Melvin uses (API 2.14), with Intercom's auth, errors,
+// rate-limit headers, limits and faults.
 import { createHmac, randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Gates } from '../gates';
-import { htmlToText, textToHtml } from '../../src/activities/intercom-text';
-import { FaultQueues, sendHttpFault, sleep } from '../faults';
+import { FaultQueues, sleep } from '../faults';
 import { HttpService } from '../http';
 import type { HttpFault, IntercomFaults, ScenarioConversation } from '../scenario';
+import { renderPlaintext, typedTextToHtml } from './plaintext';
 
 export type IntercomOperation = keyof IntercomFaults;
 
 export interface Author {
+  /** Intercom's author types: a contact (`user`, `lead`), a teammate or an app posting as one (`admin`), or `bot`. */
   type: 'user' | 'lead' | 'admin' | 'bot';
   id: string;
   name: string;
@@ -77,28 +79,60 @@ export interface RecordedRequest {
   operation: IntercomOperation | 'me' | null;
   status: number;
   at: number;
+  /** The whole exchange as it crossed the wire, for the contract checks. */
+  exchange: RecordedExchange;
 }
 
-const KNOWN_VERSION = /^(1\.[0-4]|2\.\d{1,2}|Unstable)$/;
-
-export function intercomError(status: number, code: string, message: string) {
-  return { type: 'error.list', request_id: randomUUID(), errors: [{ code, message }], status };
+export interface RecordedExchange {
+  method: string;
+  path: string;
+  query: Record<string, unknown>;
+  /** Header names in lower case, as Node receives them. */
+  requestHeaders: Record<string, string>;
+  requestBody: unknown;
+  status: number;
+  responseHeaders: Record<string, string>;
+  responseBody: unknown;
 }
+
+/** A conversation data attribute the emulated workspace defines, and the type its values must have. */
+export type AttributeType = 'string' | 'integer' | 'float' | 'boolean';
+
+/** Intercom answers with at most this many parts of a conversation: the most recent ones. */
+export const MAX_RETURNED_PARTS = 500;
+/**
+ * Intercom counts requests in 10-second windows. Its default for a private app is 10,000 a minute, which it enforces
+ * as 1,666 a window (Intercom's "Rate Limiting" reference: "1000 per minute, which is 167 per 10-second window").
+ */
+const RATE_WINDOW_S = 10;
+const DEFAULT_RATE_LIMIT = 1666;
+
+const KNOWN_VERSION = /^(1\.[0-4]|2\.([0-9]|1[0-4])|Unstable)$/;
+/** Conversation ids are integers (the API description types `conversation_id` so); anything else names no conversation. */
+const CONVERSATION_ID = /^\d{1,19}$/;
+
+/** Intercom's error body (`type: error.list`); the HTTP status travels only as the status. */
+export function intercomError(code: string, message: string) {
+  return { type: 'error.list', request_id: randomUUID(), errors: [{ code, message }] };
+}
+
+/** The admin id of the teammate a scenario's `admin` parts come from. */
+const TEAMMATE_ID = '990001';
 
 const ERROR_CODES: Record<number, [string, string]> = {
   400: ['parameter_invalid', 'Bad request'],
   401: ['unauthorized', 'Access Token Invalid'],
-  403: ['forbidden', 'Forbidden'],
+  403: ['api_plan_restricted', 'Active subscription needed.'],
   404: ['not_found', 'Resource Not Found'],
   408: ['request_timeout', 'Request Timeout'],
   409: ['conflict', 'Conflict'],
   422: ['parameter_invalid', 'Unprocessable entity'],
-  429: ['rate_limit_exceeded', 'Rate limit exceeded'],
+  429: ['rate_limit_exceeded', `Exceeded rate limit of ${DEFAULT_RATE_LIMIT} in ${RATE_WINDOW_S}_seconds`],
 };
 
 function errorFor(status: number) {
   const [code, message] = ERROR_CODES[status] ?? ['server_error', 'Server Error'];
-  return intercomError(status, code, message);
+  return intercomError(code, message);
 }
 
 /** The gate kind of a REST request, e.g. `intercom:reply`. */
@@ -113,6 +147,34 @@ function operationKind(req: Request): string | undefined {
   return undefined;
 }
 
+/** Counts requests in the current 10-second window, as Intercom's rate limiter does. */
+class RateWindow {
+  private windowStart = 0;
+  private used = 0;
+
+  constructor(readonly limit: number) {}
+
+  /** Counts one request; returns the headers Intercom sends and whether the request is over the limit. */
+  take(nowMs = Date.now()): { headers: Record<string, string>; exceeded: boolean } {
+    const now = Math.floor(nowMs / 1000);
+    const start = now - (now % RATE_WINDOW_S);
+    if (start !== this.windowStart) Object.assign(this, { windowStart: start, used: 0 });
+    this.used += 1;
+    return {
+      headers: this.headers(Math.max(0, this.limit - this.used), start + RATE_WINDOW_S),
+      exceeded: this.used > this.limit,
+    };
+  }
+
+  headers(remaining: number, reset: number): Record<string, string> {
+    return {
+      'X-RateLimit-Limit': String(this.limit),
+      'X-RateLimit-Remaining': String(remaining),
+      'X-RateLimit-Reset': String(reset),
+    };
+  }
+}
+
 export class IntercomEmulator extends HttpService {
   readonly conversations = new Map<string, Conversation>();
   readonly contacts = new Map<string, Contact>();
@@ -122,6 +184,10 @@ export class IntercomEmulator extends HttpService {
   /** Parts a scenario seeded as history: not counted as what Melvin posted. */
   private readonly seededParts = new Set<string>();
   private nextPartId = 1000;
+  private readonly rateWindow: RateWindow;
+  /** The workspace's conversation data attributes; `PUT /conversations/{id}` refuses any other, or a wrong type. */
+  readonly conversationAttributes: Record<string, AttributeType>;
+
   constructor(
     readonly options: {
       token: string;
@@ -130,9 +196,14 @@ export class IntercomEmulator extends HttpService {
       /** Where `notification_event` webhooks go, signed with the app's client secret. */
       webhook?: { url: string; secret: string };
       gates?: Gates;
+      /** Requests allowed per 10-second window before a real 429. */
+      rateLimit?: number;
+      conversationAttributes?: Record<string, AttributeType>;
     },
   ) {
     super('Intercom emulator');
+    this.rateWindow = new RateWindow(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+    this.conversationAttributes = options.conversationAttributes ?? { 'Melvin Status': 'string' };
   }
 
   private readonly routers: express.Router[] = [];
@@ -149,8 +220,15 @@ export class IntercomEmulator extends HttpService {
   private authorFor(kind: ScenarioConversation['parts'][number]['author'], contact: Contact): Author {
     if (kind === 'user' || kind === 'lead')
       return { type: contact.role, id: contact.id, name: contact.name, email: contact.email };
-    if (kind === 'bot') return { type: 'bot', id: this.options.adminId, name: this.options.adminName ?? 'Melvin' };
-    return { type: 'admin', id: '990001', name: 'Support Team' };
+    // Melvin's earlier replies: it posts through the REST API as its admin, so Intercom shows them as an admin's.
+    if (kind === 'bot') return this.adminAuthor(this.options.adminId);
+    return { type: 'admin', id: TEAMMATE_ID, name: 'Support Team' };
+  }
+
+  private adminAuthor(adminId: string): Author {
+    if (adminId === this.options.adminId)
+      return { type: 'admin', id: adminId, name: this.options.adminName ?? 'Melvin' };
+    return { type: 'admin', id: adminId, name: adminId === TEAMMATE_ID ? 'Support Team' : 'Admin' };
   }
 
   /** Creates the conversation of a scenario; parts are spaced a minute apart, ending now. */
@@ -174,7 +252,7 @@ export class IntercomEmulator extends HttpService {
         id: `src-${conversation.id}`,
         delivered_as: 'customer_initiated',
         subject: '',
-        body: textToHtml(first!.body),
+        body: typedTextToHtml(first!.body),
         author: this.authorFor(first!.author, contact),
         attachments: [],
         redacted: false,
@@ -186,7 +264,7 @@ export class IntercomEmulator extends HttpService {
     rest.forEach((part, index) => {
       const added = this.addPart(created, {
         part_type: part.type,
-        body: textToHtml(part.body),
+        body: typedTextToHtml(part.body),
         author: this.authorFor(part.author, contact),
         at: start + 60 * (index + 1),
       });
@@ -225,7 +303,7 @@ export class IntercomEmulator extends HttpService {
     if (conversation.state === 'snoozed') Object.assign(conversation, { state: 'open', snoozed_until: null });
     return this.addPart(conversation, {
       part_type: 'comment',
-      body: textToHtml(text),
+      body: typedTextToHtml(text),
       author: { type: contact.role, id: contact.id, name: contact.name, email: contact.email },
     });
   }
@@ -318,7 +396,7 @@ export class IntercomEmulator extends HttpService {
       .conversation_parts.conversation_parts.filter(
         (p) => p.part_type === partType && p.author.id === this.options.adminId && !this.seededParts.has(p.id),
       )
-      .map((p) => htmlToText(p.body ?? ''));
+      .map((p) => renderPlaintext(p.body ?? ''));
   }
 
   melvinStatus(conversationId: string): unknown {
@@ -329,19 +407,73 @@ export class IntercomEmulator extends HttpService {
     return this.mustGet(conversationId).snoozed_until;
   }
 
+  /**
+   * The conversation as the API returns it: only the 500 most recent parts (with `total_count` still the total), and
+   * with `display_as=plaintext` every body as plain text.
+   */
   private render(conversation: Conversation, plaintext: boolean): Conversation {
-    if (!plaintext) return conversation;
-    const text = (body: string | null) => (body === null ? null : htmlToText(body));
+    const text = (body: string | null) => (body === null || !plaintext ? body : renderPlaintext(body));
     return {
       ...conversation,
       source: { ...conversation.source, body: text(conversation.source.body) ?? '' },
       conversation_parts: {
         ...conversation.conversation_parts,
-        conversation_parts: conversation.conversation_parts.conversation_parts.map((p) => ({
-          ...p,
-          body: text(p.body),
-        })),
+        conversation_parts: conversation.conversation_parts.conversation_parts
+          .slice(-MAX_RETURNED_PARTS)
+          .map((p) => ({ ...p, body: text(p.body) })),
       },
+    };
+  }
+
+  /** Why a `custom_attributes` update is refused, in Intercom's words, or null when the workspace takes it. */
+  private attributeProblem(attributes: unknown): string | null {
+    if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes))
+      return 'custom_attributes must be an object';
+    for (const [name, value] of Object.entries(attributes)) {
+      const type = this.conversationAttributes[name];
+      if (!type) return `Custom attribute '${name}' does not exist`;
+      const fits =
+        value === null ||
+        (type === 'string' && typeof value === 'string') ||
+        (type === 'integer' && Number.isInteger(value)) ||
+        (type === 'float' && typeof value === 'number') ||
+        (type === 'boolean' && typeof value === 'boolean');
+      if (!fits) return `Custom attribute '${name}' must be of type ${type}`;
+    }
+    return null;
+  }
+
+  /** Records each exchange whole: what Melvin sent and what the emulator answered, for the contract checks. */
+  private recorder(): express.RequestHandler {
+    return (req, res, next) => {
+      const json = res.json.bind(res);
+      let responseBody: unknown = null;
+      res.json = (body: unknown) => {
+        responseBody = body;
+        return json(body);
+      };
+      res.on('finish', () => {
+        const headers = (source: Record<string, unknown>) =>
+          Object.fromEntries(Object.entries(source).map(([name, value]) => [name.toLowerCase(), String(value)]));
+        this.requests.push({
+          method: req.method,
+          path: req.path,
+          operation: (res.locals.operation as RecordedRequest['operation']) ?? null,
+          status: res.statusCode,
+          at: Date.now(),
+          exchange: {
+            method: req.method,
+            path: req.path,
+            query: { ...(req.query as Record<string, unknown>) },
+            requestHeaders: headers(req.headers),
+            requestBody: req.body ?? null,
+            status: res.statusCode,
+            responseHeaders: headers(res.getHeaders()),
+            responseBody,
+          },
+        });
+      });
+      next();
     };
   }
 
@@ -349,29 +481,49 @@ export class IntercomEmulator extends HttpService {
     const app = express();
     app.use(express.json({ limit: '1mb' }));
     for (const router of this.routers) app.use(router);
+    app.use(this.recorder());
     app.use((req, res, next) => {
-      res.on('finish', () => {
-        this.requests.push({
-          method: req.method,
-          path: req.path,
-          operation: (res.locals.operation as RecordedRequest['operation']) ?? null,
-          status: res.statusCode,
-          at: Date.now(),
-        });
-      });
       const auth = req.header('authorization');
+      // Intercom sends no rate-limit headers when the request has no valid credentials.
       if (auth !== `Bearer ${this.options.token}`) {
-        return res.status(401).json(intercomError(401, 'unauthorized', 'Access Token Invalid'));
+        return res.status(401).json(intercomError('unauthorized', 'Access Token Invalid'));
+      }
+      const rate = this.rateWindow.take();
+      res.set(rate.headers);
+      if (rate.exceeded) {
+        return res
+          .status(429)
+          .json(
+            intercomError(
+              'rate_limit_exceeded',
+              `Exceeded rate limit of ${this.rateWindow.limit} in ${RATE_WINDOW_S}_seconds`,
+            ),
+          );
       }
       const version = req.header('intercom-version');
       if (version !== undefined && !KNOWN_VERSION.test(version)) {
         return res
           .status(400)
-          .json(intercomError(400, 'intercom_version_invalid', `Requested version ${version} is not valid`));
+          .json(intercomError('intercom_version_invalid', `Requested version ${version} is not valid`));
       }
       next();
     });
     if (this.options.gates) app.use(this.options.gates.middleware(operationKind));
+
+    /**
+     * Answers with a planned fault. A 429 carries Intercom's rate-limit headers, its reset `retry_after_s` ahead, and
+     * no `Retry-After`: Intercom sends none.
+     */
+    const sendFault = (res: Response, fault: HttpFault) => {
+      const status = fault.status ?? 500;
+      // A 401 means the credentials were not valid, and Intercom sends no rate-limit headers then.
+      if (status === 401) for (const name of Object.keys(this.rateWindow.headers(0, 0))) res.removeHeader(name);
+      if (status === 429) {
+        const reset = Math.ceil(Date.now() / 1000 + (fault.retry_after_s ?? RATE_WINDOW_S));
+        res.set(this.rateWindow.headers(0, reset));
+      }
+      res.status(status).json(errorFor(status));
+    };
 
     /** Applies the next planned fault for an operation; returns true when the response was already sent. */
     const faulted = async (operation: IntercomOperation, res: Response, write?: () => unknown): Promise<boolean> => {
@@ -381,12 +533,17 @@ export class IntercomEmulator extends HttpService {
       if (fault.delay_ms) await sleep(fault.delay_ms);
       if (fault.status === undefined) return false;
       if (fault.after_accept) write?.();
-      sendHttpFault(res, fault, errorFor);
+      sendFault(res, fault);
       return true;
     };
+    const notFound = (res: Response) => res.status(404).json(intercomError('not_found', 'Resource Not Found'));
+    const invalid = (res: Response, message: string) =>
+      res.status(400).json(intercomError('parameter_invalid', message));
+    /** The conversation the path names; a path id that is not an integer names none. */
     const find = (req: Request, res: Response): Conversation | undefined => {
-      const conversation = this.conversations.get(String(req.params.id));
-      if (!conversation) res.status(404).json(intercomError(404, 'conversation_not_found', 'Conversation not found'));
+      const id = String(req.params.id);
+      const conversation = CONVERSATION_ID.test(id) ? this.conversations.get(id) : undefined;
+      if (!conversation) notFound(res);
       return conversation;
     };
 
@@ -397,6 +554,10 @@ export class IntercomEmulator extends HttpService {
         id: this.options.adminId,
         name: this.options.adminName ?? 'Melvin',
         email: 'melvin@example.com',
+        away_mode_enabled: false,
+        away_mode_reassign: false,
+        has_inbox_seat: true,
+        team_ids: [],
       });
     });
 
@@ -409,88 +570,75 @@ export class IntercomEmulator extends HttpService {
     app.get('/contacts/:id', async (req, res) => {
       if (await faulted('contact', res)) return;
       const contact = this.contacts.get(String(req.params.id));
-      if (!contact) return res.status(404).json(intercomError(404, 'not_found', 'User Not Found'));
+      if (!contact) return notFound(res);
       res.json(contact);
     });
 
     app.post('/conversations/:id/reply', async (req, res) => {
-      const body = req.body as { message_type?: string; type?: string; admin_id?: string; body?: string };
+      const body = (req.body ?? {}) as { message_type?: unknown; type?: unknown; admin_id?: unknown; body?: unknown };
       const operation: IntercomOperation = body.message_type === 'note' ? 'note' : 'reply';
-      const conversation = this.conversations.get(String(req.params.id));
-      const write = () => {
-        const isBot = String(body.admin_id) === this.options.adminId;
-        return this.addPart(conversation!, {
+      res.locals.operation = operation;
+      const conversation = find(req, res);
+      if (!conversation) return;
+      if (body.type !== 'admin') return invalid(res, 'type must be admin');
+      if (typeof body.admin_id !== 'string' || !/^\d+$/.test(body.admin_id))
+        return invalid(res, 'admin_id must be the id of an admin, as a string');
+      if (!['comment', 'note', 'quick_reply'].includes(String(body.message_type)))
+        return invalid(res, 'message_type must be one of comment, note, quick_reply');
+      if (typeof body.body !== 'string' || body.body.trim() === '') return invalid(res, 'Body is required');
+      const adminId = body.admin_id;
+      const html = body.body;
+      const write = () =>
+        this.addPart(conversation, {
           part_type: operation === 'note' ? 'note' : 'comment',
-          body: String(body.body),
-          author: {
-            type: isBot ? 'bot' : 'admin',
-            id: String(body.admin_id),
-            name: isBot ? (this.options.adminName ?? 'Melvin') : 'Admin',
-          },
+          body: html,
+          author: this.adminAuthor(adminId),
         });
-      };
-      if (!conversation) {
-        res.locals.operation = operation;
-        return find(req, res);
-      }
-      if (
-        body.type !== 'admin' ||
-        !body.admin_id ||
-        !body.body ||
-        !['comment', 'note'].includes(body.message_type ?? '')
-      ) {
-        res.locals.operation = operation;
-        return res
-          .status(400)
-          .json(intercomError(400, 'parameter_invalid', 'message_type, type=admin, admin_id and body are required'));
-      }
       if (await faulted(operation, res, write)) return;
       write();
-      res.json(conversation);
+      res.json(this.render(conversation, false));
     });
 
     app.post('/conversations/:id/parts', async (req, res) => {
-      const body = req.body as { message_type?: string; admin_id?: string; snoozed_until?: number };
-      const conversation = this.conversations.get(String(req.params.id));
+      const body = (req.body ?? {}) as { message_type?: unknown; admin_id?: unknown; snoozed_until?: unknown };
       res.locals.operation = 'snooze';
-      if (!conversation) return find(req, res);
-      if (body.message_type !== 'snoozed' || typeof body.snoozed_until !== 'number' || !body.admin_id) {
-        return res
-          .status(400)
-          .json(
-            intercomError(400, 'parameter_invalid', 'message_type=snoozed, admin_id and snoozed_until are required'),
-          );
-      }
+      const conversation = find(req, res);
+      if (!conversation) return;
+      if (body.message_type !== 'snoozed') return invalid(res, 'message_type must be snoozed');
+      if (typeof body.admin_id !== 'string' || !/^\d+$/.test(body.admin_id))
+        return invalid(res, 'admin_id must be the id of an admin, as a string');
+      if (!Number.isInteger(body.snoozed_until)) return invalid(res, 'snoozed_until must be a UNIX timestamp');
+      const adminId = body.admin_id;
+      const snoozedUntil = body.snoozed_until as number;
       const write = () => {
-        Object.assign(conversation, { state: 'snoozed', snoozed_until: body.snoozed_until });
-        this.addPart(conversation, {
-          part_type: 'snoozed',
-          body: null,
-          author: { type: 'bot', id: String(body.admin_id), name: this.options.adminName ?? 'Melvin' },
-        });
+        Object.assign(conversation, { state: 'snoozed', open: true, snoozed_until: snoozedUntil });
+        this.addPart(conversation, { part_type: 'snoozed', body: null, author: this.adminAuthor(adminId) });
       };
       if (await faulted('snooze', res, write)) return;
       write();
-      res.json(conversation);
+      res.json(this.render(conversation, false));
     });
 
     app.put('/conversations/:id', async (req, res) => {
-      const body = req.body as { custom_attributes?: Record<string, unknown> };
-      const conversation = this.conversations.get(String(req.params.id));
+      const body = (req.body ?? {}) as { custom_attributes?: unknown };
       res.locals.operation = 'update';
-      if (!conversation) return find(req, res);
-      const write = () => Object.assign(conversation.custom_attributes, body.custom_attributes ?? {});
+      const conversation = find(req, res);
+      if (!conversation) return;
+      const problem = body.custom_attributes === undefined ? null : this.attributeProblem(body.custom_attributes);
+      if (problem) return invalid(res, problem);
+      const write = () => {
+        Object.assign(conversation.custom_attributes, body.custom_attributes ?? {});
+        conversation.updated_at = this.now();
+      };
       if (await faulted('update', res, write)) return;
       write();
-      res.json(conversation);
+      res.json(this.render(conversation, false));
     });
 
-    app.use((_req, res) => res.status(404).json(intercomError(404, 'not_found', 'Resource Not Found')));
+    app.use((_req, res) => notFound(res));
     app.use((err: Error & { status?: number }, _req: Request, res: Response, _next: NextFunction) => {
       const status = err.status ?? 500;
-      res
-        .status(status)
-        .json(intercomError(status, status === 400 ? 'parameter_invalid' : 'server_error', err.message));
+      res.status(status).json(intercomError(status === 400 ? 'parameter_invalid' : 'server_error', err.message));
     });
     return app;
   }

@@ -2,7 +2,7 @@
 // message typed here is added as the user's and sent to the ingress as a webhook, so a person can talk to Melvin.
 import express from 'express';
 import { z } from 'zod';
-import { htmlToText } from '../../src/activities/intercom-text';
+import { renderPlaintext } from './plaintext';
 import type { IntercomEmulator } from './emulator';
 
 /** A message typed by a user, in the inbox or sent by the scenario runner. */
@@ -62,7 +62,9 @@ export function inboxRouter(
         part_type: p.part_type,
         author_type: p.author.type,
         author_name: p.author.name,
-        text: htmlToText(p.body ?? ''),
+        // Melvin posts through the API as its admin, so only the admin id tells its parts from a teammate's.
+        melvin: p.author.id === emulator.options.adminId,
+        text: renderPlaintext(p.body ?? ''),
         created_at: p.created_at,
       })),
       deliveries: emulator.deliveries.filter((d) => d.conversation_id === c.id),
@@ -170,7 +172,7 @@ async function refresh() {
   $('thread').replaceChildren(...c.parts.map((p) => {
     const div = document.createElement('div');
     const kind = p.part_type === 'note' ? 'note' : p.part_type === 'comment' ? p.author_type : 'event';
-    div.className = 'part ' + kind;
+    div.className = 'part ' + kind + (p.melvin ? ' melvin' : '');
     div.dataset.partType = p.part_type;
     div.dataset.author = p.author_type;
     const who = document.createElement('div');

@@ -33,7 +33,10 @@ const Part = z.looseObject({
 export const IntercomConversation = z.looseObject({
   id: Id,
   source: z.looseObject({ body: z.string().nullish(), author: Author.nullish() }).nullish(),
-  conversation_parts: z.looseObject({ conversation_parts: z.array(Part) }).nullish(),
+  // Intercom returns at most the 500 most recent parts; `total_count` says how many the conversation has.
+  conversation_parts: z
+    .looseObject({ conversation_parts: z.array(Part), total_count: z.number().int().min(0) })
+    .nullish(),
   contacts: z.looseObject({ contacts: z.array(z.looseObject({ id: Id })) }).nullish(),
 });
 export type IntercomConversation = z.infer<typeof IntercomConversation>;
@@ -42,6 +45,8 @@ const IntercomContact = z.looseObject({ id: Id, email: z.string().nullish(), nam
 export interface FetchedConversation {
   conversation_id: string;
   messages: Message[];
+  /** Parts Intercom did not return (it returns only the 500 most recent): the messages miss that many earlier ones. */
+  omitted_parts: number;
   internal_notes: string[];
   contact: { id: string; email: string | null; name: string | null } | null;
   admin_id: string;
@@ -89,6 +94,12 @@ export function messagesFromConversation(conversation: IntercomConversation): {
     if (role) messages.push({ role, content: text });
   }
   return { messages, internal_notes };
+}
+
+/** How many parts of the conversation Intercom left out of its answer: never mistake a truncated list for the whole. */
+export function omittedParts(conversation: IntercomConversation): number {
+  const parts = conversation.conversation_parts;
+  return parts ? Math.max(0, parts.total_count - parts.conversation_parts.length) : 0;
 }
 
 /** Maps an SDK failure to the named error whose class the retry policies know. */
@@ -209,7 +220,14 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
           throw err instanceof IntercomResponseInvalidError ? err : intercomFailure(err, action);
         }
       }
-      return { conversation_id: conversation.id, messages, internal_notes, contact, admin_id: adminId };
+      return {
+        conversation_id: conversation.id,
+        messages,
+        omitted_parts: omittedParts(conversation),
+        internal_notes,
+        contact,
+        admin_id: adminId,
+      };
     },
 
     /** `notBefore` (epoch seconds) bounds the duplicate check to parts posted during this run. */

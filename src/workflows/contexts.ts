@@ -3,12 +3,22 @@ import type { CoverageContext, DraftContext, PlanContext } from '../schemas';
 import type { AgentState } from '../state';
 import { IDENTITY_ARGUMENTS } from './tool-calls';
 
+/**
+ * Intercom returns only a conversation's 500 most recent parts. When it left some out, the model is told how many, so
+ * it does not take the first message and the recent ones for the whole conversation.
+ */
+function omitted(state: AgentState): { earlier_parts_omitted?: number } {
+  const count = state.metadata.omitted_parts;
+  return count > 0 ? { earlier_parts_omitted: count } : {};
+}
+
 /** Hop N's plan sees what every earlier hop asked for and which gaps its coverage found (context-aware re-planning). */
 export function planContext(state: AgentState, hop: number): PlanContext {
   return {
     hop,
     max_hops: state.max_hops,
     messages: state.messages,
+    ...omitted(state),
     available_tools: state.available_tools.map(({ name, description, input_schema }) => ({
       name,
       description,
@@ -32,6 +42,7 @@ export function coverageContext(state: AgentState, hop: number): CoverageContext
     max_hops: state.max_hops,
     user_query: state.hops[hop - 1]?.plan?.user_query ?? '',
     messages: state.messages,
+    ...omitted(state),
     tool_data: state.tool_data,
     docs_data: state.docs_data,
   };
@@ -40,6 +51,7 @@ export function coverageContext(state: AgentState, hop: number): CoverageContext
 export function draftContext(state: AgentState): DraftContext {
   return {
     messages: state.messages,
+    ...omitted(state),
     user_name: state.metadata.user_name,
     tool_data: state.tool_data,
     docs_data: state.docs_data,

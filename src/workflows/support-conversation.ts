@@ -38,7 +38,16 @@ import {
   routeAfterValidation,
   type Escalation,
 } from './routing';
-import { DOCS_TOOL, docsDataKey, docsQueryOf, scopeToolCall, summarizeGather, toolDataKey } from './tool-calls';
+import {
+  docsDataKey,
+  docsQueryOf,
+  isDocsTool,
+  scopeToolCall,
+  serverToolName,
+  summarizeGather,
+  toolDataKey,
+  toolListing,
+} from './tool-calls';
 
 const NODE_TITLES: Record<NodeName, string> = {
   initialize: 'Initialize: fetching the conversation, tools and prompts',
@@ -96,6 +105,8 @@ export function newState(input: SupportConversationInput, now: string): AgentSta
       conversation_fetches: 0,
       forced_escalation: null,
       skipped_reason: null,
+      tool_servers: [],
+      omitted_parts: 0,
     },
   };
 }
@@ -149,10 +160,22 @@ export async function supportConversation(input: SupportConversationInput): Prom
   function enter(node: NodeName, detail?: string): void {
     state.metadata.current_node = node;
     state.metadata.path.push(node);
+    showDetails(detail);
+  }
+
+  /**
+   * The Temporal UI's current details: the node and hop, what is worth knowing about it, any MCP server that failed
+   * (the run goes on without its tools, which whoever watches it should know), and the path so far.
+   */
+  function showDetails(detail?: string): void {
+    const node = state.metadata.current_node;
     const hop = state.hops.length;
     const lines = [
       `**${NODE_TITLES[node]}**${hop > 0 && node !== 'end' ? ` (hop ${hop} of ${state.max_hops})` : ''}`,
       detail ?? '',
+      ...state.metadata.tool_servers.flatMap((s) =>
+        s.ok ? [] : [`MCP server "${s.name}" failed, so its tools are left out: ${s.error}`],
+      ),
       `Path: ${state.metadata.path.join(' → ')}`,
     ];
     setCurrentDetails(lines.filter(Boolean).join('\n\n'));
@@ -170,8 +193,14 @@ export async function supportConversation(input: SupportConversationInput): Prom
     return escalation(kind, state.error);
   }
 
+  /** Answers recorded in histories from before response-format modes lack the mode: they were strict outputs. */
   function recordModel(answer: LlmAnswer<unknown>): void {
-    state.metadata.model = { name: answer.model, stand_in: answer.stand_in };
+    state.metadata.model = {
+      name: answer.model,
+      stand_in: answer.stand_in,
+      response_format: answer.response_format ?? 'json_schema',
+      format_fallback: answer.format_fallback ?? null,
+    };
   }
 
   /** Intercom writes are never cancelled: once asked for, a note or reply must land, and exactly once. */
@@ -191,6 +220,8 @@ export async function supportConversation(input: SupportConversationInput): Prom
     const seen = state.metadata.user_messages.length;
     const conversation = await intercom.fetchConversation.executeWithOptions({ summary }, [{ conversationId }]);
     state.messages = conversation.messages;
+    // Fetches recorded before Melvin read `total_count` carry no count.
+    state.metadata.omitted_parts = conversation.omitted_parts ?? 0;
     state.metadata.internal_notes = conversation.internal_notes;
     state.user_email = conversation.contact?.email ?? null;
     state.metadata.contact_id = conversation.contact?.id ?? null;
@@ -214,12 +245,15 @@ export async function supportConversation(input: SupportConversationInput): Prom
   async function initialize(): Promise<Escalation | null> {
     enter('initialize');
     try {
-      const [, availableTools, loaded] = await Promise.all([
+      const [, listing, loaded] = await Promise.all([
         fetchConversation('fetch conversation'),
         mcpList.listTools.executeWithOptions({ summary: 'list MCP tools' }, []),
         loadPrompts(),
       ]);
+      const { tools: availableTools, servers } = toolListing(listing);
       state.available_tools = availableTools;
+      state.metadata.tool_servers = servers;
+      if (servers.some((s) => !s.ok)) showDetails();
       loadedPrompts = loaded;
       state.metadata.prompts = loaded.used;
     } catch (err) {
@@ -255,11 +289,12 @@ export async function supportConversation(input: SupportConversationInput): Prom
     if (!scoped.ok) {
       return { ...base, success: false, data: null, error: scoped.error, execution_time_ms: 0, truncated: false };
     }
-    const summary =
-      call.tool_name === DOCS_TOOL ? `search docs: ${docsQueryOf(scoped.arguments)}` : `call ${call.tool_name}`;
+    const summary = isDocsTool(call.tool_name, state.available_tools)
+      ? `search docs: ${docsQueryOf(scoped.arguments)}`
+      : `call ${call.tool_name}`;
     try {
       const outcome = await tools.callTool.executeWithOptions({ summary: `${summary} (hop ${hopNumber})` }, [
-        { server: scoped.tool.server, name: call.tool_name, arguments: scoped.arguments },
+        { server: scoped.tool.server, name: serverToolName(scoped.tool), arguments: scoped.arguments },
       ]);
       return {
         ...base,
@@ -295,7 +330,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
     const results: ToolResult[] = outcomes.map((outcome) => {
       const { success, data, error, truncated } = outcome;
       const stored = { hop: hopNumber, success, data, error, truncated };
-      if (outcome.tool_name === DOCS_TOOL) {
+      if (isDocsTool(outcome.tool_name, state.available_tools)) {
         const query = docsQueryOf(outcome.parameters);
         const key = docsDataKey(state.docs_data, query, hopNumber);
         state.docs_data[key] = { query, ...stored };

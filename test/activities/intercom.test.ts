@@ -30,7 +30,7 @@ beforeEach(() => {
 
 /** A conversation with history (bot, admin, note parts), or only the user's first message. */
 function seedConversation(author: 'user' | 'lead' = 'user', withHistory = true): string {
-  const id = `int-${++conversationCounter}`;
+  const id = String(5000 + ++conversationCounter);
   const history: ScenarioPart[] = [
     { author: 'bot', type: 'comment', body: 'Let me check that for you.' },
     { author: 'admin', type: 'note', body: 'internal: VIP talent, pay manually' },
@@ -57,7 +57,7 @@ describe('fetchConversation', () => {
       { role: 'user', content: 'Where is my pay for the <Austin> shift?' },
       { role: 'assistant', content: 'Let me check that for you.' },
       { role: 'assistant', content: 'A teammate here: it is on its way.' },
-      { role: 'user', content: 'Thanks!\n\nAnd the tax form?' },
+      { role: 'user', content: 'Thanks!\nAnd the tax form?' },
     ]);
     expect(fetched.internal_notes).toEqual(['internal: VIP talent, pay manually']);
     expect(fetched.contact).toEqual({ id: `c-${id}`, email: `${id}@example.com`, name: 'Ana Ruiz' });
@@ -75,9 +75,7 @@ describe('fetchConversation', () => {
     const id = seedConversation();
     emulator.faults.set({ fetch: [{ status: 401 }] });
     const unauthorized = await failureOf(runAttempt(1, activities.fetchConversation, { conversationId: id }));
-    const notFound = await failureOf(
-      runAttempt(1, activities.fetchConversation, { conversationId: 'no-such-conversation' }),
-    );
+    const notFound = await failureOf(runAttempt(1, activities.fetchConversation, { conversationId: '404404' }));
 
     expect(unauthorized.name).toBe('IntercomAuthError');
     expect(unauthorized.message).toContain('401 (unauthorized: Access Token Invalid)');
@@ -137,17 +135,46 @@ describe('sendReply', () => {
 
     expect(posted.already_posted).toBe(false);
     expect(posted.part_id).toEqual(expect.any(String));
-    expect(emulator.replies(id)).toEqual(['Line one.\nLine two.\n\nNew paragraph.']);
+    expect(emulator.replies(id)).toEqual(['Line one.\nLine two.\nNew paragraph.']);
   });
 
-  test('a 429 carries Retry-After to Temporal as the next retry delay', async () => {
+  test('the retry finds a reply by Intercom’s own plain-text rendering of it, paragraphs, markup and emoji included', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({
+      reply: [
+        { status: 500, after_accept: true },
+        { status: 500, after_accept: true },
+      ],
+    });
+    const text = 'Hi Ana,\n\nYour pay of $240 & the <Austin> bonus is "on its way" 🎉\nIt\'s due Friday.';
+    const input = { conversationId: id, text, notBefore: Math.floor(Date.now() / 1000) };
+
+    await failureOf(runAttempt(1, activities.sendReply, input));
+    const found = await runAttempt(2, activities.sendReply, input);
+    // A text that only begins like one already posted is not mistaken for it.
+    const other = { ...input, text: 'Hi Ana,\n\nYour pay of $240 is on its way.' };
+    await failureOf(runAttempt(1, activities.sendReply, other));
+    const nearMiss = await runAttempt(2, activities.sendReply, { ...other, text: `${other.text} Thanks for waiting.` });
+
+    expect(found.already_posted).toBe(true);
+    expect(nearMiss.already_posted).toBe(false);
+    expect(emulator.replies(id)).toEqual([
+      'Hi Ana,\nYour pay of $240 & the <Austin> bonus is "on its way" 🎉\nIt\'s due Friday.',
+      'Hi Ana,\nYour pay of $240 is on its way.',
+      'Hi Ana,\nYour pay of $240 is on its way. Thanks for waiting.',
+    ]);
+  });
+
+  test('a 429 carries X-RateLimit-Reset (Intercom sends no Retry-After) to Temporal as the next retry delay', async () => {
     const id = seedConversation('user', false);
     emulator.faults.set({ reply: [{ status: 429, retry_after_s: 7 }] });
     const err = await failureOf(runAttempt(1, activities.sendReply, { conversationId: id, text: 'Hi', notBefore: 0 }));
 
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect((err as ApplicationFailure).type).toBe('IntercomRateLimitedError');
-    expect((err as ApplicationFailure).nextRetryDelay).toBe(7000);
+    // The reset is a whole second: 7 s ahead, rounded up.
+    expect((err as ApplicationFailure).nextRetryDelay).toBeGreaterThan(6_000);
+    expect((err as ApplicationFailure).nextRetryDelay).toBeLessThanOrEqual(8_000);
     expect(emulator.replies(id)).toEqual([]);
   });
 

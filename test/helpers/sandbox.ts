@@ -5,6 +5,7 @@ import { createOpenAiClient } from '../../src/activities/llm';
 import { McpConnections } from '../../src/activities/mcp';
 import type { Scenario } from '../../sandbox/scenario';
 import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices } from '../../sandbox/services';
+import { allContractProblems } from '../contracts/intercom-api';
 
 export const ADMIN_ID = SANDBOX_SECRETS.adminId;
 export const INTERCOM_TOKEN = SANDBOX_SECRETS.intercomToken;
@@ -18,6 +19,7 @@ export interface Sandbox extends SandboxServices {
   seed(scenario: Pick<Scenario, 'conversation'> & Partial<Pick<Scenario, 'talent' | 'docs'>>): void;
   /** Forgets scripts, faults and recorded requests between tests. */
   reset(): void;
+  /** Stops the services; fails when any Intercom exchange of the whole test file broke the Intercom contract. */
   close(): Promise<void>;
 }
 
@@ -33,6 +35,10 @@ export async function startSandbox(): Promise<Sandbox> {
     model: 'sandbox',
     validation: { endpoint: services.urls.validation, apiKey: VALIDATION_KEY },
   });
+  // Every exchange with the emulator is checked against the Intercom contract before reset() forgets it.
+  const contractProblems: string[] = [];
+  const checkContract = () =>
+    contractProblems.push(...allContractProblems(services.intercom.requests.map((r) => r.exchange)));
   return {
     ...services,
     mcp,
@@ -42,6 +48,7 @@ export async function startSandbox(): Promise<Sandbox> {
       services.talent.merge({ talent: scenario.talent, docs: scenario.docs });
     },
     reset() {
+      checkContract();
       services.intercom.faults.set({});
       services.intercom.requests.length = 0;
       services.talent.faults.set({});
@@ -52,8 +59,12 @@ export async function startSandbox(): Promise<Sandbox> {
       services.validation.rawAnswers.length = 0;
     },
     async close() {
+      checkContract();
       await mcp.close();
       await services.stop();
+      if (contractProblems.length) {
+        throw new Error(`Intercom exchanges broke the contract:\n${[...new Set(contractProblems)].join('\n')}`);
+      }
     },
   };
 }

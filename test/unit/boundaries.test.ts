@@ -1,7 +1,7 @@
 // Small parsers at the trust boundaries: Retry-After, Intercom bodies, role mapping, configuration and the CLI.
 import * as errors from '../../src/activities/errors';
 import { messagesFromConversation, IntercomConversation } from '../../src/activities/intercom';
-import { htmlToText, textToHtml } from '../../src/activities/intercom-text';
+import { comparableText, textToHtml } from '../../src/activities/intercom-text';
 import { retryAfterMs } from '../../src/activities/retry-after';
 import { UsageError, parseCommand } from '../../src/client';
 import { ConfigError, loadTurnConfig, loadWorkerConfig, parseMcpServers } from '../../src/config';
@@ -23,12 +23,9 @@ describe('retryAfterMs', () => {
   });
 });
 
-test('Intercom HTML and plain text convert both ways', () => {
-  expect(htmlToText('<p>Hi &amp; welcome</p><p>Line<br>two &#39;x&#39; &lt;b&gt;</p>')).toBe(
-    "Hi & welcome\n\nLine\ntwo 'x' <b>",
-  );
+test('replies go to Intercom as HTML paragraphs and breaks; posted bodies compare with whitespace ignored', () => {
   expect(textToHtml('a < b\nc\n\nd')).toBe('<p>a &lt; b<br>c</p><p>d</p>');
-  expect(htmlToText(textToHtml('One.\nTwo.\n\nThree & <four>'))).toBe('One.\nTwo.\n\nThree & <four>');
+  expect(comparableText('One.\nTwo.\n\n  Three')).toBe(comparableText('One. Two. Three'));
 });
 
 test('role mapping: contact/lead/user → user; admin/bot/team → assistant; notes and empty events out; source first', () => {
@@ -51,6 +48,7 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
         part('7', 'comment', 'admin', 'admin says'),
         part('8', 'open', 'user', 'user reopens'),
       ],
+      total_count: 7,
     },
   });
   expect(messagesFromConversation(conversation)).toEqual({

@@ -4,39 +4,25 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { readBundledPrompts } from '../../src/activities/prompts';
-import { deliverUserMessage } from '../../src/conversations';
 import { forceEscalationSignal, newUserMessageSignal, progressQuery, searchAttributes } from '../../src/shared';
 import type { AgentState } from '../../src/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { quietRuntime, waitFor } from '../helpers/runtime';
-import { startSandbox, type Sandbox } from '../helpers/sandbox';
-import { startTemporal } from '../helpers/temporal';
+import type { Sandbox } from '../helpers/sandbox';
+import { ANA, ANA_TALENT, runTurnOnWorker, startTestbed } from '../helpers/turns';
 
 quietRuntime();
 
 const RECORD_HISTORIES = process.env.RECORD_HISTORIES === '1';
-const ANA = { id: 'c-ana', email: 'ana.ruiz@example.com', name: 'Ana Ruiz' };
 const BOB = { id: 'c-bob', email: 'bob.stone@example.com', name: 'Bob Stone' };
+/** Ana's data, and Bob's, whose payment no reply to Ana may show. */
 const TALENT = {
+  ...ANA_TALENT,
   users: [
-    {
-      email: ANA.email,
-      name: ANA.name,
-      applications: [{ id: 'app-11', job_id: 'job-21', status: 'screening', updated_at: '2026-11-10' }],
-      payments: [
-        {
-          id: 'pay-31',
-          job_id: 'job-21',
-          amount: 240,
-          currency: 'USD',
-          status: 'processing',
-          expected_date: '2026-11-27',
-        },
-      ],
-    },
+    ...ANA_TALENT.users,
     {
       email: BOB.email,
       name: BOB.name,
@@ -46,7 +32,6 @@ const TALENT = {
       ],
     },
   ],
-  jobs: [{ id: 'job-21', title: 'Event Staff', location: 'Austin, TX', status: 'filled' }],
 };
 const DOCS = [
   {
@@ -56,28 +41,23 @@ const DOCS = [
 ];
 const PAY_REPLY = 'Your payment of $240 for Event Staff is processing and expected on November 27.';
 
+let testbed: Awaited<ReturnType<typeof startTestbed>>;
 let env: TestWorkflowEnvironment;
 let sandbox: Sandbox;
 let workflowBundle: WorkflowBundleWithSourceMap;
 let nextConversation = 100;
 
 beforeAll(async () => {
-  [env, sandbox, workflowBundle] = await Promise.all([
-    startTemporal(),
-    startSandbox(),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows') }),
-  ]);
+  testbed = await startTestbed();
+  ({ env, sandbox, workflowBundle } = testbed);
 }, 180_000);
 
-afterAll(async () => {
-  await sandbox?.close();
-  await env?.teardown();
-});
+afterAll(() => testbed?.close());
 
 beforeEach(() => sandbox.reset());
 
 function newConversation(...parts: ScenarioConversation['parts']): string {
-  const id = `wf-${nextConversation++}`;
+  const id = String(nextConversation++);
   sandbox.seed({
     conversation: {
       id,
@@ -99,32 +79,9 @@ interface Turn {
   snoozedUntil: number | null;
 }
 
-/** Delivers the conversation's message the way the ingress does and runs a fresh worker until the run completes. */
+/** Runs the conversation's turn on a fresh worker with the sandbox's activities, and reads what Intercom ended with. */
 async function runTurn(conversationId: string, during?: (handle: WorkflowHandle) => Promise<void>): Promise<Turn> {
-  const taskQueue = `test-${conversationId}`;
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle,
-    activities: sandbox.activities,
-  });
-  const { state, handle } = await worker.runUntil(async () => {
-    const { workflowId } = await deliverUserMessage(
-      env.client,
-      {
-        conversationId,
-        trigger: {
-          topic: 'conversation.user.created',
-          notificationId: `notif-${conversationId}`,
-          receivedAt: new Date().toISOString(),
-        },
-      },
-      { taskQueue, maxHops: 2, snoozeSeconds: 300 },
-    );
-    const handle = env.client.workflow.getHandle(workflowId);
-    if (during) await during(handle);
-    return { state: (await handle.result()) as AgentState, handle };
-  });
+  const { state, handle } = await runTurnOnWorker({ env, workflowBundle }, conversationId, sandbox.activities, during);
   return {
     state,
     handle,
@@ -199,7 +156,12 @@ describe('success paths', () => {
     expect(state.escalate).toBeNull();
     expect(state.finalize!.melvin_status).toBe('success');
     expect(state.metadata.prompts).toMatchObject({ source: 'bundled', fallback_reason: null });
-    expect(state.metadata.model).toEqual({ name: 'melvin-sandbox-model', stand_in: true });
+    expect(state.metadata.model).toEqual({
+      name: 'melvin-sandbox-model',
+      stand_in: true,
+      response_format: 'json_schema',
+      format_fallback: null,
+    });
     expect(state.metadata.path).toEqual([
       'initialize',
       'plan',
@@ -399,7 +361,7 @@ describe('success paths', () => {
     expect(turn.status).toBe('success');
   });
 
-  test('a 429 with Retry-After delays the next attempt by that long', async () => {
+  test('a 429 delays the next attempt until its X-RateLimit-Reset (Intercom sends no Retry-After)', async () => {
     const id = newConversation();
     sandbox.intercom.faults.set({ reply: [{ status: 429, retry_after_s: 3 }] });
     sandbox.model
@@ -411,7 +373,7 @@ describe('success paths', () => {
 
     const attempts = sandbox.intercom.requests.filter((r) => r.operation === 'reply');
     expect(attempts.map((r) => r.status)).toEqual([429, 200]);
-    // The policy's own first backoff is 1 s; the server asked for 3 s.
+    // The policy's own first backoff is 1 s; the reset is at least 3 s away.
     expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(2900);
     expect(turn.replies).toEqual([PAY_REPLY]);
   });
@@ -628,7 +590,7 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
     expect(turn.replies).toEqual([]);
     expect(turn.notes).toEqual([
       expect.stringMatching(/^Validation result:/),
-      `⚠️ Melvin could not deliver its reply: post comment to conversation ${id}: Intercom answered 422 (parameter_invalid: Unprocessable entity)\n\nDrafted reply:\n${PAY_REPLY}`,
+      `⚠️ Melvin could not deliver its reply: post comment to conversation ${id}: Intercom answered 422 (parameter_invalid: Unprocessable entity)\nDrafted reply:\n${PAY_REPLY}`,
     ]);
     expect(turn.status).toBe('MESSAGE_FAILED');
     expectSnoozedFiveMinutes(turn);
