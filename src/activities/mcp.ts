@@ -1,7 +1,7 @@
 // MCP activities over the official SDK client: list every server's tools (all pages) and run one tool call each.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Context, log } from '@temporalio/activity';
@@ -36,16 +36,19 @@ export class McpConnections {
 
   constructor(readonly servers: McpServerConfig[]) {}
 
-  async client(serverName: string): Promise<Client> {
+  /** The server's session: the same promise for every caller until the session is reset. */
+  client(serverName: string): Promise<Client> {
     const existing = this.clients.get(serverName);
     if (existing) return existing;
     const server = this.servers.find((s) => s.name === serverName);
-    if (!server) throw new McpUnknownToolError(`no MCP server named "${serverName}" is configured`);
+    if (!server) return Promise.reject(new McpUnknownToolError(`no MCP server named "${serverName}" is configured`));
     const connecting: Promise<Client> = this.connect(server, () => {
       if (this.clients.get(serverName) === connecting) this.clients.delete(serverName);
     });
     this.clients.set(serverName, connecting);
-    connecting.catch(() => this.clients.delete(serverName));
+    connecting.catch(() => {
+      if (this.clients.get(serverName) === connecting) this.clients.delete(serverName);
+    });
     return connecting;
   }
 
@@ -65,11 +68,15 @@ export class McpConnections {
     return client;
   }
 
-  /** Forgets a session whose transport failed, so the next attempt reconnects instead of reusing it. */
-  async reset(serverName: string): Promise<void> {
+  /**
+   * Closes a session whose transport failed, so the next attempt reconnects. Given the session that failed, it closes
+   * only that one: a concurrent call may already have opened its successor.
+   */
+  async reset(serverName: string, failed?: Promise<Client>): Promise<void> {
     const existing = this.clients.get(serverName);
+    if (!existing || (failed && failed !== existing)) return;
     this.clients.delete(serverName);
-    if (existing) await existing.then((c) => c.close()).catch(() => undefined);
+    await existing.then((c) => c.close()).catch(() => undefined);
   }
 
   async close(): Promise<void> {
@@ -116,6 +123,18 @@ function errorText(err: unknown): string {
   return cause && cause !== message ? `${message} (${cause})` : message;
 }
 
+/**
+ * Whether a failure means the session itself is gone: the connection closed or timed out, the server forgot the
+ * session (HTTP 404, which the Streamable HTTP spec answers with a new session), or the request never reached the
+ * server. An HTTP error status or a JSON-RPC error that the server answered with leaves the session sound, and closing
+ * it then would abort every other call in flight on it, from this run and from others on the worker.
+ */
+function sessionLost(err: unknown): boolean {
+  if (err instanceof StreamableHTTPError) return err.code === 404;
+  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed || err.code === ErrorCode.RequestTimeout;
+  return !(err instanceof McpUnknownToolError);
+}
+
 function mcpFailure(err: unknown, what: string): Error {
   if (err instanceof McpError && err.code === ErrorCode.InvalidParams) {
     return new McpInvalidArgumentsError(`${what}: ${err.message}`, { cause: err });
@@ -124,15 +143,18 @@ function mcpFailure(err: unknown, what: string): Error {
     return new McpUnknownToolError(`${what}: ${err.message}`, { cause: err });
   }
   if (err instanceof McpTransportError || err instanceof McpUnknownToolError) return err;
-  return new McpTransportError(`${what}: ${errorText(err)}`, { cause: err });
+  // The SDK's message carries the response body but not the status, which is what an operator looks for first.
+  const status = err instanceof StreamableHTTPError && err.code && err.code > 0 ? `HTTP ${err.code}: ` : '';
+  return new McpTransportError(`${what}: ${status}${errorText(err)}`, { cause: err });
 }
 
-/** One server's tools, all pages, as the server names them; a failure resets the session so the next run reconnects. */
+/** One server's tools, all pages, as the server names them; a lost session is reset so the next run reconnects. */
 async function listServerTools(mcp: McpConnections, server: McpServerConfig): Promise<ListedTool[]> {
   const deadline = Date.now() + LIST_TIMEOUT_MS;
   const tools: ListedTool[] = [];
+  const session = mcp.client(server.name);
   try {
-    const client = await mcp.client(server.name);
+    const client = await session;
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor ? { cursor } : {}, { timeout: Math.max(1, deadline - Date.now()) });
@@ -148,7 +170,7 @@ async function listServerTools(mcp: McpConnections, server: McpServerConfig): Pr
     } while (cursor);
     return tools;
   } catch (err) {
-    await mcp.reset(server.name);
+    if (sessionLost(err)) await mcp.reset(server.name, session);
     throw mcpFailure(err, `list tools of MCP server "${server.name}"`);
   }
 }
@@ -190,8 +212,9 @@ export function createMcpActivities(mcp: McpConnections) {
       arguments: Record<string, unknown>;
     }): Promise<ToolCallOutcome> {
       const what = `call ${input.name} on MCP server "${input.server}"`;
+      const session = mcp.client(input.server);
       try {
-        const client = await mcp.client(input.server);
+        const client = await session;
         const result = (await withHeartbeats((signal) =>
           client.callTool({ name: input.name, arguments: input.arguments }, undefined, {
             signal,
@@ -200,12 +223,9 @@ export function createMcpActivities(mcp: McpConnections) {
         )) as CallToolResult;
         return { is_error: result.isError === true, ...capPayload(toolResultData(result)) };
       } catch (err) {
-        const failure = mcpFailure(err, what);
-        // A cancelled call (forced escalation) says nothing about the session, so only a real transport failure resets it.
-        if (failure instanceof McpTransportError && !Context.current().cancellationSignal.aborted) {
-          await mcp.reset(input.server);
-        }
-        throw failure;
+        // A cancelled call (forced escalation) says nothing about the session either.
+        if (sessionLost(err) && !Context.current().cancellationSignal.aborted) await mcp.reset(input.server, session);
+        throw mcpFailure(err, what);
       }
     },
   });

@@ -11,9 +11,11 @@ import { MAX_TOOL_RESULT_BYTES, McpConnections, capPayload, createMcpActivities 
 import { mcpListPolicy, toolPolicy } from '../../src/workflows/policies';
 import { listen, type RunningServer } from '../../sandbox/http';
 import { freePorts } from '../../scripts/stack';
+import { Gates } from '../../sandbox/gates';
 import { TalentMcpService } from '../../sandbox/talent-mcp/http';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
 import { failureOf, runActivity } from '../helpers/activity';
+import { waitFor } from '../helpers/runtime';
 
 const TALENT = {
   talent: {
@@ -125,6 +127,7 @@ function pagedServer(): Server {
 
 describe('over Streamable HTTP', () => {
   let store: TalentStore;
+  const gates = new Gates();
   let talentServer: TalentMcpService;
   let pagedHttp: RunningServer;
   let mcp: McpConnections;
@@ -132,7 +135,7 @@ describe('over Streamable HTTP', () => {
 
   beforeAll(async () => {
     store = new TalentStore(TALENT);
-    talentServer = new TalentMcpService(store);
+    talentServer = new TalentMcpService(store, gates);
     await talentServer.start();
     pagedHttp = await serveOverHttp(pagedServer);
     mcp = new McpConnections([
@@ -218,12 +221,13 @@ describe('over Streamable HTTP', () => {
     expect(toolPolicy.retry?.nonRetryableErrorTypes).toContain('McpInvalidArgumentsError');
   });
 
-  test('a transport failure is a retryable McpTransportError, and the next call reconnects', async () => {
+  test('a server error is a retryable McpTransportError, and the next call goes through', async () => {
     store.faults.set({ get_user_profile: [{ error: 'server' }] });
     const err = await failureOf(
       run(activities.callTool, { server: 'talent', name: 'get_user_profile', arguments: { email: 'ana@example.com' } }),
     );
     expect(err.name).toBe('McpTransportError');
+    expect(err.message).toContain('HTTP 503');
     expect(toolPolicy.retry?.nonRetryableErrorTypes).not.toContain('McpTransportError');
     const retried = await run(activities.callTool, {
       server: 'talent',
@@ -231,6 +235,26 @@ describe('over Streamable HTTP', () => {
       arguments: { email: 'ana@example.com' },
     });
     expect(retried.is_error).toBe(false);
+  });
+
+  test('one call’s server error does not abort another call in flight on the same session', async () => {
+    gates.arm({ at: 'mcp:get_user_payments' });
+    const payments = run(activities.callTool, {
+      server: 'talent',
+      name: 'get_user_payments',
+      arguments: { email: 'ana@example.com' },
+    });
+    await waitFor('the payments call to be held', () => gates.status().held === 'mcp:get_user_payments');
+    store.faults.set({ get_job_details: [{ error: 'server' }] });
+    const err = await failureOf(
+      run(activities.callTool, { server: 'talent', name: 'get_job_details', arguments: { job_id: 'job-1' } }),
+    );
+    expect(err.name).toBe('McpTransportError');
+    gates.release();
+    expect(await payments).toMatchObject({
+      is_error: false,
+      data: { payments: [expect.objectContaining({ id: 'pay-1' })] },
+    });
   });
 });
 

@@ -260,6 +260,8 @@ describe('success paths', () => {
     expect(failed.success).toBe(false);
     expect(failed.error).toContain('talent backend is unavailable');
     expect(sandbox.talent.calls.filter((c) => c.tool === 'get_job_details')).toHaveLength(3);
+    // The failing call's 503s leave the shared session alone, so the payments call in flight beside it is not aborted.
+    expect(sandbox.talent.calls.filter((c) => c.tool === 'get_user_payments')).toHaveLength(1);
     expect(turn.state.tool_data.get_job_details).toMatchObject({ success: false });
   });
 
