@@ -47,9 +47,21 @@ export interface FetchedConversation {
   messages: Message[];
   /** Parts Intercom did not return (it returns only the 500 most recent): the messages miss that many earlier ones. */
   omitted_parts: number;
+  /** Every part id Intercom returned: what a later post's retry compares against to find its own earlier attempt. */
+  part_ids: string[];
   internal_notes: string[];
   contact: { id: string; email: string | null; name: string | null } | null;
   admin_id: string;
+}
+
+/** A reply or note to post exactly once, with what its retries need to recognise an attempt Intercom already took. */
+export interface PostInput {
+  conversationId: string;
+  text: string;
+  /** Epoch seconds the run began: the fallback check looks at parts posted since then. */
+  notBefore: number;
+  /** The conversation's part ids before the first attempt; absent or null when the run could not fetch them. */
+  knownPartIds?: string[] | null;
 }
 
 export interface PostedPart {
@@ -157,35 +169,30 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
   }
 
   /**
-   * Looks for a part this admin already posted with the same body since `notBefore`: when an earlier attempt's
-   * request was accepted but its answer was lost (a 500 after accept, a timeout), the retry must not post again.
+   * The part an earlier attempt of this post already made, when its request was accepted but its answer was lost (a 500
+   * after accept, a timeout), so the retry must not post again. With the ids the conversation held before the first
+   * attempt, it is a part of this type by this admin that is not among them, whatever its text: the previous turn may
+   * have said the same words. Without them (the conversation could not be fetched, or the task was scheduled before
+   * part ids were passed), a part with the same text posted since `notBefore`.
    */
-  async function findPostedPart(
-    conversationId: string,
-    partType: 'comment' | 'note',
-    text: string,
-    notBefore: number,
-  ): Promise<string | undefined> {
-    const conversation = await findConversation(conversationId);
-    const wanted = comparableText(text);
-    const match = conversation.conversation_parts?.conversation_parts.find(
-      (part) =>
-        part.part_type === partType &&
-        part.author?.id === adminId &&
-        (part.created_at ?? 0) >= notBefore - CLOCK_SKEW_S &&
-        comparableText(part.body ?? '') === wanted,
-    );
-    return match?.id;
+  async function findEarlierAttempt(post: PostInput, partType: 'comment' | 'note'): Promise<string | undefined> {
+    const conversation = await findConversation(post.conversationId);
+    const parts = conversation.conversation_parts?.conversation_parts ?? [];
+    const ours = parts.filter((part) => part.part_type === partType && part.author?.id === adminId);
+    if (post.knownPartIds) {
+      const known = new Set(post.knownPartIds);
+      return ours.find((part) => !known.has(part.id))?.id;
+    }
+    const wanted = comparableText(post.text);
+    return ours.find(
+      (part) => (part.created_at ?? 0) >= post.notBefore - CLOCK_SKEW_S && comparableText(part.body ?? '') === wanted,
+    )?.id;
   }
 
-  async function postPartOnce(
-    conversationId: string,
-    messageType: 'comment' | 'note',
-    text: string,
-    notBefore: number,
-  ): Promise<PostedPart> {
+  async function postPartOnce(post: PostInput, messageType: 'comment' | 'note'): Promise<PostedPart> {
+    const { conversationId, text } = post;
     if (Context.current().info.attempt > 1) {
-      const existing = await findPostedPart(conversationId, messageType, text, notBefore);
+      const existing = await findEarlierAttempt(post, messageType);
       if (existing) return { part_id: existing, already_posted: true };
     }
     const action = `post ${messageType} to conversation ${conversationId}`;
@@ -224,19 +231,19 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
         conversation_id: conversation.id,
         messages,
         omitted_parts: omittedParts(conversation),
+        part_ids: (conversation.conversation_parts?.conversation_parts ?? []).map((part) => part.id),
         internal_notes,
         contact,
         admin_id: adminId,
       };
     },
 
-    /** `notBefore` (epoch seconds) bounds the duplicate check to parts posted during this run. */
-    async sendReply(input: { conversationId: string; text: string; notBefore: number }): Promise<PostedPart> {
-      return postPartOnce(input.conversationId, 'comment', input.text, input.notBefore);
+    async sendReply(input: PostInput): Promise<PostedPart> {
+      return postPartOnce(input, 'comment');
     },
 
-    async addNote(input: { conversationId: string; text: string; notBefore: number }): Promise<PostedPart> {
-      return postPartOnce(input.conversationId, 'note', input.text, input.notBefore);
+    async addNote(input: PostInput): Promise<PostedPart> {
+      return postPartOnce(input, 'note');
     },
 
     async setStatus({ conversationId, status }: { conversationId: string; status: string }): Promise<void> {

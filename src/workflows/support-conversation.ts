@@ -11,6 +11,7 @@ import {
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
+import type { PostInput, PostedPart } from '../activities/intercom';
 import type { LoadedPrompts } from '../activities/prompts';
 import type { LlmAnswer } from '../activities/llm';
 import { checkReply, type ReplyCheck } from '../reply-checks';
@@ -116,8 +117,13 @@ export async function supportConversation(input: SupportConversationInput): Prom
   const state = newState(input, new Date(startedAt).toISOString());
   const conversationId = input.conversationId;
   const snoozeSeconds = input.snoozeSeconds ?? DEFAULT_SNOOZE_SECONDS;
-  /** Parts posted by this run are at or after this second: the bound of the reply's duplicate check. */
+  /** Parts posted by this run are at or after this second: the bound of the fallback duplicate check. */
   const notBefore = Math.floor(startedAt / 1000);
+  /**
+   * The conversation's part ids as last fetched, plus every part this run posted since: a post's retry takes a part of
+   * its type by Melvin outside this set for its own earlier attempt. Null until a fetch succeeds.
+   */
+  let knownPartIds: Set<string> | null = null;
   let loadedPrompts: LoadedPrompts | undefined;
   /** Until the reply starts going out, a forced escalation cancels the agent's in-flight LLM and tool calls. */
   const agentScope = new CancellationScope();
@@ -204,11 +210,20 @@ export async function supportConversation(input: SupportConversationInput): Prom
   }
 
   /** Intercom writes are never cancelled: once asked for, a note or reply must land, and exactly once. */
+  function postInput(text: string): PostInput {
+    return { conversationId, text, notBefore, knownPartIds: knownPartIds ? [...knownPartIds] : null };
+  }
+
+  function rememberPosted(part: PostedPart): void {
+    if (part.part_id) knownPartIds?.add(part.part_id);
+  }
+
   async function postNote(text: string, summary: string): Promise<{ added: boolean; error: string | null }> {
     try {
-      await CancellationScope.nonCancellable(() =>
-        intercom.addNote.executeWithOptions({ summary }, [{ conversationId, text, notBefore }]),
+      const posted = await CancellationScope.nonCancellable(() =>
+        intercom.addNote.executeWithOptions({ summary }, [postInput(text)]),
       );
+      rememberPosted(posted);
       return { added: true, error: null };
     } catch (err) {
       log.warn('could not add note', { error: describeFailure(err) });
@@ -220,6 +235,9 @@ export async function supportConversation(input: SupportConversationInput): Prom
     const seen = state.metadata.user_messages.length;
     const conversation = await intercom.fetchConversation.executeWithOptions({ summary }, [{ conversationId }]);
     state.messages = conversation.messages;
+    // Parts this run posted stay known even if they fell out of the 500 most recent. Fetches recorded before part ids
+    // were read carry none, and leave the posts on the fallback check.
+    knownPartIds = conversation.part_ids ? new Set([...conversation.part_ids, ...(knownPartIds ?? [])]) : null;
     // Fetches recorded before Melvin read `total_count` carry no count.
     state.metadata.omitted_parts = conversation.omitted_parts ?? 0;
     state.metadata.internal_notes = conversation.internal_notes;
@@ -539,8 +557,9 @@ export async function supportConversation(input: SupportConversationInput): Prom
     const started = Date.now();
     try {
       const posted = await intercom.sendReply.executeWithOptions({ summary: 'reply' }, [
-        { conversationId, text: state.response ?? '', notBefore },
+        postInput(state.response ?? ''),
       ]);
+      rememberPosted(posted);
       state.response_delivery = {
         delivery_attempted: true,
         delivery_successful: true,

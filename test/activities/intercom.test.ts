@@ -138,7 +138,7 @@ describe('sendReply', () => {
     expect(emulator.replies(id)).toEqual(['Line one.\nLine two.\nNew paragraph.']);
   });
 
-  test('the retry finds a reply by Intercom’s own plain-text rendering of it, paragraphs, markup and emoji included', async () => {
+  test('without part ids (no fetch succeeded), the retry finds a reply by Intercom’s plain-text rendering of its text', async () => {
     const id = seedConversation('user', false);
     emulator.faults.set({
       reply: [
@@ -163,6 +163,38 @@ describe('sendReply', () => {
       'Hi Ana,\nYour pay of $240 is on its way.',
       'Hi Ana,\nYour pay of $240 is on its way. Thanks for waiting.',
     ]);
+  });
+
+  test('with the part ids from before the first attempt, the retry finds its accepted attempt whatever the text', async () => {
+    const id = seedConversation();
+    const { part_ids } = await runAttempt(1, activities.fetchConversation, { conversationId: id });
+    emulator.faults.set({ reply: [{ status: 500, after_accept: true }] });
+    // A stale `notBefore` would hide the part from the text-and-time check: the part ids alone find it.
+    const input = { conversationId: id, text: 'It is on its way.', notBefore: 0, knownPartIds: part_ids };
+
+    await failureOf(runAttempt(1, activities.sendReply, input));
+    const second = await runAttempt(2, activities.sendReply, { ...input, notBefore: Number.MAX_SAFE_INTEGER });
+
+    expect(part_ids).toHaveLength(4);
+    expect(second).toEqual({ part_id: expect.any(String), already_posted: true });
+    expect(emulator.replies(id)).toEqual(['It is on its way.']);
+  });
+
+  test('a reply with the same text as the previous turn’s is still sent when its first attempt never reached Intercom', async () => {
+    const id = seedConversation('user', false);
+    const text = 'Your payment of $240 is processing.';
+    const previousTurn = await runAttempt(1, activities.sendReply, { conversationId: id, text, notBefore: 0 });
+    emulator.addUserMessage(id, 'When will I get paid?');
+    const { part_ids } = await runAttempt(1, activities.fetchConversation, { conversationId: id });
+    emulator.faults.set({ reply: [{ status: 502 }] });
+    const input = { conversationId: id, text, notBefore: Math.floor(Date.now() / 1000), knownPartIds: part_ids };
+
+    await failureOf(runAttempt(1, activities.sendReply, input));
+    const retried = await runAttempt(2, activities.sendReply, input);
+
+    expect(part_ids).toContain(previousTurn.part_id);
+    expect(retried.already_posted).toBe(false);
+    expect(emulator.replies(id)).toEqual([text, text]);
   });
 
   test('a 429 carries X-RateLimit-Reset (Intercom sends no Retry-After) to Temporal as the next retry delay', async () => {

@@ -363,6 +363,28 @@ describe('success paths', () => {
     expect(turn.status).toBe('success');
   });
 
+  test('a reply whose first attempt never reached Intercom is sent even when the previous turn said the same', async () => {
+    const id = newConversation();
+    const answerPayments = () =>
+      sandbox.model
+        .script('plan', plan('Pay', ['get_user_payments']))
+        .script('coverage', coverage(true))
+        .script('draft', draft(PAY_REPLY));
+    answerPayments();
+    await runTurn(id);
+    sandbox.intercom.addUserMessage(id, 'Sorry, when will I get paid?');
+    answerPayments();
+    sandbox.intercom.faults.set({ reply: [{ status: 502 }] });
+
+    const turn = await runTurn(id);
+
+    expect(sandbox.intercom.requests.filter((r) => r.operation === 'reply').map((r) => r.status)).toEqual([
+      200, 502, 200,
+    ]);
+    expect(turn.replies).toEqual([PAY_REPLY, PAY_REPLY]);
+    expect(turn.state.response_delivery).toMatchObject({ delivery_successful: true, part_id: expect.any(String) });
+  });
+
   test('a 429 delays the next attempt until its X-RateLimit-Reset (Intercom sends no Retry-After)', async () => {
     const id = newConversation();
     sandbox.intercom.faults.set({ reply: [{ status: 429, retry_after_s: 3 }] });
