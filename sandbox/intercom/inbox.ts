@@ -83,7 +83,9 @@ export function inboxRouter(
   router.post('/inbox/api/conversations', async (req, res) => {
     const parsed = NewConversation.safeParse(req.body);
     if (!parsed.success) return res.status(400).json({ error: z.prettifyError(parsed.error) });
-    let next = 5001;
+    // Numbered from the clock, not from a fixed start: after a restart of `npm start`, Temporal still holds the earlier
+    // conversations' workflows, and a reused id would join the old conversation.
+    let next = Date.now();
     while (emulator.conversations.has(String(next))) next += 1;
     const id = String(next);
     const contactId = `c-${parsed.data.email.replace(/[^a-z0-9]/gi, '-')}`;
