@@ -82,7 +82,8 @@ export class Harness {
     const app = createIngressApp({
       client: this.temporal.client,
       clientSecret: SANDBOX_SECRETS.webhookSecret,
-      turn: { taskQueue: 'melvin', maxHops: 2, snoozeSeconds: 300 },
+      // Each conversation here is one turn: its workflow ends after it, and the workflow's closing is the turn's end.
+      turn: { taskQueue: 'melvin', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0 },
     });
     this.ingressServer = await new Promise<Server>((resolve) => {
       const server = app.listen(ingressPort, '127.0.0.1', () => resolve(server));

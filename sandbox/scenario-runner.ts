@@ -4,7 +4,8 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { forceEscalationSignal } from '../src/shared';
+import { turnOver } from '../src/conversations';
+import { forceEscalationSignal, workflowIdFor } from '../src/shared';
 import type { AgentState } from '../src/state';
 import type { GateSpec } from './gates';
 import { Scenario } from './scenario';
@@ -181,6 +182,7 @@ export class ScenarioRunner {
     try {
       const scenario = loadScenario(file);
       result.id = scenario.id;
+      await this.endOpenConversation(scenario.conversation.id);
       await this.control('POST', '/scenarios', scenario);
       const [first, ...rest] = scenario.signals;
       if (first) await this.control('POST', '/gate', GATE_AFTER_NODE[first.after_node]);
@@ -191,8 +193,11 @@ export class ScenarioRunner {
       }
       result.workflow_id = run.data.workflowId;
       result.run_id = run.data.runId;
-      const handle = this.options.client.workflow.getHandle(run.data.workflowId, run.data.runId);
-      const outcome = handle.result() as Promise<AgentState>;
+      const handle = this.options.client.workflow.getHandle(run.data.workflowId);
+      // The conversation's workflow waits for the next message after its turn: the turn's end is the outcome.
+      const outcome = turnOver(this.options.client, scenario.conversation.id, {
+        timeoutMs: this.options.timeoutMs ?? 180_000,
+      });
       let ended = false;
       void outcome.then(
         () => (ended = true),
@@ -238,6 +243,16 @@ export class ScenarioRunner {
     }
     result.duration_ms = Date.now() - started;
     return result;
+  }
+
+  /**
+   * A scenario seeds its conversation afresh, so a workflow still open for that id from an earlier run of the scenario
+   * (it waits days for the next message) would mix the two: it is terminated first.
+   */
+  private async endOpenConversation(conversationId: string): Promise<void> {
+    const handle = this.options.client.workflow.getHandle(workflowIdFor(conversationId));
+    const description = await handle.describe().catch(() => undefined);
+    if (description?.status.name === 'RUNNING') await handle.terminate('a scenario seeds this conversation afresh');
   }
 
   private async withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {

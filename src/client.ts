@@ -1,4 +1,4 @@
-// The operator CLI: start a conversation turn, force an escalation, print a run's state, list runs.
+// The operator CLI: start a conversation turn, force an escalation, hand a conversation back, print state, list runs.
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -11,13 +11,15 @@ import {
   temporalConnectionOptions,
   type TemporalConfig,
 } from './config';
-import { conversationState, deliverUserMessage, forceEscalation, listRuns } from './conversations';
+import { conversationState, deliverUserMessage, forceEscalation, handBack, listRuns } from './conversations';
 import { searchAttributes } from './shared';
 
 const USAGE = `Usage:
   melvin start <conversationId>                       start (or join) a turn for the conversation
   melvin escalate <conversationId> --reason <text> [--by <who>]
                                                       hand the conversation to the team now
+  melvin hand-back <conversationId> --reason <text> [--by <who>]
+                                                      let Melvin answer a conversation the team owns again
   melvin state <conversationId>                       print the latest run's state as JSON
   melvin list [--status <MelvinStatus>] [--conversation <id>] [--limit <n>]
                                                       list runs, newest first`;
@@ -32,6 +34,12 @@ const Command = z.discriminatedUnion('command', [
   z.object({ command: z.literal('start'), conversationId: ConversationId }),
   z.object({
     command: z.literal('escalate'),
+    conversationId: ConversationId,
+    reason: z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000),
+    by: z.string().min(1).optional(),
+  }),
+  z.object({
+    command: z.literal('hand-back'),
     conversationId: ConversationId,
     reason: z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000),
     by: z.string().min(1).optional(),
@@ -85,7 +93,12 @@ async function run(command: Command, client: Client, temporal: TemporalConfig): 
           conversationId: command.conversationId,
           trigger: { topic: 'cli', notificationId: `cli-${randomUUID()}`, receivedAt: new Date().toISOString() },
         },
-        { taskQueue: temporal.TASK_QUEUE, maxHops: turn.MAX_HOPS, snoozeSeconds: turn.SNOOZE_SECONDS },
+        {
+          taskQueue: temporal.TASK_QUEUE,
+          maxHops: turn.MAX_HOPS,
+          snoozeSeconds: turn.SNOOZE_SECONDS,
+          quietPeriodSeconds: turn.QUIET_PERIOD_SECONDS,
+        },
       );
     }
     case 'escalate':
@@ -94,6 +107,12 @@ async function run(command: Command, client: Client, temporal: TemporalConfig): 
         requestedBy: command.by ?? `cli:${userInfo().username}`,
       });
       return { signalled: 'forceEscalation', conversationId: command.conversationId };
+    case 'hand-back':
+      await handBack(client, command.conversationId, {
+        reason: command.reason,
+        requestedBy: command.by ?? `cli:${userInfo().username}`,
+      });
+      return { signalled: 'handBack', conversationId: command.conversationId };
     case 'state': {
       const state = await conversationState(client, command.conversationId);
       if (!state) throw new UsageError(`conversation ${command.conversationId} has no runs`);

@@ -1,7 +1,7 @@
 // Configuration: environment variables read once at start-up and checked with zod, failing with the variable's name.
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
-import { DEFAULT_MAX_HOPS, DEFAULT_SNOOZE_SECONDS, DEFAULT_TASK_QUEUE } from './shared';
+import { DEFAULT_MAX_HOPS, DEFAULT_QUIET_PERIOD_SECONDS, DEFAULT_SNOOZE_SECONDS, DEFAULT_TASK_QUEUE } from './shared';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -60,6 +60,15 @@ const TurnEnv = z.object({
       .min(0)
       .max(7 * 24 * 3600)
       .default(DEFAULT_SNOOZE_SECONDS),
+  ),
+  /** How long a conversation's workflow waits for the next user message after a turn; 0 ends it after each turn. */
+  QUIET_PERIOD_SECONDS: optional(
+    z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(90 * 24 * 3600)
+      .default(DEFAULT_QUIET_PERIOD_SECONDS),
   ),
 });
 

@@ -5,11 +5,14 @@ import type { AgentState } from './state';
 import {
   WORKFLOW_TYPE,
   forceEscalationSignal,
+  handBackSignal,
   newUserMessageSignal,
+  progressQuery,
   searchAttributes,
   stateQuery,
   workflowIdFor,
   type ForceEscalation,
+  type HandBack,
   type SupportConversationInput,
   type Trigger,
 } from './shared';
@@ -18,11 +21,12 @@ export interface TurnOptions {
   taskQueue: string;
   maxHops: number;
   snoozeSeconds: number;
+  quietPeriodSeconds: number;
 }
 
 /**
- * Signal-with-start: a message for a conversation whose run is in progress joins that run (USE_EXISTING), so duplicate
- * deliveries and quick follow-ups never start a second run; otherwise a new run starts under the same workflow ID.
+ * Signal-with-start: a message for a conversation whose workflow is open joins it (USE_EXISTING), during a turn or
+ * between turns, so duplicate deliveries never start a second workflow; otherwise a new workflow starts under the ID.
  */
 export async function deliverUserMessage(
   client: Client,
@@ -35,6 +39,7 @@ export async function deliverUserMessage(
     trigger: message.trigger,
     maxHops: options.maxHops,
     snoozeSeconds: options.snoozeSeconds,
+    quietPeriodSeconds: options.quietPeriodSeconds,
   };
   const handle = await client.workflow.signalWithStart(WORKFLOW_TYPE, {
     workflowId,
@@ -53,6 +58,37 @@ export async function deliverUserMessage(
 
 export async function forceEscalation(client: Client, conversationId: string, request: ForceEscalation): Promise<void> {
   await client.workflow.getHandle(workflowIdFor(conversationId)).signal(forceEscalationSignal, request);
+}
+
+export async function handBack(client: Client, conversationId: string, request: HandBack): Promise<void> {
+  await client.workflow.getHandle(workflowIdFor(conversationId)).signal(handBackSignal, request);
+}
+
+/**
+ * Waits until the conversation has had `turns` turns and its workflow waits for the next message, or has ended; returns
+ * the latest run's state. Polls the `progress` query: a conversation's workflow does not end with its turn.
+ */
+export async function turnOver(
+  client: Client,
+  conversationId: string,
+  options: { turns?: number; timeoutMs?: number } = {},
+): Promise<AgentState> {
+  const handle = client.workflow.getHandle(workflowIdFor(conversationId));
+  const deadline = Date.now() + (options.timeoutMs ?? 180_000);
+  for (;;) {
+    const description = await handle.describe();
+    if (description.status.name === 'COMPLETED') return (await handle.result()) as AgentState;
+    if (description.status.name !== 'RUNNING' && description.status.name !== 'CONTINUED_AS_NEW') {
+      throw new Error(`the workflow of conversation ${conversationId} is ${description.status.name}`);
+    }
+    // A query can meet a run that is just handing over to the next (continue-as-new): then it is asked again.
+    const progress = await handle.query(progressQuery).catch(() => undefined);
+    if (progress?.phase === 'waiting' && progress.turns >= (options.turns ?? 1)) return handle.query(stateQuery);
+    if (Date.now() > deadline) {
+      throw new Error(`conversation ${conversationId} did not finish turn ${options.turns ?? 1} in time`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** The state of the conversation's latest run, running or finished; undefined when the conversation has none. */

@@ -1,12 +1,14 @@
 // What crosses process boundaries: task queue, workflow ID format, signals, queries, search attributes and run input.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { AgentState, NodeName } from './state';
+import type { AgentState, ConversationRecord, NodeName, ReceivedUserMessage, RunPhase } from './state';
 
 export const DEFAULT_TASK_QUEUE = 'melvin';
 export const WORKFLOW_TYPE = 'supportConversation';
 export const DEFAULT_MAX_HOPS = 2;
 export const DEFAULT_SNOOZE_SECONDS = 300;
+/** How long a conversation's workflow waits for the user's next message before it ends: a week. */
+export const DEFAULT_QUIET_PERIOD_SECONDS = 7 * 24 * 3600;
 
 /** One workflow ID per conversation: every turn of a conversation is one search in the Temporal UI. */
 export function workflowIdFor(conversationId: string): string {
@@ -25,6 +27,15 @@ export interface SupportConversationInput {
   trigger?: Trigger;
   maxHops?: number;
   snoozeSeconds?: number;
+  /**
+   * How long to wait after a turn for the user's next message before the workflow ends; 0 (and absent, as in runs
+   * from before conversations outlived their turns) ends it after the turn. The ingress and CLI pass the configured one.
+   */
+  quietPeriodSeconds?: number;
+  /** What the conversation's earlier turns left, carried from run to run by continue-as-new. */
+  conversation?: ConversationRecord;
+  /** Deliveries the previous run received but did not answer: this run's turn answers them. */
+  pending?: ReceivedUserMessage[];
 }
 
 export interface NewUserMessage {
@@ -37,14 +48,25 @@ export interface ForceEscalation {
   requestedBy: string;
 }
 
+export interface HandBack {
+  reason: string;
+  requestedBy: string;
+}
+
 export interface Progress {
   node: NodeName;
   hop: number;
   elapsed_ms: number;
+  /** `turn` while the run answers, `waiting` once its turn is over and it waits for the next message. */
+  phase: RunPhase;
+  /** Turns the conversation has had, this run's included once it is over. */
+  turns: number;
 }
 
 export const newUserMessageSignal = defineSignal<[NewUserMessage]>('newUserMessage');
 export const forceEscalationSignal = defineSignal<[ForceEscalation]>('forceEscalation');
+/** A lead gives a conversation the team owns back to Melvin: the user's next message is answered again. */
+export const handBackSignal = defineSignal<[HandBack]>('handBack');
 export const stateQuery = defineQuery<AgentState>('state');
 export const progressQuery = defineQuery<Progress>('progress');
 

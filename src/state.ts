@@ -191,6 +191,38 @@ export interface ReceivedUserMessage {
   received_at: string;
 }
 
+/** What one finished turn left in the conversation record. */
+export interface TurnRecord {
+  run_id: string;
+  ended_at: string;
+  /** Finalize's status, or `skipped` when the turn found nothing to answer. */
+  melvin_status: MelvinStatus | 'skipped';
+  escalation_source: EscalationSource | null;
+  /** The user parts this turn answered or handed over. */
+  part_ids: string[];
+}
+
+/** Who answers the user: Melvin, or the team from a hand-over until a lead hands the conversation back. */
+export interface Ownership {
+  owner: 'melvin' | 'team';
+  since: string | null;
+  reason: string | null;
+  /** Whether the team has had its note that the user wrote again while it owns the conversation. */
+  team_told_of_new_messages: boolean;
+}
+
+/** What a conversation's turns carry from run to run (continue-as-new); bounded, so every run's history stays small. */
+export interface ConversationRecord {
+  /** The latest turns, oldest first (at most `MAX_TURNS_KEPT`); `turn_count` counts them all. */
+  turns: TurnRecord[];
+  turn_count: number;
+  /** The ledger: user part ids already answered or handed over, newest last (at most `MAX_LEDGER_IDS`). */
+  handled_part_ids: string[];
+  ownership: Ownership;
+}
+
+export type RunPhase = 'turn' | 'waiting';
+
 export interface RunMetadata {
   trigger: Trigger | null;
   contact_id: string | null;
@@ -222,6 +254,10 @@ export interface RunMetadata {
   skipped_reason: string | null;
   /** Each configured MCP server and whether its tools could be listed; a server that failed offers no tools this run. */
   tool_servers: ToolServerStatus[];
+  /** Whether the run is answering its turn or, the turn over, waiting for the next message. */
+  phase: RunPhase;
+  /** The conversation's record as this run will carry it on: earlier turns, this one once over, ledger and owner. */
+  conversation: ConversationRecord;
 }
 
 export interface AgentState {

@@ -12,7 +12,7 @@ quietRuntime();
 
 const SECRET = 'ingress-test-secret';
 const ADMIN_TOKEN = 'ingress-admin-token-0123456789';
-const TURN = { taskQueue: 'ingress-test', maxHops: 2, snoozeSeconds: 300 };
+const TURN = { taskQueue: 'ingress-test', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0 };
 let env: TestWorkflowEnvironment;
 let server: Server;
 let baseUrl: string;
@@ -224,5 +224,26 @@ describe('POST /conversations/:id/escalate', () => {
     const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();
     const names = history.events?.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName).filter(Boolean);
     expect(names).toEqual(['newUserMessage', 'forceEscalation']);
+  });
+
+  test('POST /conversations/:id/hand-back is checked the same way and signals handBack', async () => {
+    const event = notification();
+    const conversationId = event.data.item.id;
+    await post(JSON.stringify(event));
+    const handBack = (body: unknown, token: string | null = ADMIN_TOKEN) =>
+      fetch(`${baseUrl}/conversations/${conversationId}/hand-back`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+    expect((await handBack({ reason: 'done' }, null)).status).toBe(401);
+    expect((await handBack({ reason: 'done', extra: 1 })).status).toBe(400);
+    expect(await (await handBack({ reason: 'Sorted', requestedBy: 'lead@team' })).json()).toEqual({
+      signalled: 'handBack',
+      conversationId,
+    });
+    const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();
+    const signal = history.events?.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'handBack');
+    expect(signal).toBeDefined();
   });
 });

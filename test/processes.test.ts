@@ -29,11 +29,15 @@ beforeAll(async () => {
   // The worker reaches the talent MCP server over stdio here, the way a production MCP_SERVERS command entry does.
   const dataFile = path.join(mkdtempSync(path.join(tmpdir(), 'melvin-proc-')), 'talent.json');
   writeFileSync(dataFile, JSON.stringify({ talent: TALENT }));
-  processEnv = await workerEnvironment(sandbox, {
-    temporalAddress: env.connection.options.address,
-    taskQueue: 'process-test',
-    mcpServers: `talent=${process.execPath} --import tsx ${path.join(ROOT, 'sandbox/talent-mcp/stdio.ts')} ${dataFile}`,
-  });
+  processEnv = {
+    ...(await workerEnvironment(sandbox, {
+      temporalAddress: env.connection.options.address,
+      taskQueue: 'process-test',
+      mcpServers: `talent=${process.execPath} --import tsx ${path.join(ROOT, 'sandbox/talent-mcp/stdio.ts')} ${dataFile}`,
+    })),
+    // One turn per conversation here: each conversation's workflow ends after its turn, so its result can be awaited.
+    QUIET_PERIOD_SECONDS: '0',
+  };
   worker = startWorkerProcess(processEnv);
 }, 120_000);
 

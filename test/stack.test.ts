@@ -176,7 +176,8 @@ test('a scenario file it has never seen is checked: an unknown field fails with 
 
 test('the worker and the ingress serve Prometheus metrics on their documented ports', async () => {
   const worker = await (await fetch(`http://127.0.0.1:${ports.workerMetrics}/metrics`)).text();
-  expect(worker).toMatch(/^temporal_workflow_completed\{.*\} [1-9]/m);
+  // Conversations wait for their next message here, so turns show as workflow tasks, not completed workflows.
+  expect(worker).toMatch(/^temporal_workflow_task_execution_latency_count\{.*\} [1-9]/m);
   expect(worker).toMatch(/^temporal_activity_execution_latency_count\{.*activity_type="sendReply".*\} [1-9]/m);
   const ingress = await (await fetch(`http://127.0.0.1:${ports.ingressMetrics}/metrics`)).text();
   expect(ingress).toMatch(

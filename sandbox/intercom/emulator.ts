@@ -183,7 +183,11 @@ export class IntercomEmulator extends HttpService {
   readonly deliveries: WebhookDelivery[] = [];
   /** Parts a scenario seeded as history: not counted as what Melvin posted. */
   private readonly seededParts = new Set<string>();
-  private nextPartId = 1000;
+  /**
+   * Part ids grow from the start time (in thousandths of a millisecond), so they never repeat across sandbox restarts
+   * while Temporal keeps the conversations' workflows, and the part ids in their ledgers, in `.data/`.
+   */
+  private nextPartId = Date.now() * 1000;
   private readonly rateWindow: RateWindow;
   /** The workspace's conversation data attributes; `PUT /conversations/{id}` refuses any other, or a wrong type. */
   readonly conversationAttributes: Record<string, AttributeType>;
@@ -249,7 +253,8 @@ export class IntercomEmulator extends HttpService {
       custom_attributes: {},
       source: {
         type: 'conversation',
-        id: `src-${conversation.id}`,
+        // Unique like every part id, so a conversation seeded again is a new message to the workflow's ledger.
+        id: String(this.nextPartId++),
         delivered_as: 'customer_initiated',
         subject: '',
         body: typedTextToHtml(first!.body),

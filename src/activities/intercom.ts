@@ -32,7 +32,7 @@ const Part = z.looseObject({
 });
 export const IntercomConversation = z.looseObject({
   id: Id,
-  source: z.looseObject({ body: z.string().nullish(), author: Author.nullish() }).nullish(),
+  source: z.looseObject({ id: Id.nullish(), body: z.string().nullish(), author: Author.nullish() }).nullish(),
   // Intercom returns at most the 500 most recent parts; `total_count` says how many the conversation has.
   conversation_parts: z
     .looseObject({ conversation_parts: z.array(Part), total_count: z.number().int().min(0) })
@@ -49,6 +49,8 @@ export interface FetchedConversation {
   omitted_parts: number;
   /** Every part id Intercom returned: what a later post's retry compares against to find its own earlier attempt. */
   part_ids: string[];
+  /** The ids of the user's messages among them (the source's too): what the conversation's ledger records as handled. */
+  user_part_ids: string[];
   internal_notes: string[];
   contact: { id: string; email: string | null; name: string | null } | null;
   admin_id: string;
@@ -87,14 +89,20 @@ function roleOf(authorType: string | undefined): Role | undefined {
 export function messagesFromConversation(conversation: IntercomConversation): {
   messages: Message[];
   internal_notes: string[];
+  user_part_ids: string[];
 } {
   const messages: Message[] = [];
   const internal_notes: string[] = [];
+  const user_part_ids: string[] = [];
+  const add = (role: Role, content: string, id: string | null | undefined) => {
+    messages.push({ role, content });
+    if (role === 'user' && id) user_part_ids.push(id);
+  };
   const source = conversation.source;
   const sourceRole = roleOf(source?.author?.type);
   // Bodies are fetched with display_as=plaintext, so text such as "<Austin>" is the user's own words, not markup.
   const sourceText = (source?.body ?? '').trim();
-  if (sourceRole && sourceText) messages.push({ role: sourceRole, content: sourceText });
+  if (sourceRole && sourceText) add(sourceRole, sourceText, source?.id);
   for (const part of conversation.conversation_parts?.conversation_parts ?? []) {
     const text = (part.body ?? '').trim();
     if (!text) continue;
@@ -103,9 +111,9 @@ export function messagesFromConversation(conversation: IntercomConversation): {
       continue;
     }
     const role = roleOf(part.author?.type);
-    if (role) messages.push({ role, content: text });
+    if (role) add(role, text, part.id);
   }
-  return { messages, internal_notes };
+  return { messages, internal_notes, user_part_ids };
 }
 
 /** How many parts of the conversation Intercom left out of its answer: never mistake a truncated list for the whole. */
@@ -214,7 +222,7 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
   return withRetryContract({
     async fetchConversation({ conversationId }: { conversationId: string }): Promise<FetchedConversation> {
       const conversation = await findConversation(conversationId);
-      const { messages, internal_notes } = messagesFromConversation(conversation);
+      const { messages, internal_notes, user_part_ids } = messagesFromConversation(conversation);
       const contactId = conversation.contacts?.contacts[0]?.id;
       let contact: FetchedConversation['contact'] = null;
       if (contactId) {
@@ -232,6 +240,7 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
         messages,
         omitted_parts: omittedParts(conversation),
         part_ids: (conversation.conversation_parts?.conversation_parts ?? []).map((part) => part.id),
+        user_part_ids,
         internal_notes,
         contact,
         admin_id: adminId,

@@ -1,9 +1,9 @@
-// The ingress: Intercom webhooks → signal-with-start of the conversation's workflow; the operator escalation API.
+// The ingress: Intercom webhooks → signal-with-start of the conversation's workflow; the operator API (escalate, hand back).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { deliverUserMessage, forceEscalation, type TurnOptions } from '../conversations';
+import { deliverUserMessage, forceEscalation, handBack, type TurnOptions } from '../conversations';
 import { logEvent } from '../log';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
 
@@ -28,14 +28,14 @@ export const Notification = z.looseObject({
   data: z.looseObject({ item: z.looseObject({ type: z.string().optional() }) }),
 });
 
+const PartRef = z.looseObject({ id: z.union([z.string(), z.number()]) });
 const ConversationItem = z.looseObject({
   id: ConversationId,
-  conversation_parts: z
-    .looseObject({ conversation_parts: z.array(z.looseObject({ id: z.union([z.string(), z.number()]) })) })
-    .optional(),
+  source: PartRef.nullish(),
+  conversation_parts: z.looseObject({ conversation_parts: z.array(PartRef) }).optional(),
 });
 
-const EscalationRequest = z.strictObject({
+const OperatorRequest = z.strictObject({
   reason: z.string().trim().min(1).max(1000),
   requestedBy: z.string().trim().min(1).max(200).optional(),
 });
@@ -119,7 +119,9 @@ export function createIngressApp(options: IngressOptions): express.Express {
       return { status: 200, body: { duplicate: true, notificationId }, outcome: 'duplicate', topic };
     }
     const conversationId = item.data.id;
-    const lastPart = item.data.conversation_parts?.conversation_parts.at(-1);
+    // The message the notification is about: the newest part, or the first message (the source) of a new conversation.
+    // The workflow's ledger ignores a delivery for a part it already answered or handed over.
+    const part = item.data.conversation_parts?.conversation_parts.at(-1) ?? item.data.source;
     try {
       // Wait for Temporal to record the signal (milliseconds), never for the run: a 2xx must mean nothing is lost.
       const run = await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
@@ -128,7 +130,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
           {
             conversationId,
             trigger: { topic, notificationId, receivedAt: new Date().toISOString() },
-            partId: lastPart ? String(lastPart.id) : undefined,
+            partId: part ? String(part.id) : undefined,
           },
           options.turn,
         ),
@@ -175,30 +177,45 @@ export function createIngressApp(options: IngressOptions): express.Express {
     },
   );
 
-  app.post('/conversations/:id/escalate', express.json({ limit: '16kb' }), async (req, res) => {
-    if (!options.adminApiToken)
-      return res.status(503).json({ error: 'the operator API is disabled: ADMIN_API_TOKEN is not set' });
-    if (!bearerMatches(req.header('authorization'), options.adminApiToken)) {
-      return res.status(401).json({ error: 'a valid bearer token is required' });
-    }
-    const id = ConversationId.safeParse(req.params.id);
-    if (!id.success) return res.status(400).json({ error: 'invalid conversation id', issues: issuesOf(id.error) });
-    const body = EscalationRequest.safeParse(req.body ?? {});
-    if (!body.success)
-      return res.status(400).json({ error: 'invalid escalation request', issues: issuesOf(body.error) });
-    try {
-      await forceEscalation(options.client, id.data, {
-        reason: body.data.reason,
-        requestedBy: body.data.requestedBy ?? 'api',
-      });
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError)
-        return res.status(404).json({ error: `conversation ${id.data} has no run in progress` });
-      throw err;
-    }
-    logEvent('info', 'escalation requested', { conversation_id: id.data });
-    res.status(202).json({ signalled: 'forceEscalation', conversationId: id.data });
-  });
+  /** An operator's signal to a conversation's open workflow: bearer token, conversation id and body checked first. */
+  function operatorRoute(
+    action: 'escalate' | 'hand-back',
+    send: (conversationId: string, request: { reason: string; requestedBy: string }) => Promise<void>,
+    signalled: string,
+  ): express.RequestHandler {
+    return async (req, res) => {
+      if (!options.adminApiToken)
+        return res.status(503).json({ error: 'the operator API is disabled: ADMIN_API_TOKEN is not set' });
+      if (!bearerMatches(req.header('authorization'), options.adminApiToken)) {
+        return res.status(401).json({ error: 'a valid bearer token is required' });
+      }
+      const id = ConversationId.safeParse(req.params.id);
+      if (!id.success) return res.status(400).json({ error: 'invalid conversation id', issues: issuesOf(id.error) });
+      const body = OperatorRequest.safeParse(req.body ?? {});
+      if (!body.success)
+        return res.status(400).json({ error: `invalid ${action} request`, issues: issuesOf(body.error) });
+      try {
+        await send(id.data, { reason: body.data.reason, requestedBy: body.data.requestedBy ?? 'api' });
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError)
+          return res.status(404).json({ error: `conversation ${id.data} has no open workflow` });
+        throw err;
+      }
+      logEvent('info', `${action} requested`, { conversation_id: id.data });
+      res.status(202).json({ signalled, conversationId: id.data });
+    };
+  }
+
+  app.post(
+    '/conversations/:id/escalate',
+    express.json({ limit: '16kb' }),
+    operatorRoute('escalate', (id, request) => forceEscalation(options.client, id, request), 'forceEscalation'),
+  );
+  app.post(
+    '/conversations/:id/hand-back',
+    express.json({ limit: '16kb' }),
+    operatorRoute('hand-back', (id, request) => handBack(options.client, id, request), 'handBack'),
+  );
 
   app.get('/healthz', async (_req, res) => {
     try {

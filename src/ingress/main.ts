@@ -16,7 +16,12 @@ async function main(): Promise<void> {
     metrics,
     clientSecret: config.INTERCOM_CLIENT_SECRET,
     adminApiToken: config.ADMIN_API_TOKEN,
-    turn: { taskQueue: config.TASK_QUEUE, maxHops: config.MAX_HOPS, snoozeSeconds: config.SNOOZE_SECONDS },
+    turn: {
+      taskQueue: config.TASK_QUEUE,
+      maxHops: config.MAX_HOPS,
+      snoozeSeconds: config.SNOOZE_SECONDS,
+      quietPeriodSeconds: config.QUIET_PERIOD_SECONDS,
+    },
   });
   const server = app.listen(config.INGRESS_PORT, config.INGRESS_HOST, () => {
     logEvent('info', 'ingress listening', { url: `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}` });

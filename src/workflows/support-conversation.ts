@@ -1,15 +1,18 @@
-// The supportConversation workflow: seed 000's agent graph for one user turn; orchestration and routing only.
+// The supportConversation workflow: seed 000's agent graph for one user turn, then the wait for the conversation's next
+// message; orchestration and routing only.
 import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   TimeoutFailure,
+  condition,
   continueAsNew,
   isCancellation,
   log,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { PostInput, PostedPart } from '../activities/intercom';
 import type { LoadedPrompts } from '../activities/prompts';
@@ -20,14 +23,31 @@ import {
   DEFAULT_MAX_HOPS,
   DEFAULT_SNOOZE_SECONDS,
   forceEscalationSignal,
+  handBackSignal,
   newUserMessageSignal,
   progressQuery,
   searchAttributes,
   stateQuery,
   type SupportConversationInput,
 } from '../shared';
-import type { AgentState, EscalationKind, Hop, NodeName, PlannedToolCall, ToolResult } from '../state';
+import type {
+  AgentState,
+  EscalationKind,
+  Hop,
+  NodeName,
+  PlannedToolCall,
+  ReceivedUserMessage,
+  ToolResult,
+} from '../state';
 import { coverageContext, draftContext, planContext } from './contexts';
+import {
+  handBackToMelvin,
+  handOverToTeam,
+  markHandled,
+  newConversationRecord,
+  recordTurn,
+  unansweredDeliveries,
+} from './conversation-record';
 import { intercom, llm, mcpList, prompts as promptActivities, tools, validation } from './policies';
 import {
   awaitsReply,
@@ -62,6 +82,12 @@ const NODE_TITLES: Record<NodeName, string> = {
   finalize: 'Finalize: setting Melvin Status and snoozing',
   end: 'Finished',
 };
+
+function quietPeriodText(seconds: number): string {
+  if (seconds % 86400 === 0) return `${seconds / 86400} d`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  return `${seconds} s`;
+}
 
 /** The most specific message in an activity failure chain, e.g. the Intercom or model error behind "Activity task failed". */
 export function describeFailure(err: unknown): string {
@@ -101,13 +127,15 @@ export function newState(input: SupportConversationInput, now: string): AgentSta
       model: null,
       path: [],
       current_node: 'initialize',
-      user_messages: [],
+      user_messages: input.pending ?? [],
       user_messages_fetched: 0,
       conversation_fetches: 0,
       forced_escalation: null,
       skipped_reason: null,
       tool_servers: [],
       omitted_parts: 0,
+      phase: 'turn',
+      conversation: input.conversation ?? newConversationRecord(),
     },
   };
 }
@@ -117,6 +145,13 @@ export async function supportConversation(input: SupportConversationInput): Prom
   const state = newState(input, new Date(startedAt).toISOString());
   const conversationId = input.conversationId;
   const snoozeSeconds = input.snoozeSeconds ?? DEFAULT_SNOOZE_SECONDS;
+  // Runs started before conversations outlived their turn carry no quiet period, and end after the turn as they did.
+  const quietPeriodSeconds = input.quietPeriodSeconds ?? 0;
+  const record = state.metadata.conversation;
+  /** The user's message ids in the last fetch: once the turn is over, every one of them is answered or handed over. */
+  let fetchedUserPartIds: string[] = [];
+  /** Deliveries before this index are answered or handed over; the rest wait for the next turn. */
+  let consumedDeliveries = 0;
   /** Parts posted by this run are at or after this second: the bound of the fallback duplicate check. */
   const notBefore = Math.floor(startedAt / 1000);
   /**
@@ -134,11 +169,18 @@ export async function supportConversation(input: SupportConversationInput): Prom
     node: state.metadata.current_node,
     hop: state.hops.length,
     elapsed_ms: Date.now() - startedAt,
+    phase: state.metadata.phase,
+    turns: record.turn_count,
   }));
   setHandler(newUserMessageSignal, (message) => {
     const notificationId = String(message?.notificationId ?? '');
     // Intercom redelivers webhooks; a delivery already seen is the same message, not a new one.
     if (state.metadata.user_messages.some((m) => m.notification_id === notificationId)) return;
+    // Whatever ingress replica sent it, a delivery for a part an earlier turn answered or handed over is no news.
+    if (message?.partId && record.handled_part_ids.includes(String(message.partId))) {
+      log.info('delivery for a message already handled: ignored', { part_id: String(message.partId) });
+      return;
+    }
     state.metadata.user_messages.push({
       notification_id: notificationId,
       part_id: message?.partId ?? null,
@@ -158,14 +200,25 @@ export async function supportConversation(input: SupportConversationInput): Prom
     log.info('forced escalation received', { reason: state.metadata.forced_escalation.reason });
     if (!replyStarted) agentScope.cancel();
   });
+  setHandler(handBackSignal, (request) => {
+    if (record.ownership.owner !== 'team') return;
+    const reason = typeof request?.reason === 'string' && request.reason.trim() ? request.reason.trim() : 'handed back';
+    const by = typeof request?.requestedBy === 'string' && request.requestedBy ? request.requestedBy : 'unknown';
+    handBackToMelvin(record, `${reason} (${by})`, new Date().toISOString());
+    log.info('conversation handed back to Melvin', { requested_by: by });
+  });
 
   upsertSearchAttributes([{ key: searchAttributes.conversationId, value: conversationId }]);
   // Workflow logs carry the workflow and run ids; message text never goes into a log line.
   log.info('turn started', { topic: input.trigger?.topic ?? null, max_hops: state.max_hops });
 
+  /** What the UI's details said when the turn ended: the outcome, which stays shown while the run waits. */
+  let outcomeDetail = '';
+
   function enter(node: NodeName, detail?: string): void {
     state.metadata.current_node = node;
     state.metadata.path.push(node);
+    if (node === 'end') outcomeDetail = detail ?? '';
     showDetails(detail);
   }
 
@@ -235,6 +288,8 @@ export async function supportConversation(input: SupportConversationInput): Prom
     const seen = state.metadata.user_messages.length;
     const conversation = await intercom.fetchConversation.executeWithOptions({ summary }, [{ conversationId }]);
     state.messages = conversation.messages;
+    // Fetches recorded before user part ids were read carry none: the deliveries' own part ids then fill the ledger.
+    fetchedUserPartIds = conversation.user_part_ids ?? [];
     // Parts this run posted stay known even if they fell out of the 500 most recent. Fetches recorded before part ids
     // were read carry none, and leave the posts on the fallback check.
     knownPartIds = conversation.part_ids ? new Set([...conversation.part_ids, ...(knownPartIds ?? [])]) : null;
@@ -517,6 +572,10 @@ export async function supportConversation(input: SupportConversationInput): Prom
       state.metadata.skipped_reason = 'the latest message in the conversation is not from the user: nothing to answer';
       return 'skip';
     }
+    if (fetchedUserPartIds.length && fetchedUserPartIds.every((id) => record.handled_part_ids.includes(id))) {
+      state.metadata.skipped_reason = 'every message of the user was answered or handed over by an earlier turn';
+      return 'skip';
+    }
     for (let hopNumber = 1; ; hopNumber++) {
       const hop: Hop = { plan: null, gather: null, coverage: null };
       state.hops.push(hop);
@@ -612,48 +671,133 @@ export async function supportConversation(input: SupportConversationInput): Prom
     state.next_node = 'end';
   }
 
-  let outcome: Escalation | null | 'skip';
-  try {
-    outcome = state.metadata.forced_escalation ? operatorEscalation() : await agentScope.run(runAgent);
-  } catch (err) {
-    if (!(isCancellation(err) && state.metadata.forced_escalation)) throw err;
-    outcome = null;
+  /** The turn: the agent, then Escalate or Response, then Finalize; or nothing, when there is nothing to answer. */
+  async function runTurn(): Promise<void> {
+    let outcome: Escalation | null | 'skip';
+    try {
+      outcome = state.metadata.forced_escalation ? operatorEscalation() : await agentScope.run(runAgent);
+    } catch (err) {
+      if (!(isCancellation(err) && state.metadata.forced_escalation)) throw err;
+      outcome = null;
+    }
+    // An operator's escalation wins over whatever the agent was about to do, as long as no reply has gone out.
+    if (state.metadata.forced_escalation) {
+      outcome = operatorEscalation();
+    } else if (outcome === 'skip') {
+      // A redelivered webhook for a message already answered: leave the conversation as it is.
+      state.next_node = 'end';
+      upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
+      enter('end', `Nothing to do: ${state.metadata.skipped_reason}`);
+      log.info('turn skipped', { reason: state.metadata.skipped_reason });
+      return;
+    }
+    replyStarted = true;
+    if (outcome) await escalate(outcome);
+    else await respond();
+    // Forced after the reply went out (or while it was going out): the reply stands, the team is told to take over.
+    for (;;) {
+      if (state.metadata.forced_escalation && !state.escalate) await escalate(operatorEscalation());
+      await finalize();
+      if (!state.metadata.forced_escalation || state.escalate) break;
+    }
+
+    const status = state.finalize!.melvin_status;
+    enter('end', `Outcome: ${status}${state.escalate ? ` — ${state.escalate.escalation_reason}` : ''}`);
+    log.info('turn finished', {
+      melvin_status: status,
+      escalation_source: state.escalate?.escalation_source ?? null,
+      hops: state.hops.length,
+      replied: state.response_delivery?.delivery_successful ?? false,
+    });
   }
-  // An operator's escalation wins over whatever the agent was about to do, as long as no reply has gone out.
-  if (state.metadata.forced_escalation) {
-    outcome = operatorEscalation();
-  } else if (outcome === 'skip') {
-    // A redelivered webhook for a message already answered: leave the conversation as it is.
-    state.next_node = 'end';
-    upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
-    enter('end', `Nothing to do: ${state.metadata.skipped_reason}`);
-    log.info('turn skipped', { reason: state.metadata.skipped_reason });
-    return state;
+
+  /** Adds the run's turn to the conversation record; any escalation or undelivered reply hands it to the team. */
+  function closeTurn(): void {
+    const handedOver = !!state.escalate || state.finalize?.melvin_status === 'MESSAGE_FAILED';
+    // A reply answers what the last fetch held; a hand-over gives the team the whole conversation as it stands.
+    consumedDeliveries = handedOver ? state.metadata.user_messages.length : state.metadata.user_messages_fetched;
+    const delivered = state.metadata.user_messages.slice(0, consumedDeliveries).flatMap((d) => d.part_id ?? []);
+    const partIds = [...new Set([...fetchedUserPartIds, ...delivered])];
+    const turn = record.turns.find((t) => t.run_id === workflowInfo().runId);
+    recordTurn(record, {
+      run_id: workflowInfo().runId,
+      ended_at: new Date().toISOString(),
+      melvin_status: state.finalize?.melvin_status ?? 'skipped',
+      escalation_source: state.escalate?.escalation_source ?? null,
+      part_ids: turn ? turn.part_ids : partIds.filter((id) => !record.handled_part_ids.includes(id)),
+    });
+    if (handedOver) {
+      handOverToTeam(
+        record,
+        state.escalate?.escalation_reason ?? 'the reply could not be delivered',
+        new Date().toISOString(),
+      );
+    }
   }
+
+  function operatorEscalationPending(): boolean {
+    return !!state.metadata.forced_escalation && !state.escalate && record.ownership.owner === 'melvin';
+  }
+
+  /** Messages while the team owns the conversation: handed over unanswered, and the team told once. */
+  async function leaveToTeam(deliveries: ReceivedUserMessage[]): Promise<void> {
+    consumedDeliveries = state.metadata.user_messages.length;
+    if (!record.ownership.team_told_of_new_messages) {
+      record.ownership.team_told_of_new_messages = true;
+      await postNote(
+        `💬 The user wrote again. The team owns this conversation since ${record.ownership.since} ` +
+          `(${record.ownership.reason}), so Melvin does not answer until a lead hands it back (handBack).`,
+        'note new message for the team',
+      );
+    }
+    markHandled(
+      record,
+      deliveries.flatMap((d) => d.part_id ?? []),
+    );
+  }
+
+  /**
+   * Between turns: waits for a message to answer or an operator's escalation, until the quiet period passes. Returns
+   * the deliveries the next turn answers, or none when the conversation's workflow ends.
+   */
+  async function waitForNextMessage(): Promise<ReceivedUserMessage[]> {
+    state.metadata.phase = 'waiting';
+    for (;;) {
+      const unanswered = unansweredDeliveries(record, state.metadata.user_messages, consumedDeliveries);
+      if (unanswered.length && record.ownership.owner === 'melvin') return unanswered;
+      if (unanswered.length) {
+        await leaveToTeam(unanswered);
+        continue;
+      }
+      if (operatorEscalationPending()) {
+        await escalate(operatorEscalation());
+        await finalize();
+        enter('end', `Outcome: ${state.finalize!.melvin_status} — ${state.escalate!.escalation_reason}`);
+        closeTurn();
+        continue;
+      }
+      if (quietPeriodSeconds <= 0) return [];
+      showDetails(
+        `${outcomeDetail}\n\nTurn over: waiting for the user's next message, for ${quietPeriodText(quietPeriodSeconds)} at most.`,
+      );
+      const woken = await condition(
+        () =>
+          unansweredDeliveries(record, state.metadata.user_messages, consumedDeliveries).length > 0 ||
+          operatorEscalationPending(),
+        quietPeriodSeconds * 1000,
+      );
+      if (!woken) return [];
+    }
+  }
+
+  await runTurn();
+  // The agent is over: an operator's escalation from now on is handled between turns, with nothing left to cancel.
   replyStarted = true;
-  if (outcome) await escalate(outcome);
-  else await respond();
-  // Forced after the reply went out (or while it was going out): the reply stands, the team is told to take over.
-  for (;;) {
-    if (state.metadata.forced_escalation && !state.escalate) await escalate(operatorEscalation());
-    await finalize();
-    if (!state.metadata.forced_escalation || state.escalate) break;
-  }
-
-  const status = state.finalize!.melvin_status;
-  enter('end', `Outcome: ${status}${state.escalate ? ` — ${state.escalate.escalation_reason}` : ''}`);
-  log.info('turn finished', {
-    melvin_status: status,
-    escalation_source: state.escalate?.escalation_source ?? null,
-    hops: state.hops.length,
-    replied: state.response_delivery?.delivery_successful ?? false,
-  });
-
-  // A message that arrived after the reply was drafted is unanswered: answer it in a fresh run of the same workflow.
-  const unanswered = state.metadata.user_messages.slice(state.metadata.user_messages_fetched);
-  const latest = unanswered.at(-1);
-  if (latest && !state.escalate && state.response_delivery?.delivery_successful) {
-    log.info('continuing as new for messages that arrived after the draft', { count: unanswered.length });
+  closeTurn();
+  const next = await waitForNextMessage();
+  const latest = next.at(-1);
+  if (latest) {
+    log.info('continuing as new for the next turn', { deliveries: next.length });
     await continueAsNew<typeof supportConversation>({
       conversationId,
       trigger: {
@@ -663,7 +807,11 @@ export async function supportConversation(input: SupportConversationInput): Prom
       },
       maxHops: state.max_hops,
       snoozeSeconds,
+      quietPeriodSeconds,
+      conversation: record,
+      pending: next,
     });
   }
+  log.info('conversation workflow ends', { turns: record.turn_count, quiet_period_s: quietPeriodSeconds });
   return state;
 }

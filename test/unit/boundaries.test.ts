@@ -28,7 +28,7 @@ test('replies go to Intercom as HTML paragraphs and breaks; posted bodies compar
   expect(comparableText('One.\nTwo.\n\n  Three')).toBe(comparableText('One. Two. Three'));
 });
 
-test('role mapping: contact/lead/user → user; admin/bot/team → assistant; notes and empty events out; source first', () => {
+test('role mapping: contact/lead/user → user; admin/bot/team → assistant; notes and empty events out; source first; user part ids', () => {
   const part = (id: string, part_type: string, type: string, body: string | null) => ({
     id,
     part_type,
@@ -37,7 +37,7 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
   });
   const conversation = IntercomConversation.parse({
     id: '1',
-    source: { body: 'first', author: { type: 'contact' } },
+    source: { id: '1000', body: 'first', author: { type: 'contact' } },
     conversation_parts: {
       conversation_parts: [
         part('2', 'comment', 'bot', 'bot says'),
@@ -61,6 +61,8 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
       { role: 'user', content: 'user reopens' },
     ],
     internal_notes: ['secret note'],
+    // The ledger's ids: the user's messages, the source's included.
+    user_part_ids: ['1000', '6', '8'],
   });
 });
 
@@ -93,7 +95,7 @@ describe('configuration', () => {
         { name: 'docs', command: 'node', args: ['docs-server.js', '--stdio'] },
       ],
     });
-    expect(loadTurnConfig({})).toEqual({ MAX_HOPS: 2, SNOOZE_SECONDS: 300 });
+    expect(loadTurnConfig({})).toEqual({ MAX_HOPS: 2, SNOOZE_SECONDS: 300, QUIET_PERIOD_SECONDS: 7 * 24 * 3600 });
   });
 
   test('a missing or invalid variable fails with its name', () => {
@@ -109,6 +111,7 @@ describe('configuration', () => {
     );
     expect(() => loadTurnConfig({ MAX_HOPS: 'zero' })).toThrow(ConfigError);
     expect(() => loadTurnConfig({ MAX_HOPS: '9' })).toThrow(/MAX_HOPS/);
+    expect(() => loadTurnConfig({ QUIET_PERIOD_SECONDS: '-1' })).toThrow(/QUIET_PERIOD_SECONDS/);
   });
 
   test('MCP_SERVERS without names get numbered ones', () => {
@@ -121,6 +124,10 @@ describe('CLI arguments', () => {
   test.each([
     [['start', '123'], { command: 'start', conversationId: '123' }],
     [['escalate', '123', '--reason', 'VIP'], { command: 'escalate', conversationId: '123', reason: 'VIP' }],
+    [
+      ['hand-back', '123', '--reason', 'Sorted', '--by', 'lead'],
+      { command: 'hand-back', conversationId: '123', reason: 'Sorted', by: 'lead' },
+    ],
     [['state', 'abc-1'], { command: 'state', conversationId: 'abc-1' }],
     [['list', '--status', 'ROUTE_TO_TEAM'], { command: 'list', status: 'ROUTE_TO_TEAM', limit: 20 }],
   ])('%j', (argv, expected) => {
@@ -133,6 +140,7 @@ describe('CLI arguments', () => {
     [['start'], 'conversation id: a conversation id is required'],
     [['start', '../etc'], 'conversation id: a conversation id is 1-64 letters'],
     [['escalate', '1'], 'reason: --reason is required'],
+    [['hand-back', '1'], 'reason: --reason is required'],
     [['list', '--limit', '0'], 'limit:'],
     [['state', '1', '--colour'], "Unknown option '--colour'"],
   ])('%j is a usage error', (argv, message) => {

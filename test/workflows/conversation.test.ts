@@ -1,0 +1,278 @@
+// One workflow for the life of a conversation, on a real Temporal dev server: turns, the ledger, ownership, quiet end.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { deliverUserMessage, forceEscalation, handBack, turnOver } from '../../src/conversations';
+import { workflowIdFor } from '../../src/shared';
+import type { AgentState } from '../../src/state';
+import type { ScenarioConversation } from '../../sandbox/scenario';
+import { coverage, draft, plan } from '../helpers/model-answers';
+import { quietRuntime, waitFor } from '../helpers/runtime';
+import { ANA, ANA_TALENT, startTestbed } from '../helpers/turns';
+
+quietRuntime();
+
+const PAY_REPLY = 'Your payment of $240 for Event Staff is processing and expected on November 27.';
+const HOUR = 3600;
+const RECORD_HISTORIES = process.env.RECORD_HISTORIES === '1';
+
+let testbed: Awaited<ReturnType<typeof startTestbed>>;
+let nextConversation = 700;
+
+beforeAll(async () => {
+  testbed = await startTestbed();
+}, 180_000);
+
+afterAll(() => testbed?.close());
+
+beforeEach(() => testbed.sandbox.reset());
+
+function newConversation(...parts: ScenarioConversation['parts']): string {
+  const id = String(nextConversation++);
+  testbed.sandbox.seed({
+    conversation: {
+      id,
+      contact: ANA,
+      parts: parts.length ? parts : [{ author: 'user', type: 'comment', body: 'When will I get paid?' }],
+    },
+    talent: ANA_TALENT,
+  });
+  return id;
+}
+
+/** The id of the conversation's first message, which a `conversation.user.created` notification is about. */
+function sourceId(id: string): string {
+  return testbed.sandbox.intercom.mustGet(id).source.id;
+}
+
+/** With RECORD_HISTORIES=1, commits one run's history for the determinism gate (test/replay.test.ts). */
+async function recordHistory(id: string, runId: string, name: string): Promise<void> {
+  if (!RECORD_HISTORIES) return;
+  const history = await testbed.env.client.workflow.getHandle(workflowIdFor(id), runId).fetchHistory();
+  writeFileSync(path.join(__dirname, '..', 'histories', `${name}.json`), `${historyToJSON(history)}\n`);
+}
+
+function answersPayments(): void {
+  testbed.sandbox.model
+    .script('plan', plan('Pay', ['get_user_payments']))
+    .script('coverage', coverage(true))
+    .script('draft', draft(PAY_REPLY));
+}
+
+function routesToTeam(): void {
+  testbed.sandbox.model
+    .script('plan', plan('Wants a human'))
+    .script('coverage', coverage(true))
+    .script('draft', draft('Let me connect you with the team.', 'ROUTE_TO_TEAM'));
+}
+
+/**
+ * Runs `body` with a worker serving one conversation whose workflow waits `quietPeriodSeconds` between turns.
+ * `deliver` sends a notification as the ingress does (for `partId`, or for the first message when none is given).
+ */
+async function withConversation(
+  id: string,
+  body: (c: {
+    deliver(partId?: string): Promise<void>;
+    userWrites(text: string): Promise<string>;
+    turnOver(turns: number): Promise<AgentState>;
+    state(): Promise<AgentState>;
+  }) => Promise<void>,
+  quietPeriodSeconds = HOUR,
+): Promise<void> {
+  const { env, sandbox, workflowBundle } = testbed;
+  const taskQueue = `conversation-${id}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: sandbox.activities,
+  });
+  let deliveries = 0;
+  const deliver = async (partId?: string) => {
+    deliveries += 1;
+    await deliverUserMessage(
+      env.client,
+      {
+        conversationId: id,
+        trigger: {
+          topic: deliveries === 1 ? 'conversation.user.created' : 'conversation.user.replied',
+          notificationId: `notif-${id}-${deliveries}`,
+          receivedAt: new Date().toISOString(),
+        },
+        partId: partId ?? sourceId(id),
+      },
+      { taskQueue, maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds },
+    );
+  };
+  const handle = env.client.workflow.getHandle(workflowIdFor(id));
+  await worker.runUntil(async () => {
+    try {
+      await body({
+        deliver,
+        async userWrites(text) {
+          const part = sandbox.intercom.addUserMessage(id, text);
+          await deliver(part.id);
+          return part.id;
+        },
+        turnOver: (turns) => turnOver(env.client, id, { turns, timeoutMs: 60_000 }),
+        state: () => handle.query('state'),
+      });
+    } finally {
+      const description = await handle.describe();
+      if (description.status.name === 'RUNNING') await handle.terminate('test over');
+    }
+  });
+}
+
+describe('turns of one conversation', () => {
+  test('a message that arrives after a turn found nothing to answer is answered by the next turn', async () => {
+    const id = newConversation(
+      { author: 'user', type: 'comment', body: 'When will I get paid?' },
+      { author: 'bot', type: 'comment', body: PAY_REPLY },
+    );
+    await withConversation(id, async (c) => {
+      await c.deliver();
+      const skipped = await c.turnOver(1);
+      expect(skipped.metadata.skipped_reason).toContain('nothing to answer');
+
+      answersPayments();
+      const partId = await c.userWrites('Sorry, when was that again?');
+      const answered = await c.turnOver(2);
+
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
+      expect(answered.metadata.conversation.turns.map((t) => t.melvin_status)).toEqual(['skipped', 'success']);
+      expect(answered.metadata.conversation.turns[1]!.part_ids).toEqual([partId]);
+      expect(answered.metadata.trigger).toMatchObject({ topic: 'conversation.user.replied' });
+    });
+  });
+
+  test('a redelivered message already answered is ignored by the workflow itself', async () => {
+    const id = newConversation();
+    await withConversation(id, async (c) => {
+      answersPayments();
+      await c.deliver();
+      await c.turnOver(1);
+      const requests = testbed.sandbox.intercom.requests.length;
+
+      // Another ingress replica, or a restart: the same message arrives under a new notification id.
+      await c.deliver();
+      await c.deliver(sourceId(id));
+
+      const state = await c.state();
+      expect(state.metadata.conversation.turn_count).toBe(1);
+      expect(state.metadata.user_messages).toHaveLength(1);
+      expect(testbed.sandbox.intercom.requests).toHaveLength(requests);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
+    });
+  });
+});
+
+describe('ownership', () => {
+  test('after a hand-over the team owns the conversation: redeliveries change nothing, new messages get one note, no reply until handBack', async () => {
+    const id = newConversation({ author: 'user', type: 'comment', body: 'Can I talk to a real person please?' });
+    await withConversation(id, async (c) => {
+      routesToTeam();
+      await c.deliver();
+      const escalated = await c.turnOver(1);
+      expect(escalated.metadata.conversation.ownership).toMatchObject({
+        owner: 'team',
+        reason: 'User requested to talk to a human',
+      });
+      const notesAfterEscalation = testbed.sandbox.intercom.notes(id);
+
+      await c.deliver();
+      expect((await c.state()).metadata.user_messages).toHaveLength(1);
+      expect(testbed.sandbox.intercom.notes(id)).toEqual(notesAfterEscalation);
+
+      const hello = await c.userWrites('Hello? Anyone there?');
+      const again = await c.userWrites('Still waiting.');
+      await waitFor('the messages to be handed over', async () => {
+        const ledger = (await c.state()).metadata.conversation.handled_part_ids;
+        return ledger.includes(hello) && ledger.includes(again);
+      });
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
+      expect(testbed.sandbox.intercom.notes(id)).toEqual([
+        ...notesAfterEscalation,
+        expect.stringMatching(/^💬 The user wrote again\. The team owns this conversation since .* \(User requested/),
+      ]);
+      expect(testbed.sandbox.model.requests.filter((r) => r.step === 'plan')).toHaveLength(1);
+
+      await handBack(testbed.env.client, id, { reason: 'Sorted the contract question', requestedBy: 'lead@team' });
+      answersPayments();
+      await c.userWrites('Thanks! And when will I get paid?');
+      const answered = await c.turnOver(2);
+
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
+      expect(answered.metadata.conversation.ownership).toMatchObject({
+        owner: 'melvin',
+        reason: 'Sorted the contract question (lead@team)',
+      });
+      // The first run: an escalated turn, a redelivery, two messages for the team, handBack, continue-as-new.
+      await recordHistory(id, answered.metadata.conversation.turns[0]!.run_id, 'conversation-hand-over-and-back');
+    });
+  });
+
+  test('a MESSAGE_FAILED turn hands the conversation to the team, and its redelivery changes nothing', async () => {
+    const id = newConversation();
+    await withConversation(id, async (c) => {
+      testbed.sandbox.intercom.faults.set({ reply: [{ status: 422 }] });
+      answersPayments();
+      await c.deliver();
+      const failed = await c.turnOver(1);
+      expect(failed.finalize?.melvin_status).toBe('MESSAGE_FAILED');
+      expect(failed.metadata.conversation.ownership.owner).toBe('team');
+      const requests = testbed.sandbox.intercom.requests.length;
+
+      await c.deliver();
+
+      expect((await c.state()).metadata.user_messages).toHaveLength(1);
+      expect(testbed.sandbox.intercom.requests).toHaveLength(requests);
+    });
+  });
+
+  test('an operator escalates between turns: the reply stands, the team gets the note and ROUTE_TO_TEAM', async () => {
+    const id = newConversation();
+    await withConversation(id, async (c) => {
+      answersPayments();
+      await c.deliver();
+      await c.turnOver(1);
+
+      await forceEscalation(testbed.env.client, id, { reason: 'VIP talent', requestedBy: 'lead@team' });
+      await waitFor(
+        'the escalation to be final',
+        async () => (await c.state()).finalize?.melvin_status === 'ROUTE_TO_TEAM',
+      );
+
+      const state = await c.state();
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
+      expect(testbed.sandbox.intercom.notes(id).filter((n) => n.startsWith('🚨'))).toEqual([
+        expect.stringContaining('VIP talent'),
+      ]);
+      expect(testbed.sandbox.intercom.melvinStatus(id)).toBe('ROUTE_TO_TEAM');
+      expect(state.escalate).toMatchObject({ escalation_source: 'operator', requested_by: 'lead@team' });
+      expect(state.metadata.path.slice(-3)).toEqual(['escalate', 'finalize', 'end']);
+      expect(state.metadata.conversation).toMatchObject({
+        turn_count: 1,
+        ownership: { owner: 'team' },
+        turns: [expect.objectContaining({ melvin_status: 'ROUTE_TO_TEAM', escalation_source: 'operator' })],
+      });
+    });
+  });
+});
+
+test('the workflow ends once the conversation has been quiet for the quiet period', async () => {
+  const id = newConversation();
+  await withConversation(
+    id,
+    async (c) => {
+      answersPayments();
+      await c.deliver();
+      const state = (await testbed.env.client.workflow.getHandle(workflowIdFor(id)).result()) as AgentState;
+      expect(state.metadata.conversation.turn_count).toBe(1);
+      await expect(c.turnOver(1)).resolves.toMatchObject({ response: PAY_REPLY });
+    },
+    2,
+  );
+});
