@@ -83,7 +83,7 @@ export class Harness {
       client: this.temporal.client,
       clientSecret: SANDBOX_SECRETS.webhookSecret,
       // Each conversation here is one turn: its workflow ends after it, and the workflow's closing is the turn's end.
-      turn: { taskQueue: 'melvin', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0 },
+      turn: { taskQueue: 'melvin', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} },
     });
     this.ingressServer = await new Promise<Server>((resolve) => {
       const server = app.listen(ingressPort, '127.0.0.1', () => resolve(server));

@@ -91,7 +91,11 @@ export function evaluate(
   const results: ExpectationResult[] = [];
   const check = (expectation: string, expected: unknown, actual: unknown, passed: boolean) =>
     results.push({ expectation, passed, expected, actual });
-  const reply = conversation.replies.join('\n');
+  // The hand-over message only says a person will follow up: `replied` and the reply checks are about answers.
+  const told = state.escalate?.user_told;
+  const handover = told?.sent ? conversation.replies.indexOf(told.text) : -1;
+  const replies = conversation.replies.filter((_, index) => index !== handover);
+  const reply = replies.join('\n');
   if (expect.melvin_status !== undefined) {
     check(
       'melvin_status',
@@ -101,7 +105,7 @@ export function evaluate(
     );
   }
   if (expect.replied !== undefined) {
-    const count = conversation.replies.length;
+    const count = replies.length;
     check(
       'replied',
       expect.replied ? 'exactly one reply' : 'no reply',

@@ -11,7 +11,14 @@ import {
   temporalConnectionOptions,
   type TemporalConfig,
 } from './config';
-import { conversationState, deliverUserMessage, forceEscalation, handBack, listRuns } from './conversations';
+import {
+  conversationState,
+  deliverUserMessage,
+  forceEscalation,
+  handBack,
+  listRuns,
+  turnOptions,
+} from './conversations';
 import { searchAttributes } from './shared';
 
 const USAGE = `Usage:
@@ -93,12 +100,7 @@ async function run(command: Command, client: Client, temporal: TemporalConfig): 
           conversationId: command.conversationId,
           trigger: { topic: 'cli', notificationId: `cli-${randomUUID()}`, receivedAt: new Date().toISOString() },
         },
-        {
-          taskQueue: temporal.TASK_QUEUE,
-          maxHops: turn.MAX_HOPS,
-          snoozeSeconds: turn.SNOOZE_SECONDS,
-          quietPeriodSeconds: turn.QUIET_PERIOD_SECONDS,
-        },
+        turnOptions(temporal.TASK_QUEUE, turn),
       );
     }
     case 'escalate':

@@ -1,7 +1,15 @@
 // Configuration: environment variables read once at start-up and checked with zod, failing with the variable's name.
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
-import { DEFAULT_MAX_HOPS, DEFAULT_QUIET_PERIOD_SECONDS, DEFAULT_SNOOZE_SECONDS, DEFAULT_TASK_QUEUE } from './shared';
+import {
+  DEFAULT_HANDOVER_MESSAGE,
+  DEFAULT_MAX_HOPS,
+  DEFAULT_QUIET_PERIOD_SECONDS,
+  DEFAULT_SNOOZE_SECONDS,
+  DEFAULT_TASK_QUEUE,
+} from './shared';
+import type { EscalationKind } from './state';
+import { ESCALATION_TABLE } from './workflows/routing';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -51,6 +59,9 @@ const TemporalEnv = z.object({
   TASK_QUEUE: optional(z.string().min(1).default(DEFAULT_TASK_QUEUE)),
 });
 
+const ESCALATION_KINDS = Object.keys(ESCALATION_TABLE) as [EscalationKind, ...EscalationKind[]];
+const HandoverTexts = z.partialRecord(z.enum(ESCALATION_KINDS), z.string().trim().max(1000));
+
 const TurnEnv = z.object({
   MAX_HOPS: optional(z.coerce.number().int().min(1).max(5).default(DEFAULT_MAX_HOPS)),
   SNOOZE_SECONDS: optional(
@@ -69,6 +80,27 @@ const TurnEnv = z.object({
       .min(0)
       .max(90 * 24 * 3600)
       .default(DEFAULT_QUIET_PERIOD_SECONDS),
+  ),
+  /** What the user is told on a hand-over. Not `optional`: set empty, it means "tell the user nothing". */
+  HANDOVER_MESSAGE: z.string().trim().max(1000).default(DEFAULT_HANDOVER_MESSAGE),
+  /** JSON: per escalation kind, a text that replaces HANDOVER_MESSAGE; `""` tells the user nothing for that kind. */
+  HANDOVER_MESSAGES: optional(
+    z
+      .string()
+      .default('{}')
+      .transform((value, ctx) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(value);
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be a JSON object of escalation kind → text' });
+          return z.NEVER;
+        }
+        const parsed = HandoverTexts.safeParse(json);
+        if (parsed.success) return parsed.data;
+        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+        return z.NEVER;
+      }),
   ),
 });
 
@@ -135,6 +167,13 @@ export type IngressConfig = z.infer<typeof IngressEnv>;
 
 export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): TemporalConfig => load(TemporalEnv, env);
 export const loadTurnConfig = (env: NodeJS.ProcessEnv = process.env): TurnConfig => load(TurnEnv, env);
+
+/** Each escalation kind's hand-over text: its own from HANDOVER_MESSAGES, else HANDOVER_MESSAGE ("" sends none). */
+export function handoverMessages(config: TurnConfig): Record<EscalationKind, string> {
+  return Object.fromEntries(
+    ESCALATION_KINDS.map((kind) => [kind, config.HANDOVER_MESSAGES[kind] ?? config.HANDOVER_MESSAGE]),
+  ) as Record<EscalationKind, string>;
+}
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);
 export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => load(IngressEnv, env);
 

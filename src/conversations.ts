@@ -1,7 +1,8 @@
 // Client-side operations on conversation runs, shared by the CLI and the ingress: start a turn, escalate, query, list.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import type { AgentState } from './state';
+import { handoverMessages, type TurnConfig } from './config';
+import type { AgentState, EscalationKind } from './state';
 import {
   WORKFLOW_TYPE,
   forceEscalationSignal,
@@ -22,6 +23,19 @@ export interface TurnOptions {
   maxHops: number;
   snoozeSeconds: number;
   quietPeriodSeconds: number;
+  /** Per escalation kind, what the user is told on a hand-over ("" or absent: nothing). */
+  handoverMessages: Partial<Record<EscalationKind, string>>;
+}
+
+/** The turn options the ingress and the CLI pass, from their configuration. */
+export function turnOptions(taskQueue: string, config: TurnConfig): TurnOptions {
+  return {
+    taskQueue,
+    maxHops: config.MAX_HOPS,
+    snoozeSeconds: config.SNOOZE_SECONDS,
+    quietPeriodSeconds: config.QUIET_PERIOD_SECONDS,
+    handoverMessages: handoverMessages(config),
+  };
 }
 
 /**
@@ -40,6 +54,7 @@ export async function deliverUserMessage(
     maxHops: options.maxHops,
     snoozeSeconds: options.snoozeSeconds,
     quietPeriodSeconds: options.quietPeriodSeconds,
+    handoverMessages: options.handoverMessages,
   };
   const handle = await client.workflow.signalWithStart(WORKFLOW_TYPE, {
     workflowId,

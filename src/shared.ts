@@ -1,12 +1,15 @@
 // What crosses process boundaries: task queue, workflow ID format, signals, queries, search attributes and run input.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { AgentState, ConversationRecord, NodeName, ReceivedUserMessage, RunPhase } from './state';
+import type { AgentState, ConversationRecord, EscalationKind, NodeName, ReceivedUserMessage, RunPhase } from './state';
 
 export const DEFAULT_TASK_QUEUE = 'melvin';
 export const WORKFLOW_TYPE = 'supportConversation';
 export const DEFAULT_MAX_HOPS = 2;
 export const DEFAULT_SNOOZE_SECONDS = 300;
+/** What the user is told when Melvin hands the conversation to the team, unless configured otherwise. */
+export const DEFAULT_HANDOVER_MESSAGE =
+  "Thanks for your patience. I've passed this to our support team, and a person will follow up here.";
 /** How long a conversation's workflow waits for the user's next message before it ends: a week. */
 export const DEFAULT_QUIET_PERIOD_SECONDS = 7 * 24 * 3600;
 
@@ -36,6 +39,8 @@ export interface SupportConversationInput {
   conversation?: ConversationRecord;
   /** Deliveries the previous run received but did not answer: this run's turn answers them. */
   pending?: ReceivedUserMessage[];
+  /** Per escalation kind, what the user is told on a hand-over; a kind absent or empty tells the user nothing. */
+  handoverMessages?: Partial<Record<EscalationKind, string>>;
 }
 
 export interface NewUserMessage {

@@ -147,6 +147,14 @@ export type EscalationKind =
   | 'operator'
   | 'plan_error';
 
+/** The short message that tells the user a person will follow up, sent once on a hand-over. */
+export interface UserTold {
+  text: string;
+  sent: boolean;
+  error: string | null;
+  part_id: string | null;
+}
+
 export interface EscalateData {
   escalation_source: EscalationSource;
   escalation_kind: EscalationKind;
@@ -155,6 +163,8 @@ export interface EscalateData {
   note_error: string | null;
   requested_by: string | null;
   timestamp: string;
+  /** The hand-over message to the user; null when none is configured for this kind (or the run predates them). */
+  user_told?: UserTold | null;
 }
 
 export interface ResponseDelivery {

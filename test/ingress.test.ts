@@ -12,7 +12,7 @@ quietRuntime();
 
 const SECRET = 'ingress-test-secret';
 const ADMIN_TOKEN = 'ingress-admin-token-0123456789';
-const TURN = { taskQueue: 'ingress-test', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0 };
+const TURN = { taskQueue: 'ingress-test', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} };
 let env: TestWorkflowEnvironment;
 let server: Server;
 let baseUrl: string;

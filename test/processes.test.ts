@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DEFAULT_HANDOVER_MESSAGE } from '../src/shared';
 import type { AgentState } from '../src/state';
 import { coverage, draft, plan } from './helpers/model-answers';
 import { quietRuntime, waitFor } from './helpers/runtime';
@@ -118,7 +119,11 @@ test('CLI escalate hands a running conversation to the team', async () => {
 
   const result = (await env.client.workflow.getHandle('intercom-conversation-9102').result()) as AgentState;
   expect(result.escalate).toMatchObject({ escalation_source: 'operator', escalation_reason: 'Contract dispute' });
-  expect(sandbox.intercom.notes('9102')).toEqual(['🚨 Escalation: Contract dispute\nRequested by: lead@team.example']);
+  // The CLI's configuration is the default one: the user is told a person will follow up, and the note says so.
+  expect(sandbox.intercom.notes('9102')).toEqual([
+    `🚨 Escalation: Contract dispute\nRequested by: lead@team.example\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
+  ]);
+  expect(sandbox.intercom.replies('9102')).toEqual([DEFAULT_HANDOVER_MESSAGE]);
   expect(sandbox.intercom.melvinStatus('9102')).toBe('ROUTE_TO_TEAM');
 });
 
@@ -171,6 +176,6 @@ test('the Temporal CLI escalates a running conversation with the forceEscalation
     finalize: { melvin_status: 'ROUTE_TO_TEAM' },
   });
   expect(sandbox.intercom.notes('9103')).toEqual([
-    '🚨 Escalation: Escalated from the Temporal CLI\nRequested by: oncall@team.example',
+    `🚨 Escalation: Escalated from the Temporal CLI\nRequested by: oncall@team.example\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
   ]);
 });

@@ -81,7 +81,7 @@ async function turnOnWorker(conversationId: string, extraEnv: NodeJS.ProcessEnv)
         conversationId,
         trigger: { topic: 'test', notificationId: `n-${conversationId}`, receivedAt: new Date().toISOString() },
       },
-      { taskQueue, maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0 },
+      { taskQueue, maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} },
     );
     await env.client.workflow.getHandle(workflowId).result();
   } finally {

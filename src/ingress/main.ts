@@ -2,6 +2,7 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { ConfigError, loadIngressConfig, temporalConnectionOptions } from '../config';
+import { turnOptions } from '../conversations';
 import { logEvent } from '../log';
 import { createIngressApp } from './app';
 import { createIngressMetrics } from './metrics';
@@ -16,12 +17,7 @@ async function main(): Promise<void> {
     metrics,
     clientSecret: config.INTERCOM_CLIENT_SECRET,
     adminApiToken: config.ADMIN_API_TOKEN,
-    turn: {
-      taskQueue: config.TASK_QUEUE,
-      maxHops: config.MAX_HOPS,
-      snoozeSeconds: config.SNOOZE_SECONDS,
-      quietPeriodSeconds: config.QUIET_PERIOD_SECONDS,
-    },
+    turn: turnOptions(config.TASK_QUEUE, config),
   });
   const server = app.listen(config.INGRESS_PORT, config.INGRESS_HOST, () => {
     logEvent('info', 'ingress listening', { url: `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}` });

@@ -1,5 +1,5 @@
 // Routing as pure functions of the state: seed 000's decision rules, the escalation table and the status mapping.
-import type { EscalationKind, EscalationSource, MelvinStatus, NodeName, ResponseType } from '../state';
+import type { EscalationKind, EscalationSource, MelvinStatus, NodeName, ResponseType, UserTold } from '../state';
 
 interface EscalationRow {
   source: EscalationSource;
@@ -44,10 +44,17 @@ export function escalation(kind: EscalationKind, detail = '', requestedBy: strin
   return { kind, source: row.source, reason: row.reason(detail), requested_by: requestedBy };
 }
 
-/** The note Escalate adds: seed 000's format, plus who asked when an operator forced it. */
-export function escalationNote(e: Escalation): string {
-  const note = `🚨 Escalation: ${e.reason}`;
-  return e.requested_by ? `${note}\nRequested by: ${e.requested_by}` : note;
+/**
+ * The note Escalate adds: seed 000's format, plus who asked when an operator forced it, and whether the user was told
+ * a person will follow up (so nobody tells them twice, and somebody does when Melvin could not).
+ */
+export function escalationNote(e: Escalation, told: UserTold | null = null): string {
+  const lines = [`🚨 Escalation: ${e.reason}`];
+  if (e.requested_by) lines.push(`Requested by: ${e.requested_by}`);
+  if (told?.sent) lines.push(`The user was told: "${told.text}"`);
+  else if (told)
+    lines.push(`The user could not be told a person will follow up (${told.error}): please reply to them.`);
+  return lines.join('\n');
 }
 
 /** Seed 000's coverage rule: sufficient → Draft; insufficient with hops left → Plan again; else escalate (row 1). */

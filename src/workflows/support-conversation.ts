@@ -33,6 +33,7 @@ import {
 import type {
   AgentState,
   EscalationKind,
+  UserTold,
   Hop,
   NodeName,
   PlannedToolCall,
@@ -594,10 +595,27 @@ export async function supportConversation(input: SupportConversationInput): Prom
     return validate();
   }
 
+  /** The hand-over message, sent once like a reply (a retry finds an accepted attempt); never cancelled. */
+  async function tellUser(kind: EscalationKind): Promise<UserTold | null> {
+    const text = input.handoverMessages?.[kind]?.trim();
+    if (!text) return null;
+    try {
+      const posted = await CancellationScope.nonCancellable(() =>
+        intercom.sendReply.executeWithOptions({ summary: 'tell the user a person will follow up' }, [postInput(text)]),
+      );
+      rememberPosted(posted);
+      return { text, sent: true, error: null, part_id: posted.part_id };
+    } catch (err) {
+      log.warn('could not tell the user of the hand-over', { error: describeFailure(err) });
+      return { text, sent: false, error: describeFailure(err), part_id: null };
+    }
+  }
+
   async function escalate(e: Escalation): Promise<void> {
     enter('escalate', `Reason: ${e.reason}`);
     state.escalation_reason = e.reason;
-    const note = await postNote(escalationNote(e), 'note escalation');
+    const told = await tellUser(e.kind);
+    const note = await postNote(escalationNote(e, told), 'note escalation');
     state.escalate = {
       escalation_source: e.source,
       escalation_kind: e.kind,
@@ -606,6 +624,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
       note_error: note.error,
       requested_by: e.requested_by,
       timestamp: new Date().toISOString(),
+      user_told: told,
     };
     upsertSearchAttributes([{ key: searchAttributes.escalationSource, value: e.source }]);
     state.next_node = 'finalize';

@@ -82,7 +82,7 @@ export async function runTurnOnWorker<T = void>(
           receivedAt: new Date().toISOString(),
         },
       },
-      { taskQueue, maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0 },
+      { taskQueue, maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} },
     );
     const handle = env.client.workflow.getHandle(workflowId);
     const duringResult = during ? await during(handle) : undefined;

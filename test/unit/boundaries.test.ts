@@ -4,7 +4,8 @@ import { messagesFromConversation, IntercomConversation } from '../../src/activi
 import { comparableText, textToHtml } from '../../src/activities/intercom-text';
 import { retryAfterMs } from '../../src/activities/retry-after';
 import { UsageError, parseCommand } from '../../src/client';
-import { ConfigError, loadTurnConfig, loadWorkerConfig, parseMcpServers } from '../../src/config';
+import { ConfigError, handoverMessages, loadTurnConfig, loadWorkerConfig, parseMcpServers } from '../../src/config';
+import { DEFAULT_HANDOVER_MESSAGE } from '../../src/shared';
 import * as policies from '../../src/workflows/policies';
 
 describe('retryAfterMs', () => {
@@ -95,7 +96,13 @@ describe('configuration', () => {
         { name: 'docs', command: 'node', args: ['docs-server.js', '--stdio'] },
       ],
     });
-    expect(loadTurnConfig({})).toEqual({ MAX_HOPS: 2, SNOOZE_SECONDS: 300, QUIET_PERIOD_SECONDS: 7 * 24 * 3600 });
+    expect(loadTurnConfig({})).toEqual({
+      MAX_HOPS: 2,
+      SNOOZE_SECONDS: 300,
+      QUIET_PERIOD_SECONDS: 7 * 24 * 3600,
+      HANDOVER_MESSAGE: DEFAULT_HANDOVER_MESSAGE,
+      HANDOVER_MESSAGES: {},
+    });
   });
 
   test('a missing or invalid variable fails with its name', () => {
@@ -112,6 +119,19 @@ describe('configuration', () => {
     expect(() => loadTurnConfig({ MAX_HOPS: 'zero' })).toThrow(ConfigError);
     expect(() => loadTurnConfig({ MAX_HOPS: '9' })).toThrow(/MAX_HOPS/);
     expect(() => loadTurnConfig({ QUIET_PERIOD_SECONDS: '-1' })).toThrow(/QUIET_PERIOD_SECONDS/);
+  });
+
+  test('hand-over messages: one text for every kind, replaced per kind, and an empty one sends nothing', () => {
+    const texts = handoverMessages(
+      loadTurnConfig({ HANDOVER_MESSAGE: 'Someone will be with you.', HANDOVER_MESSAGES: '{"operator":""}' }),
+    );
+    expect(texts.user_requested_human).toBe('Someone will be with you.');
+    expect(texts.operator).toBe('');
+    expect(handoverMessages(loadTurnConfig({ HANDOVER_MESSAGE: '' })).hops_exhausted).toBe('');
+    expect(() => loadTurnConfig({ HANDOVER_MESSAGES: '{"operatr":"x"}' })).toThrow(
+      /HANDOVER_MESSAGES: Unrecognized key: "operatr"/,
+    );
+    expect(() => loadTurnConfig({ HANDOVER_MESSAGES: 'yes' })).toThrow(/HANDOVER_MESSAGES: must be a JSON object/);
   });
 
   test('MCP_SERVERS without names get numbered ones', () => {

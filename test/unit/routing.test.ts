@@ -89,3 +89,14 @@ test('the escalation note is seed 000’s format, plus who asked when an operato
     '🚨 Escalation: VIP\nRequested by: lead@team',
   );
 });
+
+test('the escalation note says whether the user was told a person will follow up', () => {
+  const e = escalation('user_requested_human');
+  expect(escalationNote(e, { text: 'A person will follow up.', sent: true, error: null, part_id: '7' })).toBe(
+    '🚨 Escalation: User requested to talk to a human\nThe user was told: "A person will follow up."',
+  );
+  expect(escalationNote(e, { text: 'A person will follow up.', sent: false, error: 'HTTP 422', part_id: null })).toBe(
+    '🚨 Escalation: User requested to talk to a human\n' +
+      'The user could not be told a person will follow up (HTTP 422): please reply to them.',
+  );
+});

@@ -211,4 +211,17 @@ describe('scenario files', () => {
     expect(results.filter((r) => !r.passed).map((r) => r.expectation)).toEqual(['tools_called search_talent_docs']);
     expect(evaluate({}, state, conversation)).toEqual([]);
   });
+
+  test('the hand-over message is not an answer: `replied: false` holds when it is all the user got', () => {
+    const text = 'A person will follow up here.';
+    const state = {
+      hops: [],
+      escalate: { escalation_source: 'draft', user_told: { text, sent: true, error: null, part_id: '9' } },
+    } as unknown as AgentState;
+    const conversation = { replies: [text], notes: [], melvin_status: 'ROUTE_TO_TEAM', snoozed_until: null };
+    expect(evaluate({ replied: false, reply_excludes: ['follow up'] }, state, conversation)).toEqual([
+      { expectation: 'replied', passed: true, expected: 'no reply', actual: '0 replies' },
+      { expectation: 'reply_excludes "follow up"', passed: true, expected: 'follow up', actual: '' },
+    ]);
+  });
 });

@@ -3,7 +3,9 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { deliverUserMessage, forceEscalation, handBack, turnOver } from '../../src/conversations';
+import { loadTurnConfig } from '../../src/config';
+import { deliverUserMessage, forceEscalation, handBack, turnOptions, turnOver } from '../../src/conversations';
+import { DEFAULT_HANDOVER_MESSAGE } from '../../src/shared';
 import { workflowIdFor } from '../../src/shared';
 import type { AgentState } from '../../src/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
@@ -103,7 +105,7 @@ async function withConversation(
         },
         partId: partId ?? sourceId(id),
       },
-      { taskQueue, maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds },
+      { ...turnOptions(taskQueue, loadTurnConfig({})), quietPeriodSeconds },
     );
   };
   const handle = env.client.workflow.getHandle(workflowIdFor(id));
@@ -176,6 +178,7 @@ describe('ownership', () => {
       routesToTeam();
       await c.deliver();
       const escalated = await c.turnOver(1);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
       expect(escalated.metadata.conversation.ownership).toMatchObject({
         owner: 'team',
         reason: 'User requested to talk to a human',
@@ -192,7 +195,7 @@ describe('ownership', () => {
         const ledger = (await c.state()).metadata.conversation.handled_part_ids;
         return ledger.includes(hello) && ledger.includes(again);
       });
-      expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
       expect(testbed.sandbox.intercom.notes(id)).toEqual([
         ...notesAfterEscalation,
         expect.stringMatching(/^💬 The user wrote again\. The team owns this conversation since .* \(User requested/),
@@ -204,7 +207,7 @@ describe('ownership', () => {
       await c.userWrites('Thanks! And when will I get paid?');
       const answered = await c.turnOver(2);
 
-      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE, PAY_REPLY]);
       expect(answered.metadata.conversation.ownership).toMatchObject({
         owner: 'melvin',
         reason: 'Sorted the contract question (lead@team)',
@@ -246,9 +249,9 @@ describe('ownership', () => {
       );
 
       const state = await c.state();
-      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY, DEFAULT_HANDOVER_MESSAGE]);
       expect(testbed.sandbox.intercom.notes(id).filter((n) => n.startsWith('🚨'))).toEqual([
-        expect.stringContaining('VIP talent'),
+        `🚨 Escalation: VIP talent\nRequested by: lead@team\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
       ]);
       expect(testbed.sandbox.intercom.melvinStatus(id)).toBe('ROUTE_TO_TEAM');
       expect(state.escalate).toMatchObject({ escalation_source: 'operator', requested_by: 'lead@team' });
@@ -258,6 +261,43 @@ describe('ownership', () => {
         ownership: { owner: 'team' },
         turns: [expect.objectContaining({ melvin_status: 'ROUTE_TO_TEAM', escalation_source: 'operator' })],
       });
+    });
+  });
+});
+
+describe('the user is told of a hand-over', () => {
+  test('once, even when Intercom accepted the first attempt and its answer was lost; the note says so', async () => {
+    const id = newConversation({ author: 'user', type: 'comment', body: 'Can I talk to a real person please?' });
+    await withConversation(id, async (c) => {
+      testbed.sandbox.intercom.faults.set({ reply: [{ status: 500, after_accept: true }] });
+      routesToTeam();
+      await c.deliver();
+      const state = await c.turnOver(1);
+
+      expect(testbed.sandbox.intercom.requests.filter((r) => r.operation === 'reply').map((r) => r.status)).toEqual([
+        500,
+      ]);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
+      expect(testbed.sandbox.intercom.notes(id)).toEqual([
+        `🚨 Escalation: User requested to talk to a human\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
+      ]);
+      expect(state.escalate?.user_told).toMatchObject({ sent: true, text: DEFAULT_HANDOVER_MESSAGE });
+    });
+  });
+
+  test('when the message cannot be delivered, the note asks the team to reply', async () => {
+    const id = newConversation({ author: 'user', type: 'comment', body: 'Can I talk to a real person please?' });
+    await withConversation(id, async (c) => {
+      testbed.sandbox.intercom.faults.set({ reply: [{ status: 422 }] });
+      routesToTeam();
+      await c.deliver();
+      const state = await c.turnOver(1);
+
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
+      expect(testbed.sandbox.intercom.notes(id)).toEqual([
+        expect.stringMatching(/could not be told a person will follow up \(.*422.*\): please reply to them\.$/),
+      ]);
+      expect(state.escalate?.user_told).toMatchObject({ sent: false, error: expect.stringContaining('422') });
     });
   });
 });
