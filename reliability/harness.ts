@@ -82,6 +82,7 @@ export class Harness {
     const app = createIngressApp({
       client: this.temporal.client,
       clientSecret: SANDBOX_SECRETS.webhookSecret,
+      melvinAdminId: SANDBOX_SECRETS.adminId,
       // Each conversation here is one turn: its workflow ends after it, and the workflow's closing is the turn's end.
       turn: { taskQueue: 'melvin', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} },
     });

@@ -59,6 +59,9 @@ const TemporalEnv = z.object({
   TASK_QUEUE: optional(z.string().min(1).default(DEFAULT_TASK_QUEUE)),
 });
 
+/** The bot admin Melvin posts as: the worker posts with it, the ingress tells Melvin's own events from the team's. */
+const melvinAdminId = optional(z.string().regex(/^\d+$/, 'must be a numeric Intercom admin id').default('8918000'));
+
 const ESCALATION_KINDS = Object.keys(ESCALATION_TABLE) as [EscalationKind, ...EscalationKind[]];
 const HandoverTexts = z.partialRecord(z.enum(ESCALATION_KINDS), z.string().trim().max(1000));
 
@@ -107,7 +110,7 @@ const TurnEnv = z.object({
 const WorkerEnv = TemporalEnv.extend({
   INTERCOM_API_KEY: required('the Intercom access token'),
   INTERCOM_BASE_URL: optional(url.default('https://api.intercom.io')),
-  MELVIN_ADMIN_ID: optional(z.string().regex(/^\d+$/, 'must be a numeric Intercom admin id').default('8918000')),
+  MELVIN_ADMIN_ID: melvinAdminId,
   MCP_SERVERS: required('at least one MCP server').transform((value, ctx) => {
     try {
       return parseMcpServers(value);
@@ -138,6 +141,7 @@ const WorkerEnv = TemporalEnv.extend({
 
 const IngressEnv = TemporalEnv.extend(TurnEnv.shape).extend({
   INTERCOM_CLIENT_SECRET: required('the Intercom app client secret that signs webhooks'),
+  MELVIN_ADMIN_ID: melvinAdminId,
   ADMIN_API_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').optional()),
   INGRESS_HOST: optional(z.string().min(1).default('127.0.0.1')),
   INGRESS_PORT: optional(z.coerce.number().int().min(0).max(65535).default(8780)),

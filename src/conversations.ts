@@ -7,6 +7,7 @@ import {
   WORKFLOW_TYPE,
   forceEscalationSignal,
   handBackSignal,
+  teamActionSignal,
   newUserMessageSignal,
   progressQuery,
   searchAttributes,
@@ -14,6 +15,7 @@ import {
   workflowIdFor,
   type ForceEscalation,
   type HandBack,
+  type TeamAction,
   type SupportConversationInput,
   type Trigger,
 } from './shared';
@@ -73,6 +75,10 @@ export async function deliverUserMessage(
 
 export async function forceEscalation(client: Client, conversationId: string, request: ForceEscalation): Promise<void> {
   await client.workflow.getHandle(workflowIdFor(conversationId)).signal(forceEscalationSignal, request);
+}
+
+export async function sendTeamAction(client: Client, conversationId: string, action: TeamAction): Promise<void> {
+  await client.workflow.getHandle(workflowIdFor(conversationId)).signal(teamActionSignal, action);
 }
 
 export async function handBack(client: Client, conversationId: string, request: HandBack): Promise<void> {

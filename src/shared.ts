@@ -53,6 +53,14 @@ export interface ForceEscalation {
   requestedBy: string;
 }
 
+/** What a person on the team did in Intercom, as its webhooks tell the ingress. */
+export interface TeamAction {
+  notificationId: string;
+  action: 'replied' | 'assigned' | 'closed';
+  /** For `assigned`: the assignee is Melvin's own admin, which gives the conversation back to Melvin. */
+  toMelvin?: boolean;
+}
+
 export interface HandBack {
   reason: string;
   requestedBy: string;
@@ -72,6 +80,8 @@ export const newUserMessageSignal = defineSignal<[NewUserMessage]>('newUserMessa
 export const forceEscalationSignal = defineSignal<[ForceEscalation]>('forceEscalation');
 /** A lead gives a conversation the team owns back to Melvin: the user's next message is answered again. */
 export const handBackSignal = defineSignal<[HandBack]>('handBack');
+/** A teammate replied, assigned or closed the conversation in Intercom: the team takes it over, or ends it. */
+export const teamActionSignal = defineSignal<[TeamAction]>('teamAction');
 export const stateQuery = defineQuery<AgentState>('state');
 export const progressQuery = defineQuery<Progress>('progress');
 

@@ -12,6 +12,7 @@ quietRuntime();
 
 const SECRET = 'ingress-test-secret';
 const ADMIN_TOKEN = 'ingress-admin-token-0123456789';
+const MELVIN_ADMIN_ID = '8918000';
 const TURN = { taskQueue: 'ingress-test', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} };
 let env: TestWorkflowEnvironment;
 let server: Server;
@@ -29,7 +30,13 @@ function listenOn(app: ReturnType<typeof createIngressApp>): Promise<{ server: S
 beforeAll(async () => {
   env = await startTemporal();
   ({ server, url: baseUrl } = await listenOn(
-    createIngressApp({ client: env.client, clientSecret: SECRET, adminApiToken: ADMIN_TOKEN, turn: TURN }),
+    createIngressApp({
+      client: env.client,
+      clientSecret: SECRET,
+      adminApiToken: ADMIN_TOKEN,
+      turn: TURN,
+      melvinAdminId: MELVIN_ADMIN_ID,
+    }),
   ));
 }, 120_000);
 
@@ -131,6 +138,60 @@ test('ping answers 200; other topics are acknowledged with 202 and start nothing
   expect(await runExists(ignored.data.item.id)).toBe(false);
 });
 
+describe('a teammate acting in Intercom', () => {
+  /** An admin event on the conversation: its newest part by `authorId`, assigned to `assigneeId`. */
+  const adminEvent = (topic: string, conversationId: string, authorId: string, assigneeId: string | null = null) => {
+    const event = notification(topic, conversationId, `notif-admin-${++counter}`);
+    return {
+      ...event,
+      data: {
+        ...event.data,
+        item: {
+          type: 'conversation',
+          id: conversationId,
+          admin_assignee_id: assigneeId === null ? null : Number(assigneeId),
+          conversation_parts: { conversation_parts: [{ id: `p-${counter}`, author: { type: 'admin', id: authorId } }] },
+        },
+      },
+    };
+  };
+  const signalsOf = async (conversationId: string) => {
+    const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();
+    return history.events?.flatMap((e) => {
+      const signal = e.workflowExecutionSignaledEventAttributes;
+      return signal ? [signal.signalName] : [];
+    });
+  };
+
+  test('a teammate’s reply, assignment or close is signalled to the open workflow; Melvin’s own reply is not', async () => {
+    const started = notification();
+    const conversationId = started.data.item.id;
+    await post(JSON.stringify(started));
+
+    const own = await post(JSON.stringify(adminEvent('conversation.admin.replied', conversationId, MELVIN_ADMIN_ID)));
+    const teammate = await post(JSON.stringify(adminEvent('conversation.admin.replied', conversationId, '4242')));
+    const backToMelvin = await post(
+      JSON.stringify(adminEvent('conversation.admin.assigned', conversationId, '4242', MELVIN_ADMIN_ID)),
+    );
+    const closed = await post(JSON.stringify(adminEvent('conversation.admin.closed', conversationId, '4242')));
+
+    expect(own).toEqual({ status: 202, body: { ignored: true, reason: 'Melvin’s own reply' } });
+    expect(teammate).toEqual({ status: 202, body: { signalled: 'teamAction', action: 'replied' } });
+    expect(backToMelvin).toEqual({ status: 202, body: { signalled: 'teamAction', action: 'assigned' } });
+    expect(closed).toEqual({ status: 202, body: { signalled: 'teamAction', action: 'closed' } });
+    expect(await signalsOf(conversationId)).toEqual(['newUserMessage', 'teamAction', 'teamAction', 'teamAction']);
+  });
+
+  test('an admin event for a conversation with no open workflow starts nothing', async () => {
+    const event = adminEvent('conversation.admin.closed', `ing-${++counter}`, '4242');
+    expect(await post(JSON.stringify(event))).toEqual({
+      status: 202,
+      body: { ignored: true, reason: 'no open workflow' },
+    });
+    expect(await runExists(event.data.item.id)).toBe(false);
+  });
+});
+
 describe('bad input gets a 4xx with a JSON error and starts nothing', () => {
   test.each([
     ['no signature', 401, (body: string) => post(body, null)],
@@ -179,7 +240,7 @@ describe('bad input gets a 4xx with a JSON error and starts nothing', () => {
 test('when Temporal cannot be reached the delivery is refused with 503, so Intercom delivers it again', async () => {
   const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 }) });
   const { server: down, url } = await listenOn(
-    createIngressApp({ client: unreachable, clientSecret: SECRET, turn: TURN }),
+    createIngressApp({ client: unreachable, clientSecret: SECRET, turn: TURN, melvinAdminId: MELVIN_ADMIN_ID }),
   );
   try {
     const body = JSON.stringify(notification());

@@ -3,13 +3,20 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { deliverUserMessage, forceEscalation, handBack, type TurnOptions } from '../conversations';
+import { deliverUserMessage, forceEscalation, handBack, sendTeamAction, type TurnOptions } from '../conversations';
+import type { TeamAction } from '../shared';
 import { logEvent } from '../log';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Topics that carry a user's message; every other topic is acknowledged and ignored. */
 export const MESSAGE_TOPICS = ['conversation.user.created', 'conversation.user.replied'] as const;
+/** Topics that show a person on the team acting on the conversation, and what each tells the workflow. */
+export const TEAM_TOPICS = {
+  'conversation.admin.replied': 'replied',
+  'conversation.admin.assigned': 'assigned',
+  'conversation.admin.closed': 'closed',
+} as const satisfies Record<string, TeamAction['action']>;
 /** Below Intercom's webhook timeout, so an unreachable Temporal gets a 503 (and a redelivery), not a timeout. */
 const TEMPORAL_DEADLINE_MS = 3_000;
 const REMEMBERED_NOTIFICATIONS = 10_000;
@@ -28,9 +35,11 @@ export const Notification = z.looseObject({
   data: z.looseObject({ item: z.looseObject({ type: z.string().optional() }) }),
 });
 
-const PartRef = z.looseObject({ id: z.union([z.string(), z.number()]) });
+const IntercomId = z.union([z.string(), z.number()]);
+const PartRef = z.looseObject({ id: IntercomId, author: z.looseObject({ id: IntercomId.nullish() }).nullish() });
 const ConversationItem = z.looseObject({
   id: ConversationId,
+  admin_assignee_id: IntercomId.nullish(),
   source: PartRef.nullish(),
   conversation_parts: z.looseObject({ conversation_parts: z.array(PartRef) }).optional(),
 });
@@ -56,11 +65,17 @@ function isMessageTopic(topic: string): topic is (typeof MESSAGE_TOPICS)[number]
   return (MESSAGE_TOPICS as readonly string[]).includes(topic);
 }
 
+function isTeamTopic(topic: string): topic is keyof typeof TEAM_TOPICS {
+  return Object.hasOwn(TEAM_TOPICS, topic);
+}
+
 export interface IngressOptions {
   client: Client;
   /** The Intercom app's client secret: the key of the webhook's HMAC-SHA1 signature. */
   clientSecret: string;
   turn: TurnOptions;
+  /** The bot admin Melvin posts as: its own replies come back as `conversation.admin.replied` and are not the team's. */
+  melvinAdminId: string;
   /** Bearer token of the operator API; without one the API answers 503. */
   adminApiToken?: string;
   metrics?: IngressMetrics;
@@ -91,6 +106,42 @@ export function createIngressApp(options: IngressOptions): express.Express {
   const seen = new Set<string>();
   const metrics = options.metrics ?? createIngressMetrics();
 
+  function remember(notificationId: string): void {
+    seen.add(notificationId);
+    if (seen.size > REMEMBERED_NOTIFICATIONS) seen.delete(seen.values().next().value!);
+  }
+
+  /**
+   * A teammate's reply, assignment or close goes to the conversation's open workflow, never starts one: with no
+   * workflow there is nothing for Melvin to stop. Melvin's own replies come back under the same topic and are skipped.
+   */
+  async function teamAction(
+    topic: keyof typeof TEAM_TOPICS,
+    notificationId: string,
+    item: z.infer<typeof ConversationItem>,
+  ): Promise<Delivery> {
+    const action = TEAM_TOPICS[topic];
+    const lastAuthor = item.conversation_parts?.conversation_parts.at(-1)?.author?.id;
+    if (action === 'replied' && String(lastAuthor) === options.melvinAdminId) {
+      return { status: 202, body: { ignored: true, reason: 'Melvin’s own reply' }, outcome: 'ignored', topic };
+    }
+    const toMelvin = action === 'assigned' ? String(item.admin_assignee_id) === options.melvinAdminId : undefined;
+    try {
+      await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+        sendTeamAction(options.client, item.id, { notificationId, action, toMelvin }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        return { status: 202, body: { ignored: true, reason: 'no open workflow' }, outcome: 'ignored', topic };
+      }
+      logEvent('warn', 'team action not delivered: Temporal unavailable', { topic, conversation_id: item.id });
+      return { ...reject(503, 'temporal_unavailable', 'Temporal is unavailable; retry the delivery'), topic };
+    }
+    remember(notificationId);
+    logEvent('info', 'team action delivered', { topic, conversation_id: item.id });
+    return { status: 202, body: { signalled: 'teamAction', action }, outcome: 'signalled', topic };
+  }
+
   /** Everything a delivery can come to: the answer, and the outcome the metrics count it under. */
   async function handleDelivery(raw: Buffer, signature: string | undefined): Promise<Delivery> {
     if (!signatureMatches(raw, signature, options.clientSecret)) {
@@ -108,7 +159,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
     }
     const { id: notificationId, topic } = notification.data;
     if (topic === 'ping') return { status: 200, body: { ok: true }, outcome: 'ping', topic };
-    if (!isMessageTopic(topic))
+    if (!isMessageTopic(topic) && !isTeamTopic(topic))
       return { status: 202, body: { ignored: true, topic }, outcome: 'ignored', topic: 'other' };
     const item = ConversationItem.safeParse(notification.data.data.item);
     if (!item.success) {
@@ -119,6 +170,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
       return { status: 200, body: { duplicate: true, notificationId }, outcome: 'duplicate', topic };
     }
     const conversationId = item.data.id;
+    if (isTeamTopic(topic)) return teamAction(topic, notificationId, item.data);
     // The message the notification is about: the newest part, or the first message (the source) of a new conversation.
     // The workflow's ledger ignores a delivery for a part it already answered or handed over.
     const part = item.data.conversation_parts?.conversation_parts.at(-1) ?? item.data.source;
@@ -135,8 +187,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
           options.turn,
         ),
       );
-      seen.add(notificationId);
-      if (seen.size > REMEMBERED_NOTIFICATIONS) seen.delete(seen.values().next().value!);
+      remember(notificationId);
       logEvent('info', 'webhook delivered', {
         topic,
         conversation_id: conversationId,

@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     client,
     metrics,
     clientSecret: config.INTERCOM_CLIENT_SECRET,
+    melvinAdminId: config.MELVIN_ADMIN_ID,
     adminApiToken: config.ADMIN_API_TOKEN,
     turn: turnOptions(config.TASK_QUEUE, config),
   });

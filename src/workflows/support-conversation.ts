@@ -25,6 +25,7 @@ import {
   forceEscalationSignal,
   handBackSignal,
   newUserMessageSignal,
+  teamActionSignal,
   progressQuery,
   searchAttributes,
   stateQuery,
@@ -153,6 +154,9 @@ export async function supportConversation(input: SupportConversationInput): Prom
   let fetchedUserPartIds: string[] = [];
   /** Deliveries before this index are answered or handed over; the rest wait for the next turn. */
   let consumedDeliveries = 0;
+  /** A teammate closed the conversation in Intercom: the workflow ends once the turn in progress is over. */
+  let closedByTeam = false;
+  const teamActionsSeen = new Set<string>();
   /** Parts posted by this run are at or after this second: the bound of the fallback duplicate check. */
   const notBefore = Math.floor(startedAt / 1000);
   /**
@@ -200,6 +204,23 @@ export async function supportConversation(input: SupportConversationInput): Prom
     };
     log.info('forced escalation received', { reason: state.metadata.forced_escalation.reason });
     if (!replyStarted) agentScope.cancel();
+  });
+  setHandler(teamActionSignal, (event) => {
+    const notificationId = String(event?.notificationId ?? '');
+    if (teamActionsSeen.has(notificationId)) return;
+    teamActionsSeen.add(notificationId);
+    const now = new Date().toISOString();
+    if (event?.action === 'closed') {
+      closedByTeam = true;
+      handOverToTeam(record, 'a teammate closed the conversation in Intercom', now);
+    } else if (event?.action === 'assigned' && event.toMelvin) {
+      handBackToMelvin(record, 'assigned to Melvin in Intercom', now);
+    } else if (event?.action === 'assigned') {
+      handOverToTeam(record, 'a teammate was assigned the conversation in Intercom', now);
+    } else if (event?.action === 'replied') {
+      handOverToTeam(record, 'a teammate replied in Intercom', now);
+    }
+    log.info('team action received', { action: event?.action ?? null, owner: record.ownership.owner });
   });
   setHandler(handBackSignal, (request) => {
     if (record.ownership.owner !== 'team') return;
@@ -614,7 +635,8 @@ export async function supportConversation(input: SupportConversationInput): Prom
   async function escalate(e: Escalation): Promise<void> {
     enter('escalate', `Reason: ${e.reason}`);
     state.escalation_reason = e.reason;
-    const told = await tellUser(e.kind);
+    // When a teammate has already taken over, a person is with the user: nothing to tell them.
+    const told = record.ownership.owner === 'team' ? null : await tellUser(e.kind);
     const note = await postNote(escalationNote(e, told), 'note escalation');
     state.escalate = {
       escalation_source: e.source,
@@ -711,6 +733,18 @@ export async function supportConversation(input: SupportConversationInput): Prom
       return;
     }
     replyStarted = true;
+    if (!outcome && record.ownership.owner === 'team') {
+      // A teammate replied or was assigned while Melvin worked: theirs is the answer, Melvin's draft goes to them.
+      await postNote(
+        `ℹ️ A teammate took over while Melvin was answering, so Melvin did not send its reply.\n\nDrafted reply:\n${state.response ?? ''}`,
+        'note reply withheld',
+      );
+      state.metadata.skipped_reason = 'a teammate took over during the turn: the reply was not sent';
+      state.next_node = 'end';
+      upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
+      enter('end', `Nothing sent: ${state.metadata.skipped_reason}`);
+      return;
+    }
     if (outcome) await escalate(outcome);
     else await respond();
     // Forced after the reply went out (or while it was going out): the reply stands, the team is told to take over.
@@ -782,6 +816,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
   async function waitForNextMessage(): Promise<ReceivedUserMessage[]> {
     state.metadata.phase = 'waiting';
     for (;;) {
+      if (closedByTeam) return [];
       const unanswered = unansweredDeliveries(record, state.metadata.user_messages, consumedDeliveries);
       if (unanswered.length && record.ownership.owner === 'melvin') return unanswered;
       if (unanswered.length) {
@@ -802,7 +837,8 @@ export async function supportConversation(input: SupportConversationInput): Prom
       const woken = await condition(
         () =>
           unansweredDeliveries(record, state.metadata.user_messages, consumedDeliveries).length > 0 ||
-          operatorEscalationPending(),
+          operatorEscalationPending() ||
+          closedByTeam,
         quietPeriodSeconds * 1000,
       );
       if (!woken) return [];

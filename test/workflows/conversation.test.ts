@@ -4,7 +4,14 @@ import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { loadTurnConfig } from '../../src/config';
-import { deliverUserMessage, forceEscalation, handBack, turnOptions, turnOver } from '../../src/conversations';
+import {
+  deliverUserMessage,
+  forceEscalation,
+  handBack,
+  sendTeamAction,
+  turnOptions,
+  turnOver,
+} from '../../src/conversations';
 import { DEFAULT_HANDOVER_MESSAGE } from '../../src/shared';
 import { workflowIdFor } from '../../src/shared';
 import type { AgentState } from '../../src/state';
@@ -260,6 +267,75 @@ describe('ownership', () => {
         turn_count: 1,
         ownership: { owner: 'team' },
         turns: [expect.objectContaining({ melvin_status: 'ROUTE_TO_TEAM', escalation_source: 'operator' })],
+      });
+    });
+  });
+});
+
+describe('a teammate acting in Intercom', () => {
+  const teamAction = (id: string, action: 'replied' | 'assigned' | 'closed', toMelvin?: boolean) =>
+    sendTeamAction(testbed.env.client, id, { notificationId: `admin-${id}-${action}-${toMelvin}`, action, toMelvin });
+
+  test('a teammate’s reply stops Melvin; assigning the conversation to Melvin gives it back', async () => {
+    const id = newConversation();
+    await withConversation(id, async (c) => {
+      answersPayments();
+      await c.deliver();
+      await c.turnOver(1);
+
+      await teamAction(id, 'replied');
+      const ignored = await c.userWrites('Thanks, and the tax form?');
+      await waitFor('the message to be handed over', async () =>
+        (await c.state()).metadata.conversation.handled_part_ids.includes(ignored),
+      );
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
+      expect(testbed.sandbox.intercom.notes(id).filter((n) => n.startsWith('💬'))).toEqual([
+        expect.stringContaining('(a teammate replied in Intercom)'),
+      ]);
+
+      await teamAction(id, 'assigned', true);
+      answersPayments();
+      await c.userWrites('Sorry, when will I get paid again?');
+      const answered = await c.turnOver(2);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY, PAY_REPLY]);
+      expect(answered.metadata.conversation.ownership).toMatchObject({
+        owner: 'melvin',
+        reason: 'assigned to Melvin in Intercom',
+      });
+    });
+  });
+
+  test('a teammate who replies while Melvin drafts keeps the conversation: Melvin’s draft goes to a note', async () => {
+    const id = newConversation();
+    await withConversation(id, async (c) => {
+      testbed.sandbox.model.faults.set({ draft: [{ delay_ms: 1500 }] });
+      answersPayments();
+      await c.deliver();
+      await waitFor('the draft request', () => testbed.sandbox.model.requests.some((r) => r.step === 'draft'));
+      await teamAction(id, 'replied');
+      const state = await c.turnOver(1);
+
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
+      expect(testbed.sandbox.intercom.notes(id).at(-1)).toBe(
+        // Intercom's plain text puts each paragraph on a line of its own, with no blank line between.
+        `ℹ️ A teammate took over while Melvin was answering, so Melvin did not send its reply.\nDrafted reply:\n${PAY_REPLY}`,
+      );
+      expect(state.metadata.skipped_reason).toContain('a teammate took over');
+      expect(state.metadata.conversation.turns[0]).toMatchObject({ melvin_status: 'skipped' });
+    });
+  });
+
+  test('closing the conversation in Intercom ends its workflow', async () => {
+    const id = newConversation();
+    await withConversation(id, async (c) => {
+      answersPayments();
+      await c.deliver();
+      await c.turnOver(1);
+      await teamAction(id, 'closed');
+      const state = (await testbed.env.client.workflow.getHandle(workflowIdFor(id)).result()) as AgentState;
+      expect(state.metadata.conversation.ownership).toMatchObject({
+        owner: 'team',
+        reason: 'a teammate closed the conversation in Intercom',
       });
     });
   });
