@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import {
   ConfigError,
@@ -140,8 +140,7 @@ async function run(command: Command, client: Client, temporal: TemporalConfig): 
   }
 }
 
-async function main(): Promise<void> {
-  const command = parseCommand(process.argv.slice(2));
+async function main(command: Command): Promise<void> {
   const temporal = loadTemporalConfig();
   const connection = await Connection.connect(temporalConnectionOptions(temporal));
   try {
@@ -152,10 +151,23 @@ async function main(): Promise<void> {
   }
 }
 
+/** One line for what an operator can act on; the stack trace only for what nobody expected. */
+export function failureLine(err: unknown, command?: Command): string | undefined {
+  if (err instanceof ConfigError) return err.message;
+  if (err instanceof WorkflowNotFoundError && command && 'conversationId' in command) {
+    return `conversation ${command.conversationId} has no open workflow: it never started, or it has ended`;
+  }
+  return undefined;
+}
+
 if (require.main === module) {
-  main().catch((err) => {
+  let command: Command | undefined;
+  new Promise<void>((resolve) => {
+    command = parseCommand(process.argv.slice(2));
+    resolve(main(command));
+  }).catch((err) => {
     if (err instanceof UsageError) console.error(`${err.message}\n\n${USAGE}`);
-    else console.error(err instanceof ConfigError ? err.message : err);
+    else console.error(failureLine(err, command) ?? err);
     process.exit(err instanceof UsageError ? 2 : 1);
   });
 }

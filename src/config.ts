@@ -62,6 +62,26 @@ const TemporalEnv = z.object({
 /** The bot admin Melvin posts as: the worker posts with it, the ingress tells Melvin's own events from the team's. */
 const melvinAdminId = optional(z.string().regex(/^\d+$/, 'must be a numeric Intercom admin id').default('8918000'));
 
+/** A variable holding a JSON object, parsed and checked against `schema`; what is wrong is named. */
+function jsonOf<T>(schema: z.ZodType<T>, shape: string) {
+  return (value: string, ctx: z.RefinementCtx<string>): T => {
+    let json: unknown;
+    try {
+      json = JSON.parse(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `must be a JSON object of ${shape}` });
+      return z.NEVER;
+    }
+    const parsed = schema.safeParse(json);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) {
+      const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
+      ctx.addIssue({ code: 'custom', message: `${where}${issue.message}` });
+    }
+    return z.NEVER;
+  };
+}
+
 const ESCALATION_KINDS = Object.keys(ESCALATION_TABLE) as [EscalationKind, ...EscalationKind[]];
 const HandoverTexts = z.partialRecord(z.enum(ESCALATION_KINDS), z.string().trim().max(1000));
 
@@ -84,27 +104,38 @@ const TurnEnv = z.object({
       .max(90 * 24 * 3600)
       .default(DEFAULT_QUIET_PERIOD_SECONDS),
   ),
-  /** What the user is told on a hand-over. Not `optional`: set empty, it means "tell the user nothing". */
-  HANDOVER_MESSAGE: z.string().trim().max(1000).default(DEFAULT_HANDOVER_MESSAGE),
-  /** JSON: per escalation kind, a text that replaces HANDOVER_MESSAGE; `""` tells the user nothing for that kind. */
-  HANDOVER_MESSAGES: optional(
+  /** How long a tool's result stays fresh for the conversation's later turns; 0 never reuses one. */
+  TOOL_RESULT_TTL_SECONDS: optional(
+    z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(24 * 3600)
+      .default(600),
+  ),
+  /** JSON: per tool name, seconds that replace TOOL_RESULT_TTL_SECONDS (e.g. `{"get_user_payments":60}`). */
+  TOOL_RESULT_TTLS: optional(
     z
       .string()
       .default('{}')
-      .transform((value, ctx) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(value);
-        } catch {
-          ctx.addIssue({ code: 'custom', message: 'must be a JSON object of escalation kind → text' });
-          return z.NEVER;
-        }
-        const parsed = HandoverTexts.safeParse(json);
-        if (parsed.success) return parsed.data;
-        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
-        return z.NEVER;
-      }),
+      .transform(
+        jsonOf(
+          z.record(
+            z.string(),
+            z
+              .number()
+              .int()
+              .min(0)
+              .max(24 * 3600),
+          ),
+          'tool name → seconds',
+        ),
+      ),
   ),
+  /** What the user is told on a hand-over. Not `optional`: set empty, it means "tell the user nothing". */
+  HANDOVER_MESSAGE: z.string().trim().max(1000).default(DEFAULT_HANDOVER_MESSAGE),
+  /** JSON: per escalation kind, a text that replaces HANDOVER_MESSAGE; `""` tells the user nothing for that kind. */
+  HANDOVER_MESSAGES: optional(z.string().default('{}').transform(jsonOf(HandoverTexts, 'escalation kind → text'))),
 });
 
 const WorkerEnv = TemporalEnv.extend({

@@ -16,6 +16,7 @@ import {
   type ForceEscalation,
   type HandBack,
   type TeamAction,
+  type ToolResultTtl,
   type SupportConversationInput,
   type Trigger,
 } from './shared';
@@ -27,6 +28,8 @@ export interface TurnOptions {
   quietPeriodSeconds: number;
   /** Per escalation kind, what the user is told on a hand-over ("" or absent: nothing). */
   handoverMessages: Partial<Record<EscalationKind, string>>;
+  /** How long tool results stay fresh for later turns; absent: never reused. */
+  toolResultTtl?: ToolResultTtl;
 }
 
 /** The turn options the ingress and the CLI pass, from their configuration. */
@@ -37,6 +40,7 @@ export function turnOptions(taskQueue: string, config: TurnConfig): TurnOptions 
     snoozeSeconds: config.SNOOZE_SECONDS,
     quietPeriodSeconds: config.QUIET_PERIOD_SECONDS,
     handoverMessages: handoverMessages(config),
+    toolResultTtl: { default_seconds: config.TOOL_RESULT_TTL_SECONDS, per_tool: config.TOOL_RESULT_TTLS },
   };
 }
 
@@ -57,6 +61,7 @@ export async function deliverUserMessage(
     snoozeSeconds: options.snoozeSeconds,
     quietPeriodSeconds: options.quietPeriodSeconds,
     handoverMessages: options.handoverMessages,
+    toolResultTtl: options.toolResultTtl,
   };
   const handle = await client.workflow.signalWithStart(WORKFLOW_TYPE, {
     workflowId,

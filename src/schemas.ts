@@ -58,12 +58,20 @@ export type ValidationResponse = z.infer<typeof ValidationResponse>;
 
 export type ToolSummary = Pick<ToolDefinition, 'name' | 'description' | 'input_schema'>;
 
+/** An earlier turn of the conversation, as the next turn's plan and draft see it. */
+export interface EarlierTurn {
+  asked: string | null;
+  answered: string | null;
+  escalated: string | null;
+}
+
 export interface PlanContext {
   hop: number;
   max_hops: number;
   messages: Message[];
   /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
   earlier_parts_omitted?: number;
+  earlier_turns?: EarlierTurn[];
   available_tools: ToolSummary[];
   /** Argument names the workflow fills from the conversation's contact; the model must not set them. */
   identity_arguments: string[];
@@ -87,6 +95,7 @@ export interface DraftContext {
   messages: Message[];
   /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
   earlier_parts_omitted?: number;
+  earlier_turns?: EarlierTurn[];
   user_name: string | null;
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;

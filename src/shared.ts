@@ -39,6 +39,8 @@ export interface SupportConversationInput {
   conversation?: ConversationRecord;
   /** Deliveries the previous run received but did not answer: this run's turn answers them. */
   pending?: ReceivedUserMessage[];
+  /** How long a tool's result stays fresh for later turns of the conversation; absent: results are never reused. */
+  toolResultTtl?: ToolResultTtl;
   /** Per escalation kind, what the user is told on a hand-over; a kind absent or empty tells the user nothing. */
   handoverMessages?: Partial<Record<EscalationKind, string>>;
 }
@@ -51,6 +53,12 @@ export interface NewUserMessage {
 export interface ForceEscalation {
   reason: string;
   requestedBy: string;
+}
+
+/** Seconds a tool's result stays fresh: the tool's own, else the default; 0 never reuses it. */
+export interface ToolResultTtl {
+  default_seconds: number;
+  per_tool: Record<string, number>;
 }
 
 /** What a person on the team did in Intercom, as its webhooks tell the ingress. */

@@ -57,6 +57,8 @@ export interface ToolResult {
   /** The key under which the result is kept in `tool_data` or `docs_data`. */
   stored_as: string;
   truncated: boolean;
+  /** Set when the result was reused from an earlier turn, fetched at this time, instead of calling the tool again. */
+  reused_from?: string | null;
 }
 
 export type GatherStatus = 'completed' | 'partial' | 'failed' | 'skipped';
@@ -210,6 +212,20 @@ export interface TurnRecord {
   escalation_source: EscalationSource | null;
   /** The user parts this turn answered or handed over. */
   part_ids: string[];
+  /** What the turn's plan took the question to be, the reply the user got, and why it escalated: the next turns' memory. */
+  asked?: string | null;
+  answered?: string | null;
+  escalation_reason?: string | null;
+}
+
+/** A tool or docs result a later turn may reuse instead of calling again, until it expires. */
+export interface FreshResult {
+  tool_name: string;
+  parameters: Record<string, unknown>;
+  data: unknown;
+  truncated: boolean;
+  fetched_at: string;
+  expires_at: string;
 }
 
 /** Who answers the user: Melvin, or the team from a hand-over until a lead hands the conversation back. */
@@ -229,6 +245,8 @@ export interface ConversationRecord {
   /** The ledger: user part ids already answered or handed over, newest last (at most `MAX_LEDGER_IDS`). */
   handled_part_ids: string[];
   ownership: Ownership;
+  /** Results still fresh (each tool's TTL), reused by later turns; at most `MAX_FRESH_BYTES` of JSON. */
+  fresh_results?: FreshResult[];
 }
 
 export type RunPhase = 'turn' | 'waiting';

@@ -63,6 +63,17 @@ test('a bad CLI call is a usage error with exit code 2', async () => {
   expect(stderr).toContain('Usage:');
 });
 
+test('the CLI answers a conversation with no open workflow in one line, not a stack trace', async () => {
+  for (const command of ['escalate', 'hand-back']) {
+    const { code, stderr } = await cli(command, '9199', '--reason', 'VIP');
+    expect({ command, code, stderr: stderr.trim() }).toEqual({
+      command,
+      code: 1,
+      stderr: 'conversation 9199 has no open workflow: it never started, or it has ended',
+    });
+  }
+});
+
 test('CLI start runs a turn on the worker process; state and list show it', async () => {
   sandbox.seed({
     conversation: {

@@ -1,5 +1,6 @@
 // Named activity errors: each class name is the retry contract the workflow's policies list as non-retryable or not.
-import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 
 export class MelvinActivityError extends Error {
   /** When the remote system said how long to wait (429 Retry-After), Temporal waits exactly that before retrying. */
@@ -41,7 +42,8 @@ export class PromptUnavailableError extends MelvinActivityError {}
 
 /**
  * Wraps every function of an activity module so an error that carries a server-given delay reaches Temporal as an
- * ApplicationFailure with `nextRetryDelay`; every other error keeps its class name as the failure type.
+ * ApplicationFailure with `nextRetryDelay`, a cancelled activity reports its cancellation, and every other error keeps
+ * its class name as the failure type.
  */
 export function withRetryContract<T extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: T): T {
   const wrapped: Record<string, unknown> = {};
@@ -50,6 +52,10 @@ export function withRetryContract<T extends Record<string, (...args: never[]) =>
       try {
         return await fn(...args);
       } catch (err) {
+        // Cancelled (a forced escalation, a cancelled run): whatever the aborted call threw, report the cancellation,
+        // so Temporal records the activity as cancelled rather than failed and the workflow sees a cancellation.
+        const cancellation = cancellationOf();
+        if (cancellation) throw cancellation;
         if (err instanceof MelvinActivityError && err.retryAfterMs !== undefined) {
           throw ApplicationFailure.create({
             type: err.name,
@@ -63,6 +69,16 @@ export function withRetryContract<T extends Record<string, (...args: never[]) =>
     };
   }
   return wrapped as T;
+}
+
+/** The activity's cancellation, when Temporal has cancelled it; outside an activity there is none. */
+function cancellationOf(): unknown {
+  try {
+    const signal = Context.current().cancellationSignal;
+    return signal.aborted ? (signal.reason ?? new CancelledFailure('cancelled')) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function errorMessage(err: unknown): string {

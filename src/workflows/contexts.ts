@@ -1,6 +1,7 @@
 // What each LLM step is shown, built from the state: pure, so the model's view of a run is replayable and testable.
 import type { CoverageContext, DraftContext, PlanContext } from '../schemas';
 import type { AgentState } from '../state';
+import { earlierTurns } from './conversation-record';
 import { IDENTITY_ARGUMENTS } from './tool-calls';
 
 /**
@@ -12,6 +13,15 @@ function omitted(state: AgentState): { earlier_parts_omitted?: number } {
   return count > 0 ? { earlier_parts_omitted: count } : {};
 }
 
+/**
+ * The conversation's memory: what its earlier turns asked, answered or handed over, so a follow-up ("and the next
+ * one?") is read in that light and Melvin can say "as I said". Absent in a conversation's first turn.
+ */
+function memory(state: AgentState): Pick<PlanContext, 'earlier_turns'> {
+  const turns = earlierTurns(state.metadata.conversation);
+  return turns.length ? { earlier_turns: turns } : {};
+}
+
 /** Hop N's plan sees what every earlier hop asked for and which gaps its coverage found (context-aware re-planning). */
 export function planContext(state: AgentState, hop: number): PlanContext {
   return {
@@ -19,6 +29,7 @@ export function planContext(state: AgentState, hop: number): PlanContext {
     max_hops: state.max_hops,
     messages: state.messages,
     ...omitted(state),
+    ...memory(state),
     available_tools: state.available_tools.map(({ name, description, input_schema }) => ({
       name,
       description,
@@ -52,6 +63,7 @@ export function draftContext(state: AgentState): DraftContext {
   return {
     messages: state.messages,
     ...omitted(state),
+    ...memory(state),
     user_name: state.metadata.user_name,
     tool_data: state.tool_data,
     docs_data: state.docs_data,

@@ -1,5 +1,7 @@
-// The conversation record a workflow carries from turn to turn: the turns, the ledger of handled user parts, the owner.
-import type { ConversationRecord, ReceivedUserMessage, TurnRecord } from '../state';
+// The conversation record a workflow carries from turn to turn: the turns, the ledger of handled user parts, the owner,
+// and the tool results still fresh.
+import type { ToolResultTtl } from '../shared';
+import type { ConversationRecord, FreshResult, ReceivedUserMessage, ToolResult, TurnRecord } from '../state';
 
 /** Enough turns for a lead to read the conversation's course in any run's state; older ones are only counted. */
 export const MAX_TURNS_KEPT = 20;
@@ -9,13 +11,82 @@ export const MAX_TURNS_KEPT = 20;
  */
 export const MAX_LEDGER_IDS = 1000;
 
+/** Fresh results kept for later turns: enough for a talent's payments and applications, far below any payload limit. */
+export const MAX_FRESH_BYTES = 64 * 1024;
+/** A reply kept in the record is cut here: the next turn needs its gist, not every word. */
+export const MAX_REMEMBERED_REPLY = 500;
+
 export function newConversationRecord(): ConversationRecord {
   return {
     turns: [],
     turn_count: 0,
     handled_part_ids: [],
     ownership: { owner: 'melvin', since: null, reason: null, team_told_of_new_messages: false },
+    fresh_results: [],
   };
+}
+
+/** One key per tool and arguments, whatever the order the arguments came in. */
+function resultKey(toolName: string, parameters: Record<string, unknown>): string {
+  const sorted = Object.keys(parameters)
+    .sort()
+    .map((k) => [k, parameters[k]]);
+  return `${toolName} ${JSON.stringify(sorted)}`;
+}
+
+/** The earlier turn's result for this very call, while it is fresh. */
+export function freshResult(
+  record: ConversationRecord,
+  toolName: string,
+  parameters: Record<string, unknown>,
+  now: number,
+): FreshResult | undefined {
+  const key = resultKey(toolName, parameters);
+  return (record.fresh_results ?? []).find(
+    (r) => resultKey(r.tool_name, r.parameters) === key && Date.parse(r.expires_at) > now,
+  );
+}
+
+/**
+ * Keeps the turn's successful calls for later turns, each until its tool's TTL passes; drops what has expired, and
+ * the oldest results past `MAX_FRESH_BYTES`. A result reused this turn keeps its first fetch time.
+ */
+export function rememberResults(
+  record: ConversationRecord,
+  results: ToolResult[],
+  ttl: ToolResultTtl | undefined,
+  now: number,
+): void {
+  let kept = (record.fresh_results ?? []).filter((r) => Date.parse(r.expires_at) > now);
+  for (const result of results) {
+    if (!result.success || result.reused_from) continue;
+    const seconds = ttl?.per_tool[result.tool_name] ?? ttl?.default_seconds ?? 0;
+    if (seconds <= 0) continue;
+    const key = resultKey(result.tool_name, result.parameters);
+    kept = kept.filter((r) => resultKey(r.tool_name, r.parameters) !== key);
+    const fetchedAt = Date.parse(result.timestamp);
+    kept.push({
+      tool_name: result.tool_name,
+      parameters: result.parameters,
+      data: result.data,
+      truncated: result.truncated,
+      fetched_at: result.timestamp,
+      expires_at: new Date(fetchedAt + seconds * 1000).toISOString(),
+    });
+  }
+  while (kept.length && JSON.stringify(kept).length > MAX_FRESH_BYTES) kept.shift();
+  record.fresh_results = kept;
+}
+
+/** What earlier turns asked and how each ended, for the plan and the draft of the next. */
+export function earlierTurns(
+  record: ConversationRecord,
+): { asked: string | null; answered: string | null; escalated: string | null }[] {
+  return record.turns.map((t) => ({
+    asked: t.asked ?? null,
+    answered: t.answered ?? null,
+    escalated: t.escalation_reason ?? null,
+  }));
 }
 
 /** Adds part ids to the ledger once each, newest last, dropping the oldest past the bound. */

@@ -1,5 +1,5 @@
 // DESIGN.md's activity policy table in one place: a named retry policy per external system, one proxy per policy.
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { IntercomActivities } from '../activities/intercom';
 import type { LlmActivities } from '../activities/llm';
@@ -7,8 +7,16 @@ import type { McpActivities } from '../activities/mcp';
 import type { PromptActivities } from '../activities/prompts';
 import type { ValidationActivities } from '../activities/validation';
 
+/**
+ * A cancelled activity (a forced escalation or a cancelled run) is waited for until it has stopped, so the escalation
+ * and Finalize come after it and a finished run shows no activity still pending. The long ones (model and tool calls)
+ * heartbeat every second and stop within about a second; the others are short and bounded by their timeouts.
+ */
+const waitForCancellation = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+
 /** 401, 403, 404 and every other 4xx but 408/429 (the request is wrong, so a retry would fail the same way). */
 export const intercomPolicy: ActivityOptions = {
+  ...waitForCancellation,
   startToCloseTimeout: '15s',
   retry: {
     initialInterval: '1s',
@@ -25,12 +33,14 @@ export const intercomPolicy: ActivityOptions = {
 };
 
 export const mcpListPolicy: ActivityOptions = {
+  ...waitForCancellation,
   startToCloseTimeout: '15s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 5 },
 };
 
 /** Only transport errors are retried: a tool's `isError` is data, and bad arguments fail the same way every time. */
 export const toolPolicy: ActivityOptions = {
+  ...waitForCancellation,
   startToCloseTimeout: '30s',
   heartbeatTimeout: '5s',
   retry: {
@@ -43,6 +53,7 @@ export const toolPolicy: ActivityOptions = {
 
 /** Three tries; after that the workflow falls back to the bundled prompts and records why. */
 export const promptPolicy: ActivityOptions = {
+  ...waitForCancellation,
   startToCloseTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
 };
@@ -53,6 +64,7 @@ export const promptPolicy: ActivityOptions = {
  * model endpoint would race the last attempt; the sixth comes 32 s later.
  */
 export const llmPolicy: ActivityOptions = {
+  ...waitForCancellation,
   startToCloseTimeout: '90s',
   heartbeatTimeout: '10s',
   retry: {
@@ -65,6 +77,7 @@ export const llmPolicy: ActivityOptions = {
 };
 
 export const validationPolicy: ActivityOptions = {
+  ...waitForCancellation,
   startToCloseTimeout: '20s',
   retry: {
     initialInterval: '1s',

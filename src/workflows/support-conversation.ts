@@ -43,7 +43,10 @@ import type {
 } from '../state';
 import { coverageContext, draftContext, planContext } from './contexts';
 import {
+  MAX_REMEMBERED_REPLY,
+  freshResult,
   handBackToMelvin,
+  rememberResults,
   handOverToTeam,
   markHandled,
   newConversationRecord,
@@ -384,6 +387,19 @@ export async function supportConversation(input: SupportConversationInput): Prom
     if (!scoped.ok) {
       return { ...base, success: false, data: null, error: scoped.error, execution_time_ms: 0, truncated: false };
     }
+    // An earlier turn made this very call and its result is still fresh: the follow-up reuses it.
+    const fresh = freshResult(record, call.tool_name, scoped.arguments, started);
+    if (fresh) {
+      return {
+        ...base,
+        success: true,
+        data: fresh.data,
+        error: null,
+        execution_time_ms: 0,
+        truncated: fresh.truncated,
+        reused_from: fresh.fetched_at,
+      };
+    }
     const summary = isDocsTool(call.tool_name, state.available_tools)
       ? `search docs: ${docsQueryOf(scoped.arguments)}`
       : `call ${call.tool_name}`;
@@ -656,9 +672,9 @@ export async function supportConversation(input: SupportConversationInput): Prom
     enter('response');
     const started = Date.now();
     try {
-      const posted = await intercom.sendReply.executeWithOptions({ summary: 'reply' }, [
-        postInput(state.response ?? ''),
-      ]);
+      const posted = await CancellationScope.nonCancellable(() =>
+        intercom.sendReply.executeWithOptions({ summary: 'reply' }, [postInput(state.response ?? '')]),
+      );
       rememberPosted(posted);
       state.response_delivery = {
         delivery_attempted: true,
@@ -772,13 +788,23 @@ export async function supportConversation(input: SupportConversationInput): Prom
     const delivered = state.metadata.user_messages.slice(0, consumedDeliveries).flatMap((d) => d.part_id ?? []);
     const partIds = [...new Set([...fetchedUserPartIds, ...delivered])];
     const turn = record.turns.find((t) => t.run_id === workflowInfo().runId);
+    const replied = state.response_delivery?.delivery_successful ? (state.response ?? '') : null;
     recordTurn(record, {
       run_id: workflowInfo().runId,
       ended_at: new Date().toISOString(),
       melvin_status: state.finalize?.melvin_status ?? 'skipped',
       escalation_source: state.escalate?.escalation_source ?? null,
       part_ids: turn ? turn.part_ids : partIds.filter((id) => !record.handled_part_ids.includes(id)),
+      asked: state.hops.at(-1)?.plan?.user_query ?? null,
+      answered: replied === null ? null : replied.slice(0, MAX_REMEMBERED_REPLY),
+      escalation_reason: state.escalate?.escalation_reason ?? null,
     });
+    rememberResults(
+      record,
+      state.hops.flatMap((h) => h.gather?.tool_results ?? []),
+      input.toolResultTtl,
+      Date.now(),
+    );
     if (handedOver) {
       handOverToTeam(
         record,
@@ -845,7 +871,28 @@ export async function supportConversation(input: SupportConversationInput): Prom
     }
   }
 
-  await runTurn();
+  /**
+   * The run was cancelled from the Temporal UI or CLI during its turn: the conversation still gets its escalation note
+   * and Melvin Status, so the team knows nobody is answering; then the run ends as cancelled.
+   */
+  async function handOverOnCancel(): Promise<void> {
+    await CancellationScope.nonCancellable(async () => {
+      if (!state.escalate) {
+        await escalate(escalation('operator', 'The run was cancelled in Temporal before Melvin finished', 'temporal'));
+      }
+      await finalize();
+      enter('end', `Outcome: ${state.finalize!.melvin_status} — ${state.escalate!.escalation_reason}`);
+    });
+    closeTurn();
+  }
+
+  try {
+    await runTurn();
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    await handOverOnCancel();
+    throw err;
+  }
   // The agent is over: an operator's escalation from now on is handled between turns, with nothing left to cancel.
   replyStarted = true;
   closeTurn();
@@ -853,15 +900,14 @@ export async function supportConversation(input: SupportConversationInput): Prom
   const latest = next.at(-1);
   if (latest) {
     log.info('continuing as new for the next turn', { deliveries: next.length });
+    // The next run keeps every setting this one was started with (hops, snooze, quiet period, hand-over texts, TTLs).
     await continueAsNew<typeof supportConversation>({
-      conversationId,
+      ...input,
       trigger: {
         topic: 'conversation.user.replied',
         notificationId: latest.notification_id,
         receivedAt: latest.received_at,
       },
-      maxHops: state.max_hops,
-      snoozeSeconds,
       quietPeriodSeconds,
       conversation: record,
       pending: next,

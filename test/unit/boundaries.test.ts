@@ -100,6 +100,8 @@ describe('configuration', () => {
       MAX_HOPS: 2,
       SNOOZE_SECONDS: 300,
       QUIET_PERIOD_SECONDS: 7 * 24 * 3600,
+      TOOL_RESULT_TTL_SECONDS: 600,
+      TOOL_RESULT_TTLS: {},
       HANDOVER_MESSAGE: DEFAULT_HANDOVER_MESSAGE,
       HANDOVER_MESSAGES: {},
     });
@@ -132,6 +134,12 @@ describe('configuration', () => {
       /HANDOVER_MESSAGES: Unrecognized key: "operatr"/,
     );
     expect(() => loadTurnConfig({ HANDOVER_MESSAGES: 'yes' })).toThrow(/HANDOVER_MESSAGES: must be a JSON object/);
+    expect(loadTurnConfig({ TOOL_RESULT_TTLS: '{"get_user_payments":60}' }).TOOL_RESULT_TTLS).toEqual({
+      get_user_payments: 60,
+    });
+    expect(() => loadTurnConfig({ TOOL_RESULT_TTLS: '{"get_user_payments":-1}' })).toThrow(
+      /TOOL_RESULT_TTLS: get_user_payments: Too small/,
+    );
   });
 
   test('MCP_SERVERS without names get numbered ones', () => {

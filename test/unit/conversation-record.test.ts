@@ -1,15 +1,18 @@
 // The conversation record's pure rules: the bounded ledger, turns recorded once, deliveries still to answer, owners.
 import {
+  MAX_FRESH_BYTES,
   MAX_LEDGER_IDS,
   MAX_TURNS_KEPT,
   handBackToMelvin,
   handOverToTeam,
+  freshResult,
   markHandled,
   newConversationRecord,
+  rememberResults,
   recordTurn,
   unansweredDeliveries,
 } from '../../src/workflows/conversation-record';
-import type { TurnRecord } from '../../src/state';
+import type { ToolResult, TurnRecord } from '../../src/state';
 
 const turn = (runId: string, partIds: string[] = []): TurnRecord => ({
   run_id: runId,
@@ -74,5 +77,69 @@ test('a hand-over keeps its first reason; a hand-back starts afresh', () => {
     since: 't3',
     reason: 'sorted (lead)',
     team_told_of_new_messages: false,
+  });
+});
+
+describe('fresh results', () => {
+  const T0 = Date.parse('2026-11-23T10:00:00.000Z');
+  const result = (tool: string, parameters: Record<string, unknown>, data: unknown, extra = {}): ToolResult => ({
+    tool_name: tool,
+    parameters,
+    success: true,
+    data,
+    error: null,
+    execution_time_ms: 5,
+    timestamp: new Date(T0).toISOString(),
+    stored_as: tool,
+    truncated: false,
+    ...extra,
+  });
+  const ttl = { default_seconds: 600, per_tool: { get_user_payments: 60, get_job_details: 0 } };
+
+  test('a successful call is reused for the same arguments in any order until its tool’s TTL passes', () => {
+    const record = newConversationRecord();
+    rememberResults(
+      record,
+      [
+        result('get_user_payments', { email: 'a@x', status: 'any' }, { payments: [1] }),
+        result('get_user_profile', { email: 'a@x' }, { name: 'Ana' }),
+        result('get_job_details', { job_id: 'j1' }, { title: 'Cook' }),
+        result('get_user_applications', { email: 'a@x' }, null, { success: false }),
+      ],
+      ttl,
+      T0,
+    );
+    expect(record.fresh_results!.map((r) => r.tool_name)).toEqual(['get_user_payments', 'get_user_profile']);
+    const payments = freshResult(record, 'get_user_payments', { status: 'any', email: 'a@x' }, T0 + 59_000);
+    expect(payments).toMatchObject({ data: { payments: [1] }, fetched_at: new Date(T0).toISOString() });
+    expect(freshResult(record, 'get_user_payments', { email: 'b@x', status: 'any' }, T0)).toBeUndefined();
+    expect(freshResult(record, 'get_user_payments', { email: 'a@x', status: 'any' }, T0 + 60_000)).toBeUndefined();
+    expect(freshResult(record, 'get_user_profile', { email: 'a@x' }, T0 + 599_000)).toBeDefined();
+
+    // A later turn drops what expired and keeps a reused result's first fetch time.
+    rememberResults(
+      record,
+      [result('get_user_profile', { email: 'a@x' }, { name: 'Ana' }, { reused_from: new Date(T0).toISOString() })],
+      ttl,
+      T0 + 120_000,
+    );
+    expect(record.fresh_results!.map((r) => [r.tool_name, r.fetched_at])).toEqual([
+      ['get_user_profile', new Date(T0).toISOString()],
+    ]);
+  });
+
+  test('without a TTL nothing is kept, and the kept results stay under their byte bound, newest kept', () => {
+    const record = newConversationRecord();
+    rememberResults(record, [result('get_user_profile', { email: 'a@x' }, {})], undefined, T0);
+    expect(record.fresh_results).toEqual([]);
+    const big = 'x'.repeat(20_000);
+    rememberResults(
+      record,
+      [1, 2, 3, 4, 5].map((n) => result('get_job_details', { job_id: `j${n}` }, big)),
+      { default_seconds: 600, per_tool: {} },
+      T0,
+    );
+    expect(JSON.stringify(record.fresh_results).length).toBeLessThanOrEqual(MAX_FRESH_BYTES);
+    expect(record.fresh_results!.map((r) => r.parameters.job_id)).toEqual(['j3', 'j4', 'j5']);
   });
 });

@@ -5,6 +5,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { loadTurnConfig } from '../../src/config';
 import {
+  type TurnOptions,
   deliverUserMessage,
   forceEscalation,
   handBack,
@@ -77,7 +78,8 @@ function routesToTeam(): void {
 }
 
 /**
- * Runs `body` with a worker serving one conversation whose workflow waits `quietPeriodSeconds` between turns.
+ * Runs `body` with a worker serving one conversation, with the default turn options but for `options` (and an hour's
+ * quiet period).
  * `deliver` sends a notification as the ingress does (for `partId`, or for the first message when none is given).
  */
 async function withConversation(
@@ -88,7 +90,7 @@ async function withConversation(
     turnOver(turns: number): Promise<AgentState>;
     state(): Promise<AgentState>;
   }) => Promise<void>,
-  quietPeriodSeconds = HOUR,
+  options: Partial<TurnOptions> = {},
 ): Promise<void> {
   const { env, sandbox, workflowBundle } = testbed;
   const taskQueue = `conversation-${id}`;
@@ -112,7 +114,7 @@ async function withConversation(
         },
         partId: partId ?? sourceId(id),
       },
-      { ...turnOptions(taskQueue, loadTurnConfig({})), quietPeriodSeconds },
+      { ...turnOptions(taskQueue, loadTurnConfig({})), quietPeriodSeconds: HOUR, ...options },
     );
   };
   const handle = env.client.workflow.getHandle(workflowIdFor(id));
@@ -176,6 +178,44 @@ describe('turns of one conversation', () => {
       expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
     });
   });
+});
+
+test('memory across turns: a follow-up reuses fresh data and sees the earlier answer; stale data is fetched again', async () => {
+  const id = newConversation();
+  const paymentCalls = () => testbed.sandbox.talent.calls.filter((c) => c.tool === 'get_user_payments').length;
+  await withConversation(
+    id,
+    async (c) => {
+      answersPayments();
+      await c.deliver();
+      const first = await c.turnOver(1);
+      expect(paymentCalls()).toBe(1);
+
+      answersPayments();
+      await c.userWrites('And how much is it again?');
+      const second = await c.turnOver(2);
+      expect(paymentCalls()).toBe(1);
+      const reused = second.hops[0]!.gather!.tool_results[0]!;
+      expect(reused).toMatchObject({ tool_name: 'get_user_payments', success: true, execution_time_ms: 0 });
+      expect(reused.reused_from).toBe(first.hops[0]!.gather!.tool_results[0]!.timestamp);
+      expect(second.tool_data.get_user_payments!.data).toEqual(first.tool_data.get_user_payments!.data);
+      const earlier = [{ asked: 'Pay', answered: PAY_REPLY, escalated: null }];
+      const [plan2, draft2] = ['plan', 'draft'].map(
+        (step) => testbed.sandbox.model.requests.filter((r) => r.step === step)[1]!.context,
+      );
+      expect(plan2!.earlier_turns).toEqual(earlier);
+      expect(draft2!.earlier_turns).toEqual(earlier);
+
+      await new Promise((resolve) => setTimeout(resolve, 3_100));
+      answersPayments();
+      await c.userWrites('Is it still processing?');
+      const third = await c.turnOver(3);
+      expect(paymentCalls()).toBe(2);
+      expect(third.hops[0]!.gather!.tool_results[0]!.reused_from).toBeUndefined();
+      expect(third.metadata.conversation.fresh_results).toHaveLength(1);
+    },
+    { toolResultTtl: { default_seconds: 3, per_tool: {} } },
+  );
 });
 
 describe('ownership', () => {
@@ -378,6 +418,26 @@ describe('the user is told of a hand-over', () => {
   });
 });
 
+test('a run cancelled from Temporal during its turn still notes the conversation and sets Melvin Status', async () => {
+  const id = newConversation();
+  await withConversation(id, async (c) => {
+    testbed.sandbox.model.faults.set({ plan: [{ delay_ms: 30_000 }] });
+    answersPayments();
+    await c.deliver();
+    await waitFor('the plan request', () => testbed.sandbox.model.requests.length > 0);
+    const handle = testbed.env.client.workflow.getHandle(workflowIdFor(id));
+    await handle.cancel();
+
+    await expect(handle.result()).rejects.toThrow(/cancelled/i);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    expect(testbed.sandbox.intercom.notes(id)).toEqual([
+      `🚨 Escalation: The run was cancelled in Temporal before Melvin finished\nRequested by: temporal\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
+    ]);
+    expect(testbed.sandbox.intercom.melvinStatus(id)).toBe('ROUTE_TO_TEAM');
+    expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
+  });
+});
+
 test('the workflow ends once the conversation has been quiet for the quiet period', async () => {
   const id = newConversation();
   await withConversation(
@@ -389,6 +449,6 @@ test('the workflow ends once the conversation has been quiet for the quiet perio
       expect(state.metadata.conversation.turn_count).toBe(1);
       await expect(c.turnOver(1)).resolves.toMatchObject({ response: PAY_REPLY });
     },
-    2,
+    { quietPeriodSeconds: 2 },
   );
 });

@@ -631,6 +631,24 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
       });
     };
 
+    /** Every activity the run scheduled ended in its history: none is left cancel-requested but still pending. */
+    async function expectNoPendingActivity(turn: Turn): Promise<void> {
+      const events = (await turn.handle.fetchHistory()).events ?? [];
+      const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => Number(e.eventId));
+      const ended = new Set(
+        events.flatMap((e) => {
+          const end =
+            e.activityTaskCompletedEventAttributes ??
+            e.activityTaskFailedEventAttributes ??
+            e.activityTaskTimedOutEventAttributes ??
+            e.activityTaskCanceledEventAttributes;
+          return end ? [Number(end.scheduledEventId)] : [];
+        }),
+      );
+      expect(scheduled.filter((id) => !ended.has(id))).toEqual([]);
+      expect(events.some((e) => e.activityTaskCanceledEventAttributes)).toBe(true);
+    }
+
     function expectOperatorEscalation(turn: Turn, startedAt: number): void {
       expect(turn.replies).toEqual([]);
       expect(turn.notes.filter((n) => n.startsWith('🚨'))).toEqual([
@@ -660,6 +678,7 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
 
       expectOperatorEscalation(turn, startedAt);
       expect(turn.state.hops[0]!.plan).toBeNull();
+      await expectNoPendingActivity(turn);
       expect(turn.state.metadata.path).toEqual(['initialize', 'plan', 'escalate', 'finalize', 'end']);
     });
 
@@ -677,6 +696,7 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
 
       expectOperatorEscalation(turn, startedAt);
       expect(turn.state.hops[0]!.gather).toBeNull();
+      await expectNoPendingActivity(turn);
       expect(sandbox.model.requests.map((r) => r.step)).toEqual(['plan']);
     });
 
@@ -693,6 +713,7 @@ describe('escalations (DESIGN.md rows 1–8) and MESSAGE_FAILED', () => {
 
       expectOperatorEscalation(turn, startedAt);
       expect(turn.state.draft).toBeNull();
+      await expectNoPendingActivity(turn);
       expect(sandbox.validation.requests).toHaveLength(0);
     });
 
