@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
 import {
+  DEFAULT_DATA_BUDGET_BYTES,
   DEFAULT_HANDOVER_MESSAGE,
   DEFAULT_MAX_HOPS,
   DEFAULT_QUIET_PERIOD_SECONDS,
@@ -103,6 +104,15 @@ const TurnEnv = z.object({
       .min(0)
       .max(90 * 24 * 3600)
       .default(DEFAULT_QUIET_PERIOD_SECONDS),
+  ),
+  /** The data one turn may gather, tool and docs results together; what is over it is left out and recorded. */
+  TURN_DATA_BUDGET_KB: optional(
+    z.coerce
+      .number()
+      .int()
+      .min(32)
+      .max(1024)
+      .default(DEFAULT_DATA_BUDGET_BYTES / 1024),
   ),
   /** How long a tool's result stays fresh for the conversation's later turns; 0 never reuses one. */
   TOOL_RESULT_TTL_SECONDS: optional(

@@ -30,6 +30,8 @@ export interface TurnOptions {
   handoverMessages: Partial<Record<EscalationKind, string>>;
   /** How long tool results stay fresh for later turns; absent: never reused. */
   toolResultTtl?: ToolResultTtl;
+  /** The turn's budget for gathered data; absent: the default. */
+  dataBudgetBytes?: number;
 }
 
 /** The turn options the ingress and the CLI pass, from their configuration. */
@@ -41,6 +43,7 @@ export function turnOptions(taskQueue: string, config: TurnConfig): TurnOptions 
     quietPeriodSeconds: config.QUIET_PERIOD_SECONDS,
     handoverMessages: handoverMessages(config),
     toolResultTtl: { default_seconds: config.TOOL_RESULT_TTL_SECONDS, per_tool: config.TOOL_RESULT_TTLS },
+    dataBudgetBytes: config.TURN_DATA_BUDGET_KB * 1024,
   };
 }
 
@@ -62,6 +65,7 @@ export async function deliverUserMessage(
     quietPeriodSeconds: options.quietPeriodSeconds,
     handoverMessages: options.handoverMessages,
     toolResultTtl: options.toolResultTtl,
+    dataBudgetBytes: options.dataBudgetBytes,
   };
   const handle = await client.workflow.signalWithStart(WORKFLOW_TYPE, {
     workflowId,

@@ -7,6 +7,8 @@ export const DEFAULT_TASK_QUEUE = 'melvin';
 export const WORKFLOW_TYPE = 'supportConversation';
 export const DEFAULT_MAX_HOPS = 2;
 export const DEFAULT_SNOOZE_SECONDS = 300;
+/** The data one turn may gather (tool and docs results together), in characters of JSON: far below 2 MB payloads. */
+export const DEFAULT_DATA_BUDGET_BYTES = 256 * 1024;
 /** What the user is told when Melvin hands the conversation to the team, unless configured otherwise. */
 export const DEFAULT_HANDOVER_MESSAGE =
   "Thanks for your patience. I've passed this to our support team, and a person will follow up here.";
@@ -39,6 +41,8 @@ export interface SupportConversationInput {
   conversation?: ConversationRecord;
   /** Deliveries the previous run received but did not answer: this run's turn answers them. */
   pending?: ReceivedUserMessage[];
+  /** The turn's budget for gathered data; absent: `DEFAULT_DATA_BUDGET_BYTES`. */
+  dataBudgetBytes?: number;
   /** How long a tool's result stays fresh for later turns of the conversation; absent: results are never reused. */
   toolResultTtl?: ToolResultTtl;
   /** Per escalation kind, what the user is told on a hand-over; a kind absent or empty tells the user nothing. */

@@ -45,7 +45,8 @@ export interface PlanData {
   tool_calls: PlannedToolCall[];
 }
 
-export interface ToolResult {
+/** One planned call as Gather ran it, with its data: what `tool_data` or `docs_data` keeps, and later turns may reuse. */
+export interface GatheredCall {
   tool_name: string;
   /** The arguments actually sent, after the workflow set the user's identity. */
   parameters: Record<string, unknown>;
@@ -54,11 +55,19 @@ export interface ToolResult {
   error: string | null;
   execution_time_ms: number;
   timestamp: string;
-  /** The key under which the result is kept in `tool_data` or `docs_data`. */
-  stored_as: string;
   truncated: boolean;
   /** Set when the result was reused from an earlier turn, fetched at this time, instead of calling the tool again. */
   reused_from?: string | null;
+}
+
+/** A call as a hop records it: its data lives once, in `tool_data` or `docs_data` under `stored_as`. */
+export interface ToolResult extends Omit<GatheredCall, 'data'> {
+  /** The key under which the result is kept in `tool_data` or `docs_data`. */
+  stored_as: string;
+  /** Characters of the result's JSON that the turn keeps (0 when none, or when it was dropped). */
+  data_bytes: number;
+  /** Left out because the turn's data budget was spent: Coverage sees it as a failed call. */
+  dropped?: boolean;
 }
 
 export type GatherStatus = 'completed' | 'partial' | 'failed' | 'skipped';
@@ -286,6 +295,14 @@ export interface RunMetadata {
   phase: RunPhase;
   /** The conversation's record as this run will carry it on: earlier turns, this one once over, ledger and owner. */
   conversation: ConversationRecord;
+  /** The turn's budget for gathered data (`tool_data` and `docs_data` together), and what it left out. */
+  data_budget?: DataBudget;
+}
+
+export interface DataBudget {
+  budget_bytes: number;
+  used_bytes: number;
+  dropped: { hop: number; tool_name: string; stored_as: string; bytes: number }[];
 }
 
 export interface AgentState {

@@ -1,7 +1,7 @@
 // The conversation record a workflow carries from turn to turn: the turns, the ledger of handled user parts, the owner,
 // and the tool results still fresh.
 import type { ToolResultTtl } from '../shared';
-import type { ConversationRecord, FreshResult, ReceivedUserMessage, ToolResult, TurnRecord } from '../state';
+import type { ConversationRecord, FreshResult, GatheredCall, ReceivedUserMessage, TurnRecord } from '../state';
 
 /** Enough turns for a lead to read the conversation's course in any run's state; older ones are only counted. */
 export const MAX_TURNS_KEPT = 20;
@@ -53,7 +53,7 @@ export function freshResult(
  */
 export function rememberResults(
   record: ConversationRecord,
-  results: ToolResult[],
+  results: GatheredCall[],
   ttl: ToolResultTtl | undefined,
   now: number,
 ): void {

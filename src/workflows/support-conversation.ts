@@ -20,6 +20,7 @@ import type { LlmAnswer } from '../activities/llm';
 import { checkReply, type ReplyCheck } from '../reply-checks';
 import { ValidationResponse } from '../schemas';
 import {
+  DEFAULT_DATA_BUDGET_BYTES,
   DEFAULT_MAX_HOPS,
   DEFAULT_SNOOZE_SECONDS,
   forceEscalationSignal,
@@ -33,6 +34,8 @@ import {
 } from '../shared';
 import type {
   AgentState,
+  DataBudget,
+  GatheredCall,
   EscalationKind,
   UserTold,
   Hop,
@@ -87,6 +90,11 @@ const NODE_TITLES: Record<NodeName, string> = {
   finalize: 'Finalize: setting Melvin Status and snoozing',
   end: 'Finished',
 };
+
+/** Characters of a value's JSON: the measure of the turn's data budget. */
+function jsonLength(value: unknown): number {
+  return JSON.stringify(value)?.length ?? 0;
+}
 
 function quietPeriodText(seconds: number): string {
   if (seconds % 86400 === 0) return `${seconds / 86400} d`;
@@ -157,6 +165,14 @@ export async function supportConversation(input: SupportConversationInput): Prom
   let fetchedUserPartIds: string[] = [];
   /** Deliveries before this index are answered or handed over; the rest wait for the next turn. */
   let consumedDeliveries = 0;
+  /** The turn's successful calls with their data, which later turns may reuse while fresh. */
+  const gatheredThisTurn: GatheredCall[] = [];
+  /** One budget for all the data a turn gathers; the state shows it and what it left out. */
+  const budget: DataBudget = (state.metadata.data_budget = {
+    budget_bytes: input.dataBudgetBytes ?? DEFAULT_DATA_BUDGET_BYTES,
+    used_bytes: 0,
+    dropped: [],
+  });
   /** A teammate closed the conversation in Intercom: the workflow ends once the turn in progress is over. */
   let closedByTeam = false;
   const teamActionsSeen = new Set<string>();
@@ -376,7 +392,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
     return null;
   }
 
-  async function runToolCall(call: PlannedToolCall, hopNumber: number): Promise<Omit<ToolResult, 'stored_as'>> {
+  async function runToolCall(call: PlannedToolCall, hopNumber: number): Promise<GatheredCall> {
     const started = Date.now();
     const scoped = scopeToolCall(call, state.available_tools, state.user_email);
     const base = {
@@ -438,18 +454,34 @@ export async function supportConversation(input: SupportConversationInput): Prom
     const started = Date.now();
     // All calls run at once; one failing does not stop the others (partial success is data for Coverage).
     const outcomes = await Promise.all(calls.map((call) => runToolCall(call, hopNumber)));
-    const results: ToolResult[] = outcomes.map((outcome) => {
-      const { success, data, error, truncated } = outcome;
+    const results: ToolResult[] = outcomes.map((gathered) => {
+      const { data: gatheredData, ...call } = gathered;
+      const bytes = gatheredData === null || gatheredData === undefined ? 0 : jsonLength(gatheredData);
+      // Past the turn's budget a result is left out, so no activity input or result nears Temporal's payload limit.
+      const dropped = gathered.success && budget.used_bytes + bytes > budget.budget_bytes;
+      if (gathered.success && !dropped) gatheredThisTurn.push(gathered);
+      const outcome = dropped
+        ? {
+            ...call,
+            success: false,
+            error: `left out: the turn's gathered data reached its budget of ${Math.round(budget.budget_bytes / 1024)} KB`,
+          }
+        : call;
+      const data = dropped ? null : gatheredData;
+      if (!dropped) budget.used_bytes += bytes;
+      const { success, error, truncated } = outcome;
       const stored = { hop: hopNumber, success, data, error, truncated };
+      let key: string;
       if (isDocsTool(outcome.tool_name, state.available_tools)) {
         const query = docsQueryOf(outcome.parameters);
-        const key = docsDataKey(state.docs_data, query, hopNumber);
+        key = docsDataKey(state.docs_data, query, hopNumber);
         state.docs_data[key] = { query, ...stored };
-        return { ...outcome, stored_as: key };
+      } else {
+        key = toolDataKey(state.tool_data, outcome.tool_name, hopNumber);
+        state.tool_data[key] = { tool_name: outcome.tool_name, parameters: outcome.parameters, ...stored };
       }
-      const key = toolDataKey(state.tool_data, outcome.tool_name, hopNumber);
-      state.tool_data[key] = { tool_name: outcome.tool_name, parameters: outcome.parameters, ...stored };
-      return { ...outcome, stored_as: key };
+      if (dropped) budget.dropped.push({ hop: hopNumber, tool_name: outcome.tool_name, stored_as: key, bytes });
+      return { ...outcome, stored_as: key, data_bytes: dropped ? 0 : bytes, ...(dropped ? { dropped } : {}) };
     });
     hop.gather = summarizeGather(results, Date.now() - started);
     state.next_node = 'coverage';
@@ -799,12 +831,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
       answered: replied === null ? null : replied.slice(0, MAX_REMEMBERED_REPLY),
       escalation_reason: state.escalate?.escalation_reason ?? null,
     });
-    rememberResults(
-      record,
-      state.hops.flatMap((h) => h.gather?.tool_results ?? []),
-      input.toolResultTtl,
-      Date.now(),
-    );
+    rememberResults(record, gatheredThisTurn, input.toolResultTtl, Date.now());
     if (handedOver) {
       handOverToTeam(
         record,

@@ -12,7 +12,7 @@ import {
   recordTurn,
   unansweredDeliveries,
 } from '../../src/workflows/conversation-record';
-import type { ToolResult, TurnRecord } from '../../src/state';
+import type { GatheredCall, TurnRecord } from '../../src/state';
 
 const turn = (runId: string, partIds: string[] = []): TurnRecord => ({
   run_id: runId,
@@ -82,7 +82,7 @@ test('a hand-over keeps its first reason; a hand-back starts afresh', () => {
 
 describe('fresh results', () => {
   const T0 = Date.parse('2026-11-23T10:00:00.000Z');
-  const result = (tool: string, parameters: Record<string, unknown>, data: unknown, extra = {}): ToolResult => ({
+  const result = (tool: string, parameters: Record<string, unknown>, data: unknown, extra = {}): GatheredCall => ({
     tool_name: tool,
     parameters,
     success: true,
@@ -90,7 +90,6 @@ describe('fresh results', () => {
     error: null,
     execution_time_ms: 5,
     timestamp: new Date(T0).toISOString(),
-    stored_as: tool,
     truncated: false,
     ...extra,
   });
