@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { badInput } from '../reliability/bad-input';
 import { determinism } from '../reliability/determinism';
+import { historySize } from '../reliability/history';
 import { dependencyFaults, serverRestart, workerCrash } from '../reliability/faults';
 import { promptInjection } from '../reliability/injection';
 import { load } from '../reliability/load';
@@ -18,6 +19,7 @@ const EXPERIMENTS: Record<string, () => Promise<Report>> = {
   injection: () => promptInjection(),
   load: () => load({ conversations: 200, windowMs: 10_000, llm: [300, 800], tools: [50, 200] }),
   determinism: () => determinism(),
+  history: () => historySize({ turns: 10 }),
 };
 
 function machine(): string {
