@@ -33,6 +33,9 @@ export const ANA_TALENT = {
   jobs: [{ id: 'job-21', title: 'Event Staff', location: 'Austin, TX', status: 'filled' }],
 };
 
+/** A reply the validation service accepts for Ana's payment: every fact in it is in her data. */
+export const PAY_REPLY = 'Your payment of $240 for Event Staff is processing and expected on November 27.';
+
 export interface Testbed {
   env: TestWorkflowEnvironment;
   workflowBundle: WorkflowBundleWithSourceMap;

@@ -19,11 +19,10 @@ import type { AgentState } from '../../src/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { quietRuntime, waitFor } from '../helpers/runtime';
-import { ANA, ANA_TALENT, startTestbed } from '../helpers/turns';
+import { ANA, ANA_TALENT, PAY_REPLY, startTestbed } from '../helpers/turns';
 
 quietRuntime();
 
-const PAY_REPLY = 'Your payment of $240 for Event Staff is processing and expected on November 27.';
 const HOUR = 3600;
 const RECORD_HISTORIES = process.env.RECORD_HISTORIES === '1';
 

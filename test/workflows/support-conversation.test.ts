@@ -12,7 +12,7 @@ import type { ScenarioConversation } from '../../sandbox/scenario';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { quietRuntime, waitFor } from '../helpers/runtime';
 import type { Sandbox } from '../helpers/sandbox';
-import { ANA, ANA_TALENT, runTurnOnWorker, startTestbed } from '../helpers/turns';
+import { ANA, ANA_TALENT, PAY_REPLY, runTurnOnWorker, startTestbed } from '../helpers/turns';
 
 quietRuntime();
 
@@ -39,7 +39,6 @@ const DOCS = [
     body: 'Completed shifts are paid in the weekly Friday payout run. Payments show as processing until the payout date.',
   },
 ];
-const PAY_REPLY = 'Your payment of $240 for Event Staff is processing and expected on November 27.';
 
 let testbed: Awaited<ReturnType<typeof startTestbed>>;
 let env: TestWorkflowEnvironment;
