@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { turnOver } from '../src/conversations';
-import { forceEscalationSignal, workflowIdFor } from '../src/shared';
+import { forceEscalationSignal, stateQuery, workflowIdFor } from '../src/shared';
 import type { AgentState } from '../src/state';
 import type { GateSpec } from './gates';
 import { Scenario } from './scenario';
@@ -240,6 +240,7 @@ export class ScenarioRunner {
         `/conversations/${scenario.conversation.id}`,
       )) as SandboxConversation;
       result.expectations = evaluate(scenario.expect, state, conversation);
+      result.expectations.push(...(await this.laterTurns(scenario, conversation)));
       result.passed = result.expectations.every((e) => e.passed);
     } catch (err) {
       result.error = err instanceof Error ? err.message : String(err);
@@ -247,6 +248,52 @@ export class ScenarioRunner {
     }
     result.duration_ms = Date.now() - started;
     return result;
+  }
+
+  /**
+   * The scenario's later turns in order: a teammate's reply if any, then the user's message, each judged on what it
+   * added to the conversation (replies and notes since the turn before) and the conversation's state once it is
+   * handled, by a turn of Melvin's or, when the team owns the conversation, by handing it over.
+   */
+  private async laterTurns(scenario: Scenario, first: SandboxConversation): Promise<ExpectationResult[]> {
+    const id = scenario.conversation.id;
+    const results: ExpectationResult[] = [];
+    let before = first;
+    for (const [index, turn] of scenario.turns.entries()) {
+      if (turn.teammate_replies) {
+        await this.control('POST', `/conversations/${id}/teammate-replies`, { body: turn.teammate_replies });
+      }
+      const { part_id: partId } = (await this.control('POST', `/conversations/${id}/messages`, {
+        body: turn.user,
+      })) as { part_id: string };
+      const state = await this.handled(id, partId);
+      const now = (await this.control('GET', `/conversations/${id}`)) as SandboxConversation;
+      const added = {
+        ...now,
+        replies: now.replies.slice(before.replies.length),
+        notes: now.notes.slice(before.notes.length),
+      };
+      before = now;
+      for (const e of evaluate(turn.expect, state, added)) {
+        results.push({ ...e, expectation: `turn ${index + 2}: ${e.expectation}` });
+      }
+    }
+    return results;
+  }
+
+  /** Waits until the user's message is in the conversation's ledger and its workflow waits (or has ended). */
+  private async handled(conversationId: string, partId: string): Promise<AgentState> {
+    const handle = this.options.client.workflow.getHandle(workflowIdFor(conversationId));
+    return waitFor(
+      `message ${partId} of conversation ${conversationId} to be handled`,
+      async () => {
+        const state = await handle.query(stateQuery).catch(() => undefined);
+        const done =
+          state?.metadata.conversation.handled_part_ids.includes(partId) && state.metadata.phase === 'waiting';
+        return done ? state : undefined;
+      },
+      { timeoutMs: this.options.timeoutMs ?? 180_000, intervalMs: 100 },
+    );
   }
 
   /**

@@ -129,6 +129,17 @@ export const Expectations = z.strictObject({
   snoozed: z.boolean().optional(),
 });
 
+/**
+ * A later turn of the conversation (beyond the shared format): optionally a teammate answers in Intercom first, then
+ * the user writes; its expectations are judged on what this turn added to the conversation.
+ */
+export const ScenarioTurn = z.strictObject({
+  teammate_replies: z.string().min(1).optional(),
+  user: z.string().min(1),
+  expect: Expectations,
+});
+export type ScenarioTurn = z.infer<typeof ScenarioTurn>;
+
 export const Scenario = z.strictObject({
   id: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be kebab-case'),
   description: z.string().min(1),
@@ -138,5 +149,6 @@ export const Scenario = z.strictObject({
   faults: Faults.optional(),
   signals: z.array(ScenarioSignal).default([]),
   expect: Expectations,
+  turns: z.array(ScenarioTurn).default([]),
 });
 export type Scenario = z.infer<typeof Scenario>;

@@ -169,7 +169,18 @@ function controlRouter(services: () => SandboxServices): express.Router {
     if (!parsed.success) return badRequest(res, parsed.error);
     if (!intercom.conversations.has(req.params.id))
       return res.status(404).json({ error: `no conversation ${req.params.id}` });
-    res.json((await intercom.userReplies(req.params.id, parsed.data.body)).delivery);
+    const { part, delivery } = await intercom.userReplies(req.params.id, parsed.data.body);
+    res.json({ ...delivery, part_id: part.id });
+  });
+
+  router.post('/_sandbox/conversations/:id/teammate-replies', async (req, res) => {
+    const { intercom } = services();
+    const parsed = NewMessage.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    if (!intercom.conversations.has(req.params.id))
+      return res.status(404).json({ error: `no conversation ${req.params.id}` });
+    const { part, delivery } = await intercom.teammateReplies(req.params.id, parsed.data.body);
+    res.json({ ...delivery, part_id: part.id });
   });
 
   router.get('/_sandbox/conversations/:id', (req, res) => {

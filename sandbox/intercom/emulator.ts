@@ -313,6 +313,16 @@ export class IntercomEmulator extends HttpService {
     });
   }
 
+  /** A teammate answers in the Intercom inbox, and Intercom tells the app (`conversation.admin.replied`). */
+  async teammateReplies(conversationId: string, text: string): Promise<{ part: Part; delivery: WebhookDelivery }> {
+    const part = this.addPart(this.mustGet(conversationId), {
+      part_type: 'comment',
+      body: typedTextToHtml(text),
+      author: this.adminAuthor(TEAMMATE_ID),
+    });
+    return { part, delivery: await this.emit('conversation.admin.replied', conversationId) };
+  }
+
   /** The contact writes a message and Intercom tells the app: the part is added, then its webhook delivered. */
   async userReplies(conversationId: string, text: string): Promise<{ part: Part; delivery: WebhookDelivery }> {
     const part = this.addUserMessage(conversationId, text);

@@ -181,6 +181,13 @@ describe('scenario files', () => {
     );
     expect(() => loadScenario(write('{ not json'))).toThrow(/not valid JSON/);
     expect(loadScenario(write(base)).talent).toEqual({ users: [], jobs: [] });
+    // Later turns of the conversation: a user message each, a teammate's reply before it if any, and expectations.
+    expect(loadScenario(write({ ...base, turns: [{ user: 'And then?', expect: { replied: true } }] })).turns).toEqual([
+      { user: 'And then?', expect: { replied: true } },
+    ]);
+    expect(() => loadScenario(write({ ...base, turns: [{ user: 'Hi', expect: { replyed: true } }] }))).toThrow(
+      /turns\.0\.expect.*Unrecognized key/,
+    );
   });
 
   test('expectations compare the run’s state and the conversation; absent ones are not checked', () => {
