@@ -12,14 +12,16 @@ import {
   type TemporalConfig,
 } from './config';
 import {
+  ReplyDecisionRefused,
   conversationState,
+  decideReply,
   deliverUserMessage,
   forceEscalation,
   handBack,
   listRuns,
   turnOptions,
 } from './conversations';
-import { searchAttributes } from './shared';
+import { searchAttributes, type ReplyDecision } from './shared';
 
 const USAGE = `Usage:
   melvin start <conversationId>                       start (or join) a turn for the conversation
@@ -27,6 +29,10 @@ const USAGE = `Usage:
                                                       hand the conversation to the team now
   melvin hand-back <conversationId> --reason <text> [--by <who>]
                                                       let Melvin answer a conversation the team owns again
+  melvin approve <conversationId> [--text <edited reply>] [--by <who>]
+                                                      send the draft waiting for approval (or the edited text)
+  melvin reject <conversationId> --reason <text> [--by <who>]
+                                                      keep the waiting draft from the user; the team takes over
   melvin state <conversationId>                       print the latest run's state as JSON
   melvin list [--status <MelvinStatus>] [--conversation <id>] [--limit <n>]
                                                       list runs, newest first`;
@@ -51,6 +57,18 @@ const Command = z.discriminatedUnion('command', [
     reason: z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000),
     by: z.string().min(1).optional(),
   }),
+  z.object({
+    command: z.literal('approve'),
+    conversationId: ConversationId,
+    text: z.string().trim().min(1, '--text must not be empty').max(4000).optional(),
+    by: z.string().min(1).optional(),
+  }),
+  z.object({
+    command: z.literal('reject'),
+    conversationId: ConversationId,
+    reason: z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000),
+    by: z.string().min(1).optional(),
+  }),
   z.object({ command: z.literal('state'), conversationId: ConversationId }),
   z.object({
     command: z.literal('list'),
@@ -69,6 +87,7 @@ export function parseCommand(argv: string[]): Command {
       allowPositionals: true,
       options: {
         reason: { type: 'string' },
+        text: { type: 'string' },
         by: { type: 'string' },
         status: { type: 'string' },
         conversation: { type: 'string' },
@@ -115,6 +134,20 @@ async function run(command: Command, client: Client, temporal: TemporalConfig): 
         requestedBy: command.by ?? `cli:${userInfo().username}`,
       });
       return { signalled: 'handBack', conversationId: command.conversationId };
+    case 'approve':
+    case 'reject': {
+      const by = command.by ?? `cli:${userInfo().username}`;
+      const decision: ReplyDecision =
+        command.command === 'reject'
+          ? { decision: 'reject', reason: command.reason, by }
+          : command.text
+            ? { decision: 'edit', text: command.text, by }
+            : { decision: 'approve', by };
+      return {
+        ...(await decideReply(client, command.conversationId, decision)),
+        conversationId: command.conversationId,
+      };
+    }
     case 'state': {
       const state = await conversationState(client, command.conversationId);
       if (!state) throw new UsageError(`conversation ${command.conversationId} has no runs`);
@@ -153,7 +186,7 @@ async function main(command: Command): Promise<void> {
 
 /** One line for what an operator can act on; the stack trace only for what nobody expected. */
 export function failureLine(err: unknown, command?: Command): string | undefined {
-  if (err instanceof ConfigError) return err.message;
+  if (err instanceof ConfigError || err instanceof ReplyDecisionRefused) return err.message;
   if (err instanceof WorkflowNotFoundError && command && 'conversationId' in command) {
     return `conversation ${command.conversationId} has no open workflow: it never started, or it has ended`;
   }

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
 import {
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,
   DEFAULT_HANDOVER_MESSAGE,
   DEFAULT_MAX_HOPS,
@@ -104,6 +105,17 @@ const TurnEnv = z.object({
       .min(0)
       .max(90 * 24 * 3600)
       .default(DEFAULT_QUIET_PERIOD_SECONDS),
+  ),
+  /** `auto` sends validated replies; `approve` waits for a lead's decision on each; `shadow` only notes them. */
+  REPLY_MODE: optional(z.enum(['auto', 'approve', 'shadow']).default('auto')),
+  /** Approval mode: how long a draft waits for a decision before the team takes the conversation. */
+  APPROVAL_TIMEOUT_SECONDS: optional(
+    z.coerce
+      .number()
+      .int()
+      .min(10)
+      .max(7 * 24 * 3600)
+      .default(DEFAULT_APPROVAL_TIMEOUT_SECONDS),
   ),
   /** The data one turn may gather, tool and docs results together; what is over it is left out and recorded. */
   TURN_DATA_BUDGET_KB: optional(

@@ -1,11 +1,13 @@
-// Client-side operations on conversation runs, shared by the CLI and the ingress: start a turn, escalate, query, list.
-import { WorkflowNotFoundError } from '@temporalio/client';
+// Client-side operations on conversations, shared by the CLI and the ingress: start a turn, escalate, hand back,
+// decide on a draft, wait for a turn, query, list.
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { handoverMessages, type TurnConfig } from './config';
 import type { AgentState, EscalationKind } from './state';
 import {
   WORKFLOW_TYPE,
   forceEscalationSignal,
+  decideReplyUpdate,
   handBackSignal,
   teamActionSignal,
   newUserMessageSignal,
@@ -15,6 +17,8 @@ import {
   workflowIdFor,
   type ForceEscalation,
   type HandBack,
+  type ReplyDecision,
+  type ReplyMode,
   type TeamAction,
   type ToolResultTtl,
   type SupportConversationInput,
@@ -32,6 +36,8 @@ export interface TurnOptions {
   toolResultTtl?: ToolResultTtl;
   /** The turn's budget for gathered data; absent: the default. */
   dataBudgetBytes?: number;
+  replyMode?: ReplyMode;
+  approvalTimeoutSeconds?: number;
 }
 
 /** The turn options the ingress and the CLI pass, from their configuration. */
@@ -44,6 +50,8 @@ export function turnOptions(taskQueue: string, config: TurnConfig): TurnOptions 
     handoverMessages: handoverMessages(config),
     toolResultTtl: { default_seconds: config.TOOL_RESULT_TTL_SECONDS, per_tool: config.TOOL_RESULT_TTLS },
     dataBudgetBytes: config.TURN_DATA_BUDGET_KB * 1024,
+    replyMode: config.REPLY_MODE,
+    approvalTimeoutSeconds: config.APPROVAL_TIMEOUT_SECONDS,
   };
 }
 
@@ -66,6 +74,8 @@ export async function deliverUserMessage(
     handoverMessages: options.handoverMessages,
     toolResultTtl: options.toolResultTtl,
     dataBudgetBytes: options.dataBudgetBytes,
+    replyMode: options.replyMode,
+    approvalTimeoutSeconds: options.approvalTimeoutSeconds,
   };
   const handle = await client.workflow.signalWithStart(WORKFLOW_TYPE, {
     workflowId,
@@ -84,6 +94,31 @@ export async function deliverUserMessage(
 
 export async function forceEscalation(client: Client, conversationId: string, request: ForceEscalation): Promise<void> {
   await client.workflow.getHandle(workflowIdFor(conversationId)).signal(forceEscalationSignal, request);
+}
+
+/**
+ * Approval mode: a lead's decision on the draft waiting in the conversation. The workflow's validator refuses it (and
+ * this throws its reason) when no draft waits or the decision is malformed.
+ */
+export async function decideReply(
+  client: Client,
+  conversationId: string,
+  decision: ReplyDecision,
+): Promise<{ accepted: ReplyDecision['decision'] }> {
+  try {
+    return await client.workflow
+      .getHandle(workflowIdFor(conversationId))
+      .executeUpdate(decideReplyUpdate, { args: [decision] });
+  } catch (err) {
+    // The client's own message is only "Workflow Update failed": the validator's reason is its cause.
+    if (err instanceof WorkflowUpdateFailedError) throw new ReplyDecisionRefused(err.cause?.message ?? err.message);
+    throw err;
+  }
+}
+
+/** The workflow refused a decision on a draft: none was waiting, or the decision was malformed; the message says which. */
+export class ReplyDecisionRefused extends Error {
+  override name = 'ReplyDecisionRefused';
 }
 
 export async function sendTeamAction(client: Client, conversationId: string, action: TeamAction): Promise<void> {

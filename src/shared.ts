@@ -1,12 +1,14 @@
 // What crosses process boundaries: task queue, workflow ID format, signals, queries, search attributes and run input.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { AgentState, ConversationRecord, EscalationKind, NodeName, ReceivedUserMessage, RunPhase } from './state';
 
 export const DEFAULT_TASK_QUEUE = 'melvin';
 export const WORKFLOW_TYPE = 'supportConversation';
 export const DEFAULT_MAX_HOPS = 2;
 export const DEFAULT_SNOOZE_SECONDS = 300;
+/** How long a draft waits for a lead's decision in approval mode before the conversation goes to the team. */
+export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 30 * 60;
 /** The data one turn may gather (tool and docs results together), in characters of JSON: far below 2 MB payloads. */
 export const DEFAULT_DATA_BUDGET_BYTES = 256 * 1024;
 /** What the user is told when Melvin hands the conversation to the team, unless configured otherwise. */
@@ -41,6 +43,13 @@ export interface SupportConversationInput {
   conversation?: ConversationRecord;
   /** Deliveries the previous run received but did not answer: this run's turn answers them. */
   pending?: ReceivedUserMessage[];
+  /**
+   * `auto` sends a validated reply; `approve` notes it and waits for a lead's decision (`decideReply`); `shadow` notes it
+   * and never sends. Absent: `auto`.
+   */
+  replyMode?: ReplyMode;
+  /** Approval mode: how long a draft waits for a decision before the conversation goes to the team. */
+  approvalTimeoutSeconds?: number;
   /** The turn's budget for gathered data; absent: `DEFAULT_DATA_BUDGET_BYTES`. */
   dataBudgetBytes?: number;
   /** How long a tool's result stays fresh for later turns of the conversation; absent: results are never reused. */
@@ -58,6 +67,14 @@ export interface ForceEscalation {
   reason: string;
   requestedBy: string;
 }
+
+export type ReplyMode = 'auto' | 'approve' | 'shadow';
+
+/** A lead's decision on a draft waiting in approval mode: send it, send an edited text, or keep it from the user. */
+export type ReplyDecision =
+  | { decision: 'approve'; by: string }
+  | { decision: 'edit'; text: string; by: string }
+  | { decision: 'reject'; reason: string; by: string };
 
 /** Seconds a tool's result stays fresh: the tool's own, else the default; 0 never reuses it. */
 export interface ToolResultTtl {
@@ -92,6 +109,8 @@ export const newUserMessageSignal = defineSignal<[NewUserMessage]>('newUserMessa
 export const forceEscalationSignal = defineSignal<[ForceEscalation]>('forceEscalation');
 /** A lead gives a conversation the team owns back to Melvin: the user's next message is answered again. */
 export const handBackSignal = defineSignal<[HandBack]>('handBack');
+/** Approval mode: a lead's decision on the waiting draft; refused (with why) when no draft waits or it is malformed. */
+export const decideReplyUpdate = defineUpdate<{ accepted: ReplyDecision['decision'] }, [ReplyDecision]>('decideReply');
 /** A teammate replied, assigned or closed the conversation in Intercom: the team takes it over, or ends it. */
 export const teamActionSignal = defineSignal<[TeamAction]>('teamAction');
 export const stateQuery = defineQuery<AgentState>('state');
@@ -103,6 +122,7 @@ export const searchAttributes = {
   melvinStatus: defineSearchAttributeKey('MelvinStatus', SearchAttributeType.KEYWORD),
   escalationSource: defineSearchAttributeKey('EscalationSource', SearchAttributeType.KEYWORD),
   hopCount: defineSearchAttributeKey('HopCount', SearchAttributeType.INT),
+  replyDecision: defineSearchAttributeKey('ReplyDecision', SearchAttributeType.KEYWORD),
 } as const;
 
 export const allSearchAttributes = Object.values(searchAttributes);

@@ -158,6 +158,19 @@ export type EscalationKind =
   | 'operator'
   | 'plan_error';
 
+/** A draft that waited for a lead in approval mode, or was only noted in shadow mode, and how that ended. */
+export interface ApprovalData {
+  mode: 'approve' | 'shadow';
+  draft: string;
+  note_added: boolean;
+  requested_at: string;
+  /** `waiting` until a decision or the timeout; shadow drafts are `noted`. */
+  outcome: 'waiting' | 'approved' | 'edited' | 'rejected' | 'timed_out' | 'noted';
+  decided_by: string | null;
+  decided_at: string | null;
+  reason: string | null;
+}
+
 /** The short message that tells the user a person will follow up, sent once on a hand-over. */
 export interface UserTold {
   text: string;
@@ -295,6 +308,8 @@ export interface RunMetadata {
   phase: RunPhase;
   /** The conversation's record as this run will carry it on: earlier turns, this one once over, ledger and owner. */
   conversation: ConversationRecord;
+  /** Approval or shadow mode: the draft the team saw, and the decision on it. */
+  approval?: ApprovalData | null;
   /** The turn's budget for gathered data (`tool_data` and `docs_data` together), and what it left out. */
   data_budget?: DataBudget;
 }

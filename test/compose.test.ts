@@ -73,6 +73,7 @@ test('it runs PostgreSQL, the Temporal server with its schema set up, the UI, an
     'MelvinStatus=Keyword',
     'EscalationSource=Keyword',
     'HopCount=Int',
+    'ReplyDecision=Keyword',
   ]) {
     expect(JSON.stringify(services['temporal-setup'])).toContain(attribute);
   }

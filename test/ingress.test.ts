@@ -287,6 +287,23 @@ describe('POST /conversations/:id/escalate', () => {
     expect(names).toEqual(['newUserMessage', 'forceEscalation']);
   });
 
+  test('POST /conversations/:id/decision checks the token and the decision, and names a missing workflow', async () => {
+    const decide = (id: string, body: unknown, token: string | null = ADMIN_TOKEN) =>
+      fetch(`${baseUrl}/conversations/${id}/decision`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+    expect((await decide('123', { decision: 'approve' }, null)).status).toBe(401);
+    const malformed = await decide('123', { decision: 'edit' });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ error: 'invalid decision', issues: [{ path: 'text' }] });
+    expect((await decide('123', { decision: 'maybe' })).status).toBe(400);
+    expect(await (await decide('no-such-conversation', { decision: 'approve' })).json()).toEqual({
+      error: 'conversation no-such-conversation has no open workflow',
+    });
+  });
+
   test('POST /conversations/:id/hand-back is checked the same way and signals handBack', async () => {
     const event = notification();
     const conversationId = event.data.item.id;

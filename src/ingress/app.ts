@@ -3,7 +3,15 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { deliverUserMessage, forceEscalation, handBack, sendTeamAction, type TurnOptions } from '../conversations';
+import {
+  ReplyDecisionRefused,
+  decideReply,
+  deliverUserMessage,
+  forceEscalation,
+  handBack,
+  sendTeamAction,
+  type TurnOptions,
+} from '../conversations';
 import type { TeamAction } from '../shared';
 import { logEvent } from '../log';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
@@ -43,6 +51,21 @@ const ConversationItem = z.looseObject({
   source: PartRef.nullish(),
   conversation_parts: z.looseObject({ conversation_parts: z.array(PartRef) }).optional(),
 });
+
+/** A lead's decision on a draft waiting for approval, as the operator API takes it. */
+const DecisionRequest = z.discriminatedUnion('decision', [
+  z.strictObject({ decision: z.literal('approve'), requestedBy: z.string().trim().min(1).max(200).optional() }),
+  z.strictObject({
+    decision: z.literal('edit'),
+    text: z.string().trim().min(1).max(4000),
+    requestedBy: z.string().trim().min(1).max(200).optional(),
+  }),
+  z.strictObject({
+    decision: z.literal('reject'),
+    reason: z.string().trim().min(1).max(1000),
+    requestedBy: z.string().trim().min(1).max(200).optional(),
+  }),
+]);
 
 const OperatorRequest = z.strictObject({
   reason: z.string().trim().min(1).max(1000),
@@ -267,6 +290,29 @@ export function createIngressApp(options: IngressOptions): express.Express {
     express.json({ limit: '16kb' }),
     operatorRoute('hand-back', (id, request) => handBack(options.client, id, request), 'handBack'),
   );
+
+  app.post('/conversations/:id/decision', express.json({ limit: '64kb' }), async (req, res) => {
+    if (!options.adminApiToken)
+      return res.status(503).json({ error: 'the operator API is disabled: ADMIN_API_TOKEN is not set' });
+    if (!bearerMatches(req.header('authorization'), options.adminApiToken)) {
+      return res.status(401).json({ error: 'a valid bearer token is required' });
+    }
+    const id = ConversationId.safeParse(req.params.id);
+    if (!id.success) return res.status(400).json({ error: 'invalid conversation id', issues: issuesOf(id.error) });
+    const body = DecisionRequest.safeParse(req.body ?? {});
+    if (!body.success) return res.status(400).json({ error: 'invalid decision', issues: issuesOf(body.error) });
+    const { requestedBy, ...decision } = body.data;
+    try {
+      const accepted = await decideReply(options.client, id.data, { ...decision, by: requestedBy ?? 'api' });
+      logEvent('info', 'reply decision accepted', { conversation_id: id.data, decision: decision.decision });
+      res.json({ ...accepted, conversationId: id.data });
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError)
+        return res.status(404).json({ error: `conversation ${id.data} has no open workflow` });
+      if (err instanceof ReplyDecisionRefused) return res.status(409).json({ error: err.message });
+      throw err;
+    }
+  });
 
   app.get('/healthz', async (_req, res) => {
     try {

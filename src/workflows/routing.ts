@@ -57,6 +57,21 @@ export function escalationNote(e: Escalation, told: UserTold | null = null): str
   return lines.join('\n');
 }
 
+/** What is wrong with a lead's decision on a draft, or null: the `decideReply` update's validator refuses it with this. */
+export function replyDecisionProblem(d: unknown): string | null {
+  if (!d || typeof d !== 'object') return 'a decision is an object: { decision, by, text?, reason? }';
+  const { decision, by, text, reason } = d as Record<string, unknown>;
+  if (decision !== 'approve' && decision !== 'edit' && decision !== 'reject') {
+    return 'decision must be "approve", "edit" or "reject"';
+  }
+  if (typeof by !== 'string' || !by.trim()) return 'by must name who decided';
+  if (decision === 'edit' && (typeof text !== 'string' || !text.trim() || text.length > 4000)) {
+    return 'an edit needs the text to send, 1 to 4000 characters';
+  }
+  if (decision === 'reject' && (typeof reason !== 'string' || !reason.trim())) return 'a rejection needs a reason';
+  return null;
+}
+
 /** Seed 000's coverage rule: sufficient → Draft; insufficient with hops left → Plan again; else escalate (row 1). */
 export function routeAfterCoverage(input: { dataSufficient: boolean; hop: number; maxHops: number }): {
   next: Extract<NodeName, 'draft' | 'plan' | 'escalate'>;

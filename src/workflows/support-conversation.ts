@@ -20,20 +20,24 @@ import type { LlmAnswer } from '../activities/llm';
 import { checkReply, type ReplyCheck } from '../reply-checks';
 import { ValidationResponse } from '../schemas';
 import {
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,
   DEFAULT_MAX_HOPS,
   DEFAULT_SNOOZE_SECONDS,
   forceEscalationSignal,
+  decideReplyUpdate,
   handBackSignal,
   newUserMessageSignal,
   teamActionSignal,
   progressQuery,
   searchAttributes,
   stateQuery,
+  type ReplyDecision,
   type SupportConversationInput,
 } from '../shared';
 import type {
   AgentState,
+  ApprovalData,
   DataBudget,
   GatheredCall,
   EscalationKind,
@@ -62,6 +66,7 @@ import {
   escalation,
   escalationNote,
   melvinStatusFor,
+  replyDecisionProblem,
   routeAfterCoverage,
   routeAfterDraft,
   routeAfterValidation,
@@ -176,6 +181,10 @@ export async function supportConversation(input: SupportConversationInput): Prom
   /** A teammate closed the conversation in Intercom: the workflow ends once the turn in progress is over. */
   let closedByTeam = false;
   const teamActionsSeen = new Set<string>();
+  const replyMode = input.replyMode ?? 'auto';
+  const approvalTimeoutSeconds = input.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS;
+  /** Approval mode: the lead's decision, once the `decideReply` update has delivered it. */
+  let replyDecision: ReplyDecision | null = null;
   /** Parts posted by this run are at or after this second: the bound of the fallback duplicate check. */
   const notBefore = Math.floor(startedAt / 1000);
   /**
@@ -241,6 +250,22 @@ export async function supportConversation(input: SupportConversationInput): Prom
     }
     log.info('team action received', { action: event?.action ?? null, owner: record.ownership.owner });
   });
+  setHandler(
+    decideReplyUpdate,
+    (decision) => {
+      replyDecision = decision;
+      return { accepted: decision.decision };
+    },
+    {
+      validator: (decision) => {
+        if (state.metadata.approval?.outcome !== 'waiting' || replyDecision) {
+          throw new Error(`no draft of conversation ${conversationId} is waiting for a decision`);
+        }
+        const problem = replyDecisionProblem(decision);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
   setHandler(handBackSignal, (request) => {
     if (record.ownership.owner !== 'team') return;
     const reason = typeof request?.reason === 'string' && request.reason.trim() ? request.reason.trim() : 'handed back';
@@ -760,6 +785,66 @@ export async function supportConversation(input: SupportConversationInput): Prom
     state.next_node = 'end';
   }
 
+  /**
+   * Approval and shadow modes, for a validated draft: shadow notes it and sends nothing; approve notes it and waits for a
+   * lead's decision (the `decideReply` update) until the timeout. Returns the escalation (a rejection, the timeout, a
+   * forced escalation), null to send (the draft, or the lead's edit), or `shadow`.
+   */
+  async function awaitDecision(mode: 'approve' | 'shadow'): Promise<Escalation | null | 'shadow'> {
+    const draft = state.response ?? '';
+    const approval: ApprovalData = {
+      mode,
+      draft,
+      note_added: false,
+      requested_at: new Date().toISOString(),
+      outcome: mode === 'shadow' ? 'noted' : 'waiting',
+      decided_by: null,
+      decided_at: null,
+      reason: null,
+    };
+    if (mode === 'shadow') {
+      approval.note_added = (
+        await postNote(`👁 Shadow mode: Melvin would have replied:\n\n${draft}`, 'note shadow draft')
+      ).added;
+      state.metadata.approval = approval;
+      return 'shadow';
+    }
+    const minutes = Math.round(approvalTimeoutSeconds / 60);
+    approval.note_added = (
+      await postNote(
+        `✋ Melvin's draft waits for a lead: approve, edit or reject it (decideReply). After ${minutes} min without a ` +
+          `decision the team takes over.\n\n${draft}`,
+        'note draft for approval',
+      )
+    ).added;
+    // Set only now: the update's validator accepts a decision once the team can see the draft.
+    state.metadata.approval = approval;
+    showDetails(`Waiting up to ${minutes} min for a lead to approve, edit or reject the draft.`);
+    const decided = await condition(
+      () => replyDecision !== null || !!state.metadata.forced_escalation,
+      approvalTimeoutSeconds * 1000,
+    );
+    const decision = replyDecision as ReplyDecision | null;
+    if (!decided || !decision) {
+      approval.outcome = decided ? approval.outcome : 'timed_out';
+      upsertSearchAttributes([{ key: searchAttributes.replyDecision, value: approval.outcome }]);
+      return decided
+        ? operatorEscalation()
+        : escalation('operator', `No decision on Melvin's draft within ${minutes} min`, 'approval timeout');
+    }
+    approval.decided_by = decision.by;
+    approval.decided_at = new Date().toISOString();
+    approval.outcome =
+      decision.decision === 'approve' ? 'approved' : decision.decision === 'edit' ? 'edited' : 'rejected';
+    upsertSearchAttributes([{ key: searchAttributes.replyDecision, value: approval.outcome }]);
+    if (decision.decision === 'reject') {
+      approval.reason = decision.reason;
+      return escalation('operator', `Draft rejected: ${decision.reason}`, decision.by);
+    }
+    if (decision.decision === 'edit') state.response = decision.text;
+    return null;
+  }
+
   /** The turn: the agent, then Escalate or Response, then Finalize; or nothing, when there is nothing to answer. */
   async function runTurn(): Promise<void> {
     let outcome: Escalation | null | 'skip';
@@ -792,6 +877,17 @@ export async function supportConversation(input: SupportConversationInput): Prom
       upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
       enter('end', `Nothing sent: ${state.metadata.skipped_reason}`);
       return;
+    }
+    if (!outcome && replyMode !== 'auto') {
+      const decided = await awaitDecision(replyMode);
+      if (decided === 'shadow') {
+        state.metadata.skipped_reason = 'shadow mode: the draft was noted for the team, not sent';
+        state.next_node = 'end';
+        upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
+        enter('end', `Nothing sent: ${state.metadata.skipped_reason}`);
+        return;
+      }
+      outcome = decided;
     }
     if (outcome) await escalate(outcome);
     else await respond();

@@ -103,6 +103,8 @@ describe('configuration', () => {
       TURN_DATA_BUDGET_KB: 256,
       TOOL_RESULT_TTL_SECONDS: 600,
       TOOL_RESULT_TTLS: {},
+      REPLY_MODE: 'auto',
+      APPROVAL_TIMEOUT_SECONDS: 1800,
       HANDOVER_MESSAGE: DEFAULT_HANDOVER_MESSAGE,
       HANDOVER_MESSAGES: {},
     });
@@ -157,6 +159,12 @@ describe('CLI arguments', () => {
       ['hand-back', '123', '--reason', 'Sorted', '--by', 'lead'],
       { command: 'hand-back', conversationId: '123', reason: 'Sorted', by: 'lead' },
     ],
+    [['approve', '123'], { command: 'approve', conversationId: '123' }],
+    [
+      ['approve', '123', '--text', 'Paid Friday.', '--by', 'lead'],
+      { command: 'approve', conversationId: '123', text: 'Paid Friday.', by: 'lead' },
+    ],
+    [['reject', '123', '--reason', 'Wrong shift'], { command: 'reject', conversationId: '123', reason: 'Wrong shift' }],
     [['state', 'abc-1'], { command: 'state', conversationId: 'abc-1' }],
     [['list', '--status', 'ROUTE_TO_TEAM'], { command: 'list', status: 'ROUTE_TO_TEAM', limit: 20 }],
   ])('%j', (argv, expected) => {
@@ -170,6 +178,8 @@ describe('CLI arguments', () => {
     [['start', '../etc'], 'conversation id: a conversation id is 1-64 letters'],
     [['escalate', '1'], 'reason: --reason is required'],
     [['hand-back', '1'], 'reason: --reason is required'],
+    [['reject', '1'], 'reason: --reason is required'],
+    [['approve', '1', '--text', ' '], 'text: --text must not be empty'],
     [['list', '--limit', '0'], 'limit:'],
     [['state', '1', '--colour'], "Unknown option '--colour'"],
   ])('%j is a usage error', (argv, message) => {
