@@ -163,25 +163,20 @@ function controlRouter(services: () => SandboxServices): express.Router {
     res.json(await intercom.emit('conversation.user.created', req.params.id));
   });
 
-  router.post('/_sandbox/conversations/:id/messages', async (req, res) => {
-    const { intercom } = services();
-    const parsed = NewMessage.safeParse(req.body);
-    if (!parsed.success) return badRequest(res, parsed.error);
-    if (!intercom.conversations.has(req.params.id))
-      return res.status(404).json({ error: `no conversation ${req.params.id}` });
-    const { part, delivery } = await intercom.userReplies(req.params.id, parsed.data.body);
-    res.json({ ...delivery, part_id: part.id });
-  });
-
-  router.post('/_sandbox/conversations/:id/teammate-replies', async (req, res) => {
-    const { intercom } = services();
-    const parsed = NewMessage.safeParse(req.body);
-    if (!parsed.success) return badRequest(res, parsed.error);
-    if (!intercom.conversations.has(req.params.id))
-      return res.status(404).json({ error: `no conversation ${req.params.id}` });
-    const { part, delivery } = await intercom.teammateReplies(req.params.id, parsed.data.body);
-    res.json({ ...delivery, part_id: part.id });
-  });
+  /** Someone writes in the conversation and Intercom's webhook goes out: the answer names the new part. */
+  const writes =
+    (who: 'userReplies' | 'teammateReplies'): express.RequestHandler<{ id: string }> =>
+    async (req, res) => {
+      const { intercom } = services();
+      const parsed = NewMessage.safeParse(req.body);
+      if (!parsed.success) return badRequest(res, parsed.error);
+      if (!intercom.conversations.has(req.params.id))
+        return res.status(404).json({ error: `no conversation ${req.params.id}` });
+      const { part, delivery } = await intercom[who](req.params.id, parsed.data.body);
+      res.json({ ...delivery, part_id: part.id });
+    };
+  router.post('/_sandbox/conversations/:id/messages', writes('userReplies'));
+  router.post('/_sandbox/conversations/:id/teammate-replies', writes('teammateReplies'));
 
   router.get('/_sandbox/conversations/:id', (req, res) => {
     const { intercom } = services();

@@ -43,31 +43,35 @@ const ConversationId = z
   .string({ error: 'a conversation id is required' })
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a conversation id is 1-64 letters, digits, "_" or "-"');
 
+/** Why an operator acts (escalate, hand back, reject), and who: recorded in the run's state and the team's note. */
+const Reason = z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000);
+const By = z.string().min(1).optional();
+
 const Command = z.discriminatedUnion('command', [
   z.object({ command: z.literal('start'), conversationId: ConversationId }),
   z.object({
     command: z.literal('escalate'),
     conversationId: ConversationId,
-    reason: z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000),
-    by: z.string().min(1).optional(),
+    reason: Reason,
+    by: By,
   }),
   z.object({
     command: z.literal('hand-back'),
     conversationId: ConversationId,
-    reason: z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000),
-    by: z.string().min(1).optional(),
+    reason: Reason,
+    by: By,
   }),
   z.object({
     command: z.literal('approve'),
     conversationId: ConversationId,
     text: z.string().trim().min(1, '--text must not be empty').max(4000).optional(),
-    by: z.string().min(1).optional(),
+    by: By,
   }),
   z.object({
     command: z.literal('reject'),
     conversationId: ConversationId,
-    reason: z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000),
-    by: z.string().min(1).optional(),
+    reason: Reason,
+    by: By,
   }),
   z.object({ command: z.literal('state'), conversationId: ConversationId }),
   z.object({

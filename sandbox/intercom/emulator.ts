@@ -47,6 +47,9 @@ export interface Conversation {
   open: boolean;
   state: 'open' | 'closed' | 'snoozed';
   snoozed_until: number | null;
+  /** Who the conversation is assigned to; the emulator assigns no one, as a new customer conversation starts. */
+  admin_assignee_id: number | null;
+  team_assignee_id: string | null;
   custom_attributes: Record<string, unknown>;
   source: {
     type: 'conversation';
@@ -250,6 +253,8 @@ export class IntercomEmulator extends HttpService {
       open: true,
       state: 'open',
       snoozed_until: null,
+      admin_assignee_id: null,
+      team_assignee_id: null,
       custom_attributes: {},
       source: {
         type: 'conversation',

@@ -251,11 +251,14 @@ export function createIngressApp(options: IngressOptions): express.Express {
     },
   );
 
-  /** An operator's signal to a conversation's open workflow: bearer token, conversation id and body checked first. */
-  function operatorRoute(
-    action: 'escalate' | 'hand-back',
-    send: (conversationId: string, request: { reason: string; requestedBy: string }) => Promise<void>,
-    signalled: string,
+  /**
+   * The operator API's checks, shared by its routes: the bearer token, the conversation id and the body (`schema`)
+   * first; then `act`, where a conversation with no open workflow is a 404 and a decision the workflow refused a 409.
+   */
+  function operatorRoute<S extends z.ZodType>(
+    invalid: string,
+    schema: S,
+    act: (conversationId: string, body: z.infer<S>) => Promise<[status: number, body: unknown]>,
   ): express.RequestHandler {
     return async (req, res) => {
       if (!options.adminApiToken)
@@ -265,54 +268,51 @@ export function createIngressApp(options: IngressOptions): express.Express {
       }
       const id = ConversationId.safeParse(req.params.id);
       if (!id.success) return res.status(400).json({ error: 'invalid conversation id', issues: issuesOf(id.error) });
-      const body = OperatorRequest.safeParse(req.body ?? {});
-      if (!body.success)
-        return res.status(400).json({ error: `invalid ${action} request`, issues: issuesOf(body.error) });
+      const body = schema.safeParse(req.body ?? {});
+      if (!body.success) return res.status(400).json({ error: invalid, issues: issuesOf(body.error) });
       try {
-        await send(id.data, { reason: body.data.reason, requestedBy: body.data.requestedBy ?? 'api' });
+        const [status, answer] = await act(id.data, body.data);
+        res.status(status).json(answer);
       } catch (err) {
         if (err instanceof WorkflowNotFoundError)
           return res.status(404).json({ error: `conversation ${id.data} has no open workflow` });
+        if (err instanceof ReplyDecisionRefused) return res.status(409).json({ error: err.message });
         throw err;
       }
-      logEvent('info', `${action} requested`, { conversation_id: id.data });
-      res.status(202).json({ signalled, conversationId: id.data });
     };
   }
+
+  /** `forceEscalation` and `handBack`: a signal with the operator's reason, answered 202 once Temporal recorded it. */
+  const signalRoute = (
+    action: 'escalate' | 'hand-back',
+    signalled: string,
+    send: (conversationId: string, request: { reason: string; requestedBy: string }) => Promise<void>,
+  ) =>
+    operatorRoute(`invalid ${action} request`, OperatorRequest, async (id, body) => {
+      await send(id, { reason: body.reason, requestedBy: body.requestedBy ?? 'api' });
+      logEvent('info', `${action} requested`, { conversation_id: id });
+      return [202, { signalled, conversationId: id }];
+    });
 
   app.post(
     '/conversations/:id/escalate',
     express.json({ limit: '16kb' }),
-    operatorRoute('escalate', (id, request) => forceEscalation(options.client, id, request), 'forceEscalation'),
+    signalRoute('escalate', 'forceEscalation', (id, request) => forceEscalation(options.client, id, request)),
   );
   app.post(
     '/conversations/:id/hand-back',
     express.json({ limit: '16kb' }),
-    operatorRoute('hand-back', (id, request) => handBack(options.client, id, request), 'handBack'),
+    signalRoute('hand-back', 'handBack', (id, request) => handBack(options.client, id, request)),
   );
-
-  app.post('/conversations/:id/decision', express.json({ limit: '64kb' }), async (req, res) => {
-    if (!options.adminApiToken)
-      return res.status(503).json({ error: 'the operator API is disabled: ADMIN_API_TOKEN is not set' });
-    if (!bearerMatches(req.header('authorization'), options.adminApiToken)) {
-      return res.status(401).json({ error: 'a valid bearer token is required' });
-    }
-    const id = ConversationId.safeParse(req.params.id);
-    if (!id.success) return res.status(400).json({ error: 'invalid conversation id', issues: issuesOf(id.error) });
-    const body = DecisionRequest.safeParse(req.body ?? {});
-    if (!body.success) return res.status(400).json({ error: 'invalid decision', issues: issuesOf(body.error) });
-    const { requestedBy, ...decision } = body.data;
-    try {
-      const accepted = await decideReply(options.client, id.data, { ...decision, by: requestedBy ?? 'api' });
-      logEvent('info', 'reply decision accepted', { conversation_id: id.data, decision: decision.decision });
-      res.json({ ...accepted, conversationId: id.data });
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError)
-        return res.status(404).json({ error: `conversation ${id.data} has no open workflow` });
-      if (err instanceof ReplyDecisionRefused) return res.status(409).json({ error: err.message });
-      throw err;
-    }
-  });
+  app.post(
+    '/conversations/:id/decision',
+    express.json({ limit: '64kb' }),
+    operatorRoute('invalid decision', DecisionRequest, async (id, { requestedBy, ...decision }) => {
+      const accepted = await decideReply(options.client, id, { ...decision, by: requestedBy ?? 'api' });
+      logEvent('info', 'reply decision accepted', { conversation_id: id, decision: decision.decision });
+      return [200, { ...accepted, conversationId: id }];
+    }),
+  );
 
   app.get('/healthz', async (_req, res) => {
     try {

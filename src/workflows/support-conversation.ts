@@ -328,21 +328,22 @@ export async function supportConversation(input: SupportConversationInput): Prom
     };
   }
 
-  /** Intercom writes are never cancelled: once asked for, a note or reply must land, and exactly once. */
-  function postInput(text: string): PostInput {
-    return { conversationId, text, notBefore, knownPartIds: knownPartIds ? [...knownPartIds] : null };
-  }
-
-  function rememberPosted(part: PostedPart): void {
-    if (part.part_id) knownPartIds?.add(part.part_id);
+  /**
+   * Posts a reply or a note. Intercom writes are never cancelled: once asked for, a post must land, and exactly once;
+   * the part it made joins the parts its successors' retries compare against.
+   */
+  async function post(kind: 'sendReply' | 'addNote', text: string, summary: string): Promise<PostedPart> {
+    const input: PostInput = { conversationId, text, notBefore, knownPartIds: knownPartIds ? [...knownPartIds] : null };
+    const posted = await CancellationScope.nonCancellable(() =>
+      intercom[kind].executeWithOptions({ summary }, [input]),
+    );
+    if (posted.part_id) knownPartIds?.add(posted.part_id);
+    return posted;
   }
 
   async function postNote(text: string, summary: string): Promise<{ added: boolean; error: string | null }> {
     try {
-      const posted = await CancellationScope.nonCancellable(() =>
-        intercom.addNote.executeWithOptions({ summary }, [postInput(text)]),
-      );
-      rememberPosted(posted);
+      await post('addNote', text, summary);
       return { added: true, error: null };
     } catch (err) {
       log.warn('could not add note', { error: describeFailure(err) });
@@ -694,10 +695,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
     const text = input.handoverMessages?.[kind]?.trim();
     if (!text) return null;
     try {
-      const posted = await CancellationScope.nonCancellable(() =>
-        intercom.sendReply.executeWithOptions({ summary: 'tell the user a person will follow up' }, [postInput(text)]),
-      );
-      rememberPosted(posted);
+      const posted = await post('sendReply', text, 'tell the user a person will follow up');
       return { text, sent: true, error: null, part_id: posted.part_id };
     } catch (err) {
       log.warn('could not tell the user of the hand-over', { error: describeFailure(err) });
@@ -729,10 +727,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
     enter('response');
     const started = Date.now();
     try {
-      const posted = await CancellationScope.nonCancellable(() =>
-        intercom.sendReply.executeWithOptions({ summary: 'reply' }, [postInput(state.response ?? '')]),
-      );
-      rememberPosted(posted);
+      const posted = await post('sendReply', state.response ?? '', 'reply');
       state.response_delivery = {
         delivery_attempted: true,
         delivery_successful: true,
@@ -898,14 +893,30 @@ export async function supportConversation(input: SupportConversationInput): Prom
       if (!state.metadata.forced_escalation || state.escalate) break;
     }
 
-    const status = state.finalize!.melvin_status;
-    enter('end', `Outcome: ${status}${state.escalate ? ` — ${state.escalate.escalation_reason}` : ''}`);
+    enterEndWithOutcome();
     log.info('turn finished', {
-      melvin_status: status,
+      melvin_status: state.finalize!.melvin_status,
       escalation_source: state.escalate?.escalation_source ?? null,
       hops: state.hops.length,
       replied: state.response_delivery?.delivery_successful ?? false,
     });
+  }
+
+  /** The end of a turn in the UI's details: its Melvin Status, and the escalation's reason if it escalated. */
+  function enterEndWithOutcome(): void {
+    const reason = state.escalate ? ` — ${state.escalate.escalation_reason}` : '';
+    enter('end', `Outcome: ${state.finalize!.melvin_status}${reason}`);
+  }
+
+  /**
+   * Hands the conversation over once the turn's own course is over or cut short (an operator between turns, a cancelled
+   * run): the escalation unless the turn already escalated, Finalize, and the turn recorded again with its new outcome.
+   */
+  async function escalateAfterTurn(e: Escalation): Promise<void> {
+    if (!state.escalate) await escalate(e);
+    await finalize();
+    enterEndWithOutcome();
+    closeTurn();
   }
 
   /** Adds the run's turn to the conversation record; any escalation or undelivered reply hands it to the team. */
@@ -973,10 +984,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
         continue;
       }
       if (operatorEscalationPending()) {
-        await escalate(operatorEscalation());
-        await finalize();
-        enter('end', `Outcome: ${state.finalize!.melvin_status} — ${state.escalate!.escalation_reason}`);
-        closeTurn();
+        await escalateAfterTurn(operatorEscalation());
         continue;
       }
       if (quietPeriodSeconds <= 0) return [];
@@ -994,26 +1002,15 @@ export async function supportConversation(input: SupportConversationInput): Prom
     }
   }
 
-  /**
-   * The run was cancelled from the Temporal UI or CLI during its turn: the conversation still gets its escalation note
-   * and Melvin Status, so the team knows nobody is answering; then the run ends as cancelled.
-   */
-  async function handOverOnCancel(): Promise<void> {
-    await CancellationScope.nonCancellable(async () => {
-      if (!state.escalate) {
-        await escalate(escalation('operator', 'The run was cancelled in Temporal before Melvin finished', 'temporal'));
-      }
-      await finalize();
-      enter('end', `Outcome: ${state.finalize!.melvin_status} — ${state.escalate!.escalation_reason}`);
-    });
-    closeTurn();
-  }
-
   try {
     await runTurn();
   } catch (err) {
     if (!isCancellation(err)) throw err;
-    await handOverOnCancel();
+    // Cancelled from the Temporal UI or CLI during the turn: the conversation still gets its escalation note and Melvin
+    // Status, so the team knows nobody is answering; then the run ends as cancelled.
+    await CancellationScope.nonCancellable(() =>
+      escalateAfterTurn(escalation('operator', 'The run was cancelled in Temporal before Melvin finished', 'temporal')),
+    );
     throw err;
   }
   // The agent is over: an operator's escalation from now on is handled between turns, with nothing left to cancel.

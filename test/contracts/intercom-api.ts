@@ -10,18 +10,10 @@
 // has X-RateLimit-Remaining 0 and no Retry-After), and the codes of statuses the description does not list for these
 // operations (400, 429), from the codes the description uses elsewhere.
 import { z } from 'zod';
+import type { RecordedExchange } from '../../sandbox/intercom/emulator';
 
-export interface Exchange {
-  method: string;
-  path: string;
-  query: Record<string, unknown>;
-  /** Header names in lower case. */
-  requestHeaders: Record<string, string>;
-  requestBody: unknown;
-  status: number;
-  responseHeaders: Record<string, string>;
-  responseBody: unknown;
-}
+/** One HTTP exchange as the emulator records it: what the contract checks. */
+export type Exchange = RecordedExchange;
 
 const INTERCOM_VERSIONS = [
   ...['1.0', '1.1', '1.2', '1.3', '1.4'],
@@ -62,6 +54,8 @@ const Conversation = z.looseObject({
   open: z.boolean(),
   state: z.enum(['open', 'closed', 'snoozed']),
   snoozed_until: Timestamp.nullable(),
+  // The ingress reads the assignee from `conversation.admin.assigned` webhooks, which carry this same model.
+  admin_assignee_id: z.number().int().nullable(),
   custom_attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
   source: z.looseObject({
     type: z.enum(['conversation', 'email', 'facebook', 'instagram', 'phone_call', 'phone_switch', 'push', 'sms']),

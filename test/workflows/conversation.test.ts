@@ -383,80 +383,73 @@ describe('a teammate acting in Intercom', () => {
 
 describe('approval and shadow modes', () => {
   const APPROVE = { replyMode: 'approve' as const, approvalTimeoutSeconds: 600 };
-  const waitingDraft = (c: { state(): Promise<AgentState> }) =>
-    waitFor('the draft to wait for a decision', async () => (await c.state()).metadata.approval?.outcome === 'waiting');
-
-  test('approve sends the draft; the decision and who made it are in the state', async () => {
+  /** A payment question in approval mode, run until its draft waits for a decision; then `body`. */
+  const withWaitingDraft = (
+    body: (id: string, c: { turnOver(turns: number): Promise<AgentState> }) => Promise<void>,
+  ): Promise<void> => {
     const id = newConversation();
-    await withConversation(
+    return withConversation(
       id,
       async (c) => {
         answersPayments();
         await c.deliver();
-        await waitingDraft(c);
-        expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
-        expect(testbed.sandbox.intercom.notes(id).at(-1)).toContain(`✋ Melvin's draft waits for a lead`);
-
-        await expect(decideReply(testbed.env.client, id, { decision: 'approve', by: 'lead@team' })).resolves.toEqual({
-          accepted: 'approve',
-        });
-        const state = await c.turnOver(1);
-        expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
-        expect(state.metadata.approval).toMatchObject({ outcome: 'approved', decided_by: 'lead@team' });
-        expect(state.finalize?.melvin_status).toBe('success');
-        // Nothing waits any more: a second decision is refused by the update's validator, and changes nothing.
-        await expect(decideReply(testbed.env.client, id, { decision: 'approve', by: 'lead@team' })).rejects.toThrow(
-          /no draft .* is waiting/,
+        await waitFor(
+          'the draft to wait for a decision',
+          async () => (await c.state()).metadata.approval?.outcome === 'waiting',
         );
+        await body(id, c);
       },
       APPROVE,
     );
+  };
+
+  test('approve sends the draft; the decision and who made it are in the state', async () => {
+    await withWaitingDraft(async (id, c) => {
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
+      expect(testbed.sandbox.intercom.notes(id).at(-1)).toContain(`✋ Melvin's draft waits for a lead`);
+
+      await expect(decideReply(testbed.env.client, id, { decision: 'approve', by: 'lead@team' })).resolves.toEqual({
+        accepted: 'approve',
+      });
+      const state = await c.turnOver(1);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
+      expect(state.metadata.approval).toMatchObject({ outcome: 'approved', decided_by: 'lead@team' });
+      expect(state.finalize?.melvin_status).toBe('success');
+      // Nothing waits any more: a second decision is refused by the update's validator, and changes nothing.
+      await expect(decideReply(testbed.env.client, id, { decision: 'approve', by: 'lead@team' })).rejects.toThrow(
+        /no draft .* is waiting/,
+      );
+    });
   });
 
   test('edit sends the lead’s text instead; a malformed decision is refused with why', async () => {
-    const id = newConversation();
-    await withConversation(
-      id,
-      async (c) => {
-        answersPayments();
-        await c.deliver();
-        await waitingDraft(c);
-        await expect(
-          decideReply(testbed.env.client, id, { decision: 'edit', text: ' ', by: 'lead@team' }),
-        ).rejects.toThrow(/an edit needs the text/);
-        const edited = 'Your $240 payment is on its way and should arrive on November 27.';
-        await decideReply(testbed.env.client, id, { decision: 'edit', text: edited, by: 'lead@team' });
-        const state = await c.turnOver(1);
-        expect(testbed.sandbox.intercom.replies(id)).toEqual([edited]);
-        expect(state.metadata.approval).toMatchObject({ outcome: 'edited', draft: PAY_REPLY });
-        // A run with a refused and an accepted update, for the determinism gate.
-        await recordHistory(id, state.metadata.conversation.turns[0]!.run_id, 'conversation-approval-edit');
-      },
-      APPROVE,
-    );
+    await withWaitingDraft(async (id, c) => {
+      await expect(
+        decideReply(testbed.env.client, id, { decision: 'edit', text: ' ', by: 'lead@team' }),
+      ).rejects.toThrow(/an edit needs the text/);
+      const edited = 'Your $240 payment is on its way and should arrive on November 27.';
+      await decideReply(testbed.env.client, id, { decision: 'edit', text: edited, by: 'lead@team' });
+      const state = await c.turnOver(1);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([edited]);
+      expect(state.metadata.approval).toMatchObject({ outcome: 'edited', draft: PAY_REPLY });
+      // A run with a refused and an accepted update, for the determinism gate.
+      await recordHistory(id, state.metadata.conversation.turns[0]!.run_id, 'conversation-approval-edit');
+    });
   });
 
   test('reject keeps the draft from the user and hands the conversation to the team', async () => {
-    const id = newConversation();
-    await withConversation(
-      id,
-      async (c) => {
-        answersPayments();
-        await c.deliver();
-        await waitingDraft(c);
-        await decideReply(testbed.env.client, id, { decision: 'reject', reason: 'Wrong shift', by: 'lead@team' });
-        const state = await c.turnOver(1);
-        expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
-        expect(state.escalate).toMatchObject({
-          escalation_source: 'operator',
-          escalation_reason: 'Draft rejected: Wrong shift',
-          requested_by: 'lead@team',
-        });
-        expect(state.metadata.approval).toMatchObject({ outcome: 'rejected', reason: 'Wrong shift' });
-        expect(state.metadata.conversation.ownership.owner).toBe('team');
-      },
-      APPROVE,
-    );
+    await withWaitingDraft(async (id, c) => {
+      await decideReply(testbed.env.client, id, { decision: 'reject', reason: 'Wrong shift', by: 'lead@team' });
+      const state = await c.turnOver(1);
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
+      expect(state.escalate).toMatchObject({
+        escalation_source: 'operator',
+        escalation_reason: 'Draft rejected: Wrong shift',
+        requested_by: 'lead@team',
+      });
+      expect(state.metadata.approval).toMatchObject({ outcome: 'rejected', reason: 'Wrong shift' });
+      expect(state.metadata.conversation.ownership.owner).toBe('team');
+    });
   });
 
   test('no decision before the timeout hands the conversation to the team', async () => {
