@@ -4,11 +4,11 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { turnOver } from '../src/conversations';
+import { decideReply, turnOver } from '../src/conversations';
 import { forceEscalationSignal, stateQuery, workflowIdFor } from '../src/shared';
 import type { AgentState } from '../src/state';
 import type { GateSpec } from './gates';
-import { Scenario } from './scenario';
+import { Scenario, type ScenarioDecision } from './scenario';
 import { waitFor } from './wait';
 
 export interface ExpectationResult {
@@ -136,6 +136,19 @@ export function evaluate(
   if (expect.max_hops !== undefined) {
     check('max_hops', `at most ${expect.max_hops}`, state.hops.length, state.hops.length <= expect.max_hops);
   }
+  if (expect.approval_outcome !== undefined) {
+    const outcome = state.metadata.approval?.outcome ?? null;
+    check('approval_outcome', expect.approval_outcome, outcome, outcome === expect.approval_outcome);
+  }
+  const teamAnswers = () => state.metadata.conversation.turns.flatMap((t) => t.team_answer?.text ?? []);
+  for (const text of expect.team_answer_includes ?? []) {
+    check(
+      `team_answer_includes "${text}"`,
+      text,
+      teamAnswers(),
+      teamAnswers().some((a) => lower(a).includes(lower(text))),
+    );
+  }
   if (expect.snoozed !== undefined) {
     const snoozed = conversation.snoozed_until !== null && conversation.snoozed_until * 1000 > Date.now();
     check('snoozed', expect.snoozed, snoozed, snoozed === expect.snoozed);
@@ -234,6 +247,7 @@ export class ScenarioRunner {
         if (next) await this.control('POST', '/gate', GATE_AFTER_NODE[next.after_node]);
       }
 
+      if (scenario.decision) await this.decide(scenario.conversation.id, scenario.decision, () => ended);
       const state = await this.withTimeout(outcome, `the run of ${scenario.id}`);
       const conversation = (await this.control(
         'GET',
@@ -279,6 +293,22 @@ export class ScenarioRunner {
       }
     }
     return results;
+  }
+
+  /** Approval mode: once the draft waits for a lead, sends the scenario's decision as a lead would. */
+  private async decide(conversationId: string, decision: ScenarioDecision, ended: () => boolean): Promise<void> {
+    const handle = this.options.client.workflow.getHandle(workflowIdFor(conversationId));
+    const reached = await waitFor(
+      'the draft to wait for a decision',
+      async () => {
+        const state = await handle.query(stateQuery).catch(() => undefined);
+        if (state?.metadata.approval?.outcome === 'waiting') return 'waiting';
+        return ended() ? 'ended' : undefined;
+      },
+      { timeoutMs: this.options.timeoutMs ?? 180_000, intervalMs: 50 },
+    );
+    if (reached === 'ended') throw new Error(`the ${decision.decision} decision was not sent: no draft waited for one`);
+    await decideReply(this.options.client, conversationId, decision);
   }
 
   /** Waits until the user's message is in the conversation's ledger and its workflow waits (or has ended). */

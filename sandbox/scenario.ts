@@ -77,6 +77,8 @@ export const ScenarioConversation = z.strictObject({
   id: z.string().regex(/^\d{1,19}$/, 'must be an integer, as Intercom conversation ids are (e.g. "2001")'),
   contact: z.strictObject({ id: z.string().min(1), email: z.email(), name: z.string().min(1) }),
   parts: z.array(ScenarioPart).min(1),
+  /** The conversation's custom attributes in the workspace, e.g. `Melvin Reply Mode` (beyond the shared format). */
+  attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });
 export type ScenarioConversation = z.infer<typeof ScenarioConversation>;
 
@@ -127,6 +129,10 @@ export const Expectations = z.strictObject({
   note_includes: z.array(z.string()).optional(),
   max_hops: z.number().int().min(1).optional(),
   snoozed: z.boolean().optional(),
+  /** Approval and shadow modes: how the draft ended (beyond the shared format). */
+  approval_outcome: z.enum(['approved', 'edited', 'rejected', 'timed_out', 'noted']).optional(),
+  /** Shadow mode: what the team answered after Melvin's noted draft, as the conversation record keeps it. */
+  team_answer_includes: z.array(z.string()).optional(),
 });
 
 /**
@@ -140,6 +146,25 @@ export const ScenarioTurn = z.strictObject({
 });
 export type ScenarioTurn = z.infer<typeof ScenarioTurn>;
 
+/**
+ * A lead's decision on Melvin's draft in approval mode (beyond the shared format): the runner sends it once the draft
+ * waits. A scenario in approval mode without one lets the approval time out.
+ */
+export const ScenarioDecision = z.discriminatedUnion('decision', [
+  z.strictObject({ decision: z.literal('approve'), by: z.string().min(1).default('scenario-runner') }),
+  z.strictObject({
+    decision: z.literal('edit'),
+    text: z.string().min(1).max(4000),
+    by: z.string().min(1).default('scenario-runner'),
+  }),
+  z.strictObject({
+    decision: z.literal('reject'),
+    reason: z.string().min(1),
+    by: z.string().min(1).default('scenario-runner'),
+  }),
+]);
+export type ScenarioDecision = z.infer<typeof ScenarioDecision>;
+
 export const Scenario = z.strictObject({
   id: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be kebab-case'),
   description: z.string().min(1),
@@ -148,6 +173,7 @@ export const Scenario = z.strictObject({
   docs: z.array(Doc).default([]),
   faults: Faults.optional(),
   signals: z.array(ScenarioSignal).default([]),
+  decision: ScenarioDecision.optional(),
   expect: Expectations,
   turns: z.array(ScenarioTurn).default([]),
 });

@@ -98,7 +98,11 @@ export async function startSandboxServices(
     webhook: options.webhookUrl ? { url: options.webhookUrl, secret: SANDBOX_SECRETS.webhookSecret } : undefined,
     gates,
   });
-  intercom.mount(inboxRouter(intercom, () => talent.data.users));
+  // The inbox's approve, edit and reject buttons call Melvin's operator API beside the webhook, as a lead's tool would.
+  const operatorApi = options.webhookUrl
+    ? { url: new URL(options.webhookUrl).origin, token: SANDBOX_SECRETS.adminApiToken }
+    : undefined;
+  intercom.mount(inboxRouter(intercom, () => talent.data.users, operatorApi));
   intercom.mount(controlRouter(() => services));
   const mcpService = new TalentMcpService(talent, gates);
   const [intercomUrl, mcpUrl, modelUrl, validationUrl] = await Promise.all([
@@ -152,7 +156,12 @@ function controlRouter(services: () => SandboxServices): express.Router {
   router.post('/_sandbox/scenarios', (req, res) => {
     const parsed = Scenario.safeParse(req.body);
     if (!parsed.success) return badRequest(res, parsed.error);
-    services().applyScenario(parsed.data);
+    try {
+      services().applyScenario(parsed.data);
+    } catch (err) {
+      // An attribute the workspace does not define, or of the wrong type: Intercom would refuse it too.
+      return res.status(400).json({ error: err instanceof Error ? err.message : String(err) });
+    }
     res.json({ seeded: parsed.data.id, conversation_id: parsed.data.conversation.id });
   });
 

@@ -142,7 +142,8 @@ export async function turnOver(
   const deadline = Date.now() + (options.timeoutMs ?? 180_000);
   for (;;) {
     const description = await handle.describe();
-    if (description.status.name === 'COMPLETED') return (await handle.result()) as AgentState;
+    // A finished workflow still answers the query: a worker replays its last run to read the state.
+    if (description.status.name === 'COMPLETED') return handle.query(stateQuery);
     if (description.status.name !== 'RUNNING' && description.status.name !== 'CONTINUED_AS_NEW') {
       throw new Error(`the workflow of conversation ${conversationId} is ${description.status.name}`);
     }

@@ -88,6 +88,9 @@ export interface TeamAction {
   action: 'replied' | 'assigned' | 'closed';
   /** For `assigned`: the assignee is Melvin's own admin, which gives the conversation back to Melvin. */
   toMelvin?: boolean;
+  /** For `replied`: the teammate's answer as plain text (the first 2000 characters) and who wrote it. */
+  text?: string;
+  by?: string;
 }
 
 export interface HandBack {

@@ -238,6 +238,16 @@ export interface TurnRecord {
   asked?: string | null;
   answered?: string | null;
   escalation_reason?: string | null;
+  /** Shadow mode: the draft Melvin noted instead of sending, and what a teammate then answered, for a lead to compare. */
+  shadow_draft?: string | null;
+  team_answer?: TeamAnswer | null;
+}
+
+/** A teammate's reply in Intercom, as its webhook carried it (the first 2000 characters). */
+export interface TeamAnswer {
+  text: string;
+  by: string | null;
+  at: string;
 }
 
 /** A tool or docs result a later turn may reuse instead of calling again, until it expires. */
@@ -308,10 +318,21 @@ export interface RunMetadata {
   phase: RunPhase;
   /** The conversation's record as this run will carry it on: earlier turns, this one once over, ledger and owner. */
   conversation: ConversationRecord;
+  /** How this turn replies: the conversation's Intercom attributes when set, else the configured `REPLY_MODE`. */
+  reply_mode?: ReplyModeUsed;
   /** Approval or shadow mode: the draft the team saw, and the decision on it. */
   approval?: ApprovalData | null;
   /** The turn's budget for gathered data (`tool_data` and `docs_data` together), and what it left out. */
   data_budget?: DataBudget;
+}
+
+export interface ReplyModeUsed {
+  mode: 'auto' | 'approve' | 'shadow';
+  approval_timeout_seconds: number;
+  /** Where the mode came from: the conversation's `Melvin Reply Mode` attribute, or the worker's configuration. */
+  set_by: 'conversation attribute' | 'configuration';
+  /** Attributes set to values Melvin cannot use (the configured setting applied instead). */
+  problems: string[];
 }
 
 export interface DataBudget {
@@ -341,4 +362,17 @@ export interface AgentState {
   response: string | null;
   error: string | null;
   metadata: RunMetadata;
+}
+
+/**
+ * The workflow's result, kept small: how the conversation's workflow ended and its last turn. The whole state of the
+ * last run stays readable through the `state` query.
+ */
+export interface ConversationOutcome {
+  conversation_id: string;
+  /** Runs started without a quiet period answer one turn and end; others end when the quiet period passes or on close. */
+  ended_because: 'turn over (no quiet period)' | 'quiet period passed' | 'closed by the team';
+  turns: number;
+  owner: Ownership['owner'];
+  last_turn: TurnRecord | null;
 }

@@ -150,7 +150,15 @@ describe('a teammate acting in Intercom', () => {
           type: 'conversation',
           id: conversationId,
           admin_assignee_id: assigneeId === null ? null : Number(assigneeId),
-          conversation_parts: { conversation_parts: [{ id: `p-${counter}`, author: { type: 'admin', id: authorId } }] },
+          conversation_parts: {
+            conversation_parts: [
+              {
+                id: `p-${counter}`,
+                body: '<p>Hi, Sam here &amp; on it.</p>',
+                author: { type: 'admin', id: authorId, name: 'Sam' },
+              },
+            ],
+          },
         },
       },
     };
@@ -180,6 +188,17 @@ describe('a teammate acting in Intercom', () => {
     expect(backToMelvin).toEqual({ status: 202, body: { signalled: 'teamAction', action: 'assigned' } });
     expect(closed).toEqual({ status: 202, body: { signalled: 'teamAction', action: 'closed' } });
     expect(await signalsOf(conversationId)).toEqual(['newUserMessage', 'teamAction', 'teamAction', 'teamAction']);
+    // The teammate's answer travels as plain text with its author, for shadow mode's comparison.
+    const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();
+    const replied = history.events?.find(
+      (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'teamAction',
+    );
+    const payload = replied?.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data;
+    expect(JSON.parse(Buffer.from(payload!).toString('utf8'))).toMatchObject({
+      action: 'replied',
+      text: 'Hi, Sam here & on it.',
+      by: 'Sam',
+    });
   });
 
   test('an admin event for a conversation with no open workflow starts nothing', async () => {

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DEFAULT_HANDOVER_MESSAGE } from '../src/shared';
+import { DEFAULT_HANDOVER_MESSAGE, stateQuery } from '../src/shared';
 import type { AgentState } from '../src/state';
 import { coverage, draft, plan } from './helpers/model-answers';
 import { quietRuntime, waitFor } from './helpers/runtime';
@@ -93,7 +93,8 @@ test('CLI start runs a turn on the worker process; state and list show it', asyn
   expect(JSON.parse(started.stdout)).toMatchObject({ workflowId: 'intercom-conversation-9101' });
 
   const handle = env.client.workflow.getHandle('intercom-conversation-9101');
-  const result = (await handle.result()) as AgentState;
+  await handle.result();
+  const result = await handle.query(stateQuery);
   expect(result.finalize?.melvin_status).toBe('success');
   expect(result.metadata.trigger?.topic).toBe('cli');
   expect(sandbox.intercom.replies('9101')).toEqual(['Hi Li! How can I help?']);
@@ -128,7 +129,9 @@ test('CLI escalate hands a running conversation to the team', async () => {
   const escalated = await cli('escalate', '9102', '--reason', 'Contract dispute', '--by', 'lead@team.example');
   expect(escalated.code).toBe(0);
 
-  const result = (await env.client.workflow.getHandle('intercom-conversation-9102').result()) as AgentState;
+  const handle9102 = env.client.workflow.getHandle('intercom-conversation-9102');
+  await handle9102.result();
+  const result = await handle9102.query(stateQuery);
   expect(result.escalate).toMatchObject({ escalation_source: 'operator', escalation_reason: 'Contract dispute' });
   // The CLI's configuration is the default one: the user is told a person will follow up, and the note says so.
   expect(sandbox.intercom.notes('9102')).toEqual([

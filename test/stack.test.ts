@@ -271,6 +271,47 @@ describe('the inbox page in headless Chromium', () => {
     await page.screenshot({ path: path.join(OUTPUT_DIR, 'inbox.png'), fullPage: true });
   }, 120_000);
 
+  test('a lead approves with an edit, or rejects, Melvin’s draft from the inbox in approval mode', async () => {
+    const page = await browser.newPage();
+    await page.goto(urls.inbox);
+    const ask = async (question: string) => {
+      await page.locator('#new-talent').selectOption({ label: 'Ana Ruiz <ana.ruiz@example.com>' });
+      await page.locator('#new-mode').selectOption('approve');
+      await page.locator('#new-body').fill(question);
+      await page.locator('#new-send').click();
+      await page.locator('.part.note .decision').waitFor({ timeout: 30_000 });
+    };
+    const melvinReplies = page.locator('.part.melvin[data-part-type="comment"] .text');
+
+    await ask('Hi, when will I get paid for my Austin shift?');
+    expect(await melvinReplies.count()).toBe(0);
+    await expect(page.locator('.decision .edit-text').inputValue()).resolves.toContain('November 27');
+    await page.locator('.decision .edit-text').fill('Hi Ana, your pay arrives on November 27. Sam, payments team');
+    await page.locator('.decision button.edit').click();
+    await melvinReplies.first().waitFor({ timeout: 30_000 });
+    expect(await melvinReplies.first().textContent()).toBe(
+      'Hi Ana, your pay arrives on November 27. Sam, payments team',
+    );
+    await page.locator('#status', { hasText: 'success' }).waitFor({ timeout: 30_000 });
+
+    await ask('And when is the next payout after that?');
+    const draft = await page.locator('.decision .edit-text').inputValue();
+    // A rejection needs a reason: the operator API's refusal is shown, and nothing is sent.
+    await page.locator('.decision button.reject').click();
+    await page.locator('.decision .answer', { hasText: 'Not sent' }).waitFor({ timeout: 10_000 });
+    await page.locator('.decision .reject-reason').fill('Payout calendars come from the payments team');
+    await page.locator('.decision button.reject').click();
+    await page.locator('#status', { hasText: 'ROUTE_TO_TEAM' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.part.note .text', { hasText: 'Draft rejected: Payout calendars come from the payments team' })
+      .waitFor();
+    // The user may be told a person will follow up; the rejected draft never reaches them.
+    expect(await melvinReplies.allTextContents()).not.toContain(draft);
+    await expect(page.locator('.decision').count()).resolves.toBe(0);
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    await page.screenshot({ path: path.join(OUTPUT_DIR, 'inbox-approval.png'), fullPage: true });
+  }, 120_000);
+
   test.each([
     ['1001', 'success', null],
     ['1004', 'VALIDATION_FAILED', 'validate'],

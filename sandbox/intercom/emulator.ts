@@ -210,7 +210,11 @@ export class IntercomEmulator extends HttpService {
   ) {
     super('Intercom emulator');
     this.rateWindow = new RateWindow(options.rateLimit ?? DEFAULT_RATE_LIMIT);
-    this.conversationAttributes = options.conversationAttributes ?? { 'Melvin Status': 'string' };
+    this.conversationAttributes = options.conversationAttributes ?? {
+      'Melvin Status': 'string',
+      'Melvin Reply Mode': 'string',
+      'Melvin Approval Timeout': 'integer',
+    };
   }
 
   private readonly routers: express.Router[] = [];
@@ -240,6 +244,8 @@ export class IntercomEmulator extends HttpService {
 
   /** Creates the conversation of a scenario; parts are spaced a minute apart, ending now. */
   seed(conversation: ScenarioConversation): Conversation {
+    const problem = conversation.attributes ? this.attributeProblem(conversation.attributes) : null;
+    if (problem) throw new Error(`conversation ${conversation.id}: ${problem}`);
     const role = conversation.parts.some((p) => p.author === 'lead') ? 'lead' : 'user';
     const contact: Contact = { type: 'contact', role, ...conversation.contact };
     this.contacts.set(contact.id, contact);
@@ -255,7 +261,7 @@ export class IntercomEmulator extends HttpService {
       snoozed_until: null,
       admin_assignee_id: null,
       team_assignee_id: null,
-      custom_attributes: {},
+      custom_attributes: { ...conversation.attributes },
       source: {
         type: 'conversation',
         // Unique like every part id, so a conversation seeded again is a new message to the workflow's ledger.

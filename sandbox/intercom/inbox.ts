@@ -11,11 +11,26 @@ const NewConversation = z.strictObject({
   email: z.email(),
   name: z.string().trim().min(1).max(200),
   body: z.string().trim().min(1).max(10_000),
+  /** The conversation's `Melvin Reply Mode` attribute; auto leaves it unset. */
+  reply_mode: z.enum(['auto', 'approve', 'shadow']).default('auto'),
 });
+/** A lead's decision on the draft waiting in a conversation, as the inbox's buttons send it. */
+const Decision = z.discriminatedUnion('decision', [
+  z.strictObject({ decision: z.literal('approve') }),
+  z.strictObject({ decision: z.literal('edit'), text: z.string().trim().min(1).max(4000) }),
+  z.strictObject({ decision: z.literal('reject'), reason: z.string().trim().min(1).max(1000) }),
+]);
+
+/** Melvin's operator API, which the inbox calls with a lead's decision on a draft. */
+export interface OperatorApi {
+  url: string;
+  token: string;
+}
 
 export function inboxRouter(
   emulator: IntercomEmulator,
   talentUsers: () => { email: string; name: string }[],
+  operatorApi?: OperatorApi,
 ): express.Router {
   const router = express.Router();
   router.use('/inbox/api', express.json({ limit: '100kb' }));
@@ -89,13 +104,35 @@ export function inboxRouter(
     while (emulator.conversations.has(String(next))) next += 1;
     const id = String(next);
     const contactId = `c-${parsed.data.email.replace(/[^a-z0-9]/gi, '-')}`;
+    const { reply_mode: mode } = parsed.data;
     emulator.seed({
       id,
       contact: { id: contactId, email: parsed.data.email, name: parsed.data.name },
       parts: [{ author: 'user', type: 'comment', body: parsed.data.body }],
+      attributes: mode === 'auto' ? {} : { 'Melvin Reply Mode': mode },
     });
     const delivery = await emulator.emit('conversation.user.created', id);
     res.json({ id, delivery });
+  });
+
+  /** A lead approves, edits or rejects Melvin's draft: passed to Melvin's operator API, whose answer is shown as is. */
+  router.post('/inbox/api/conversations/:id/decision', async (req, res) => {
+    const parsed = Decision.safeParse(req.body);
+    if (!parsed.success) return res.status(400).json({ error: z.prettifyError(parsed.error) });
+    if (!operatorApi) return res.status(503).json({ error: 'this sandbox has no Melvin operator API to send to' });
+    try {
+      const response = await fetch(`${operatorApi.url}/conversations/${encodeURIComponent(req.params.id)}/decision`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${operatorApi.token}` },
+        body: JSON.stringify({ ...parsed.data, requestedBy: 'Support Team (sandbox inbox)' }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      res.status(response.status).json((await response.json().catch(() => ({}))) as unknown);
+    } catch (err) {
+      res
+        .status(502)
+        .json({ error: `Melvin's operator API did not answer: ${err instanceof Error ? err.message : err}` });
+    }
   });
 
   return router;
@@ -127,6 +164,9 @@ const INBOX_HTML = `<!doctype html>
   form { display: flex; gap: 8px; padding: 12px; border-top: 1px solid #ddd; }
   textarea { flex: 1; min-height: 48px; }
   #new { padding: 12px; border-bottom: 1px solid #ddd; display: grid; gap: 6px; }
+  .decision { display: grid; gap: 6px; margin-top: 8px; white-space: normal; }
+  .decision textarea, .decision input { width: 100%; box-sizing: border-box; }
+  .decision .answer { font-size: 12px; color: #555; }
 </style>
 </head>
 <body>
@@ -134,6 +174,11 @@ const INBOX_HTML = `<!doctype html>
   <h1>Melvin sandbox inbox</h1>
   <div id="new">
     <label>Talent <select id="new-talent"></select></label>
+    <label>Melvin replies <select id="new-mode">
+      <option value="auto">on its own</option>
+      <option value="approve">after a lead approves</option>
+      <option value="shadow">never (shadow: drafts as notes)</option>
+    </select></label>
     <textarea id="new-body" placeholder="Start a new conversation as this talent"></textarea>
     <button id="new-send" type="button">Start conversation</button>
   </div>
@@ -171,6 +216,17 @@ async function refresh() {
   $('title').textContent = '#' + c.id + ' · ' + (c.contact ? c.contact.name + ' <' + c.contact.email + '>' : '');
   badge($('status'), c.melvin_status);
   $('snooze').textContent = c.snoozed_until ? new Date(c.snoozed_until * 1000).toLocaleTimeString() : '—';
+  // The form is drawn once per draft: a refresh must not wipe what a lead is typing.
+  // A draft waits while Melvin's approval note is its latest part: a reply or a note after it means it was decided.
+  const latest = c.parts.filter((p) => p.melvin && (p.part_type === 'note' || p.part_type === 'comment')).at(-1);
+  const newest = latest && latest.part_type === 'note' && latest.text.startsWith(APPROVAL_NOTE) ? latest.id : null;
+  if (newest === waitingDraft && document.querySelector('.decision')) {
+    document.querySelector('.decision .answer').textContent = decisionAnswer;
+    if (c.parts.length === Number($('thread').dataset.parts)) return;
+  }
+  if (newest !== waitingDraft) decisionAnswer = '';
+  waitingDraft = newest;
+  $('thread').dataset.parts = String(c.parts.length);
   $('thread').replaceChildren(...c.parts.map((p) => {
     const div = document.createElement('div');
     const kind = p.part_type === 'note' ? 'note' : p.part_type === 'comment' ? p.author_type : 'event';
@@ -184,8 +240,46 @@ async function refresh() {
     text.className = 'text';
     text.textContent = p.text;
     div.append(who, text);
+    if (p.id === waitingDraft) div.append(decisionForm(c.id, p.text));
     return div;
   }));
+}
+// Melvin's note asking for approval carries its draft after its first line.
+const APPROVAL_NOTE = "\u270b Melvin's draft waits for a lead";
+let waitingDraft = null;
+let decisionAnswer = '';
+function decisionForm(conversationId, noteText) {
+  const form = document.createElement('div');
+  form.className = 'decision';
+  const edit = document.createElement('textarea');
+  edit.className = 'edit-text';
+  edit.value = noteText.split('\\n').slice(1).join('\\n');
+  const reason = document.createElement('input');
+  reason.className = 'reject-reason';
+  reason.placeholder = 'Why reject? (needed to reject)';
+  const answer = document.createElement('div');
+  answer.className = 'answer';
+  answer.textContent = decisionAnswer;
+  const button = (label, cls, body) => {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = label;
+    b.className = cls;
+    b.onclick = async () => {
+      const res = await api('/conversations/' + conversationId + '/decision', body());
+      decisionAnswer = res.error ? 'Not sent: ' + (typeof res.error === 'string' ? res.error : JSON.stringify(res.error)) : 'Sent: ' + label.toLowerCase();
+      refresh();
+    };
+    return b;
+  };
+  const buttons = document.createElement('div');
+  buttons.append(
+    button('Approve', 'approve', () => ({ decision: 'approve' })), ' ',
+    button('Send edited', 'edit', () => ({ decision: 'edit', text: edit.value })), ' ',
+    button('Reject', 'reject', () => ({ decision: 'reject', reason: reason.value })),
+  );
+  form.append(edit, reason, buttons, answer);
+  return form;
 }
 $('composer').onsubmit = async (e) => {
   e.preventDefault();
@@ -200,7 +294,7 @@ $('new-send').onclick = async () => {
   const body = $('new-body').value.trim();
   if (!body) return;
   $('new-body').value = '';
-  const created = await api('/conversations', { email, name, body });
+  const created = await api('/conversations', { email, name, body, reply_mode: $('new-mode').value });
   selected = created.id;
   history.replaceState(null, '', '?conversation=' + selected);
   refresh();

@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import { IntercomError, IntercomTimeoutError } from 'intercom-client';
 import type { IntercomClient } from 'intercom-client';
 import { z } from 'zod';
+import type { ReplyMode } from '../shared';
 import type { Message, Role } from '../state';
 import {
   IntercomAuthError,
@@ -17,6 +18,12 @@ import { comparableText, textToHtml } from './intercom-text';
 import { retryAfterMs } from './retry-after';
 
 export const MELVIN_STATUS_ATTRIBUTE = 'Melvin Status';
+/**
+ * Conversation attributes a team may set in Intercom (by hand or with an Intercom rule) to review Melvin's drafts on
+ * some conversations only: they override `REPLY_MODE` and `APPROVAL_TIMEOUT_SECONDS` for that conversation.
+ */
+export const REPLY_MODE_ATTRIBUTE = 'Melvin Reply Mode';
+export const APPROVAL_TIMEOUT_ATTRIBUTE = 'Melvin Approval Timeout';
 const REQUEST_TIMEOUT_S = 12;
 /** How far Intercom's clock may run behind ours when looking for a part an earlier attempt already posted. */
 const CLOCK_SKEW_S = 60;
@@ -38,6 +45,7 @@ export const IntercomConversation = z.looseObject({
     .looseObject({ conversation_parts: z.array(Part), total_count: z.number().int().min(0) })
     .nullish(),
   contacts: z.looseObject({ contacts: z.array(z.looseObject({ id: Id })) }).nullish(),
+  custom_attributes: z.record(z.string(), z.unknown()).nullish(),
 });
 export type IntercomConversation = z.infer<typeof IntercomConversation>;
 const IntercomContact = z.looseObject({ id: Id, email: z.string().nullish(), name: z.string().nullish() });
@@ -54,6 +62,45 @@ export interface FetchedConversation {
   internal_notes: string[];
   contact: { id: string; email: string | null; name: string | null } | null;
   admin_id: string;
+  /** The conversation's own reply settings from its Intercom attributes; absent in fetches recorded before they were read. */
+  reply_settings?: ConversationReplySettings;
+}
+
+/** What the conversation's attributes say about how Melvin replies; null where they say nothing usable. */
+export interface ConversationReplySettings {
+  mode: ReplyMode | null;
+  approval_timeout_seconds: number | null;
+  /** An attribute set to something Melvin cannot use, named with what it holds: the configured setting applies. */
+  problems: string[];
+}
+
+const ReplyModeAttribute = z.enum(['auto', 'approve', 'shadow']);
+const ApprovalTimeoutAttribute = z
+  .number()
+  .int()
+  .min(1)
+  .max(7 * 86400);
+
+/** The reply settings a conversation's custom attributes carry, each checked; an unusable value is reported, not used. */
+export function replySettingsOf(attributes: Record<string, unknown> | null | undefined): ConversationReplySettings {
+  const settings: ConversationReplySettings = { mode: null, approval_timeout_seconds: null, problems: [] };
+  const mode = attributes?.[REPLY_MODE_ATTRIBUTE];
+  if (mode !== undefined && mode !== null && mode !== '') {
+    const parsed = ReplyModeAttribute.safeParse(typeof mode === 'string' ? mode.trim().toLowerCase() : mode);
+    if (parsed.success) settings.mode = parsed.data;
+    else
+      settings.problems.push(`${REPLY_MODE_ATTRIBUTE} is ${JSON.stringify(mode)}: it must be auto, approve or shadow`);
+  }
+  const timeout = attributes?.[APPROVAL_TIMEOUT_ATTRIBUTE];
+  if (timeout !== undefined && timeout !== null) {
+    const parsed = ApprovalTimeoutAttribute.safeParse(timeout);
+    if (parsed.success) settings.approval_timeout_seconds = parsed.data;
+    else
+      settings.problems.push(
+        `${APPROVAL_TIMEOUT_ATTRIBUTE} is ${JSON.stringify(timeout)}: it must be a whole number of seconds from 1 to 604800`,
+      );
+  }
+  return settings;
 }
 
 /** A reply or note to post exactly once, with what its retries need to recognise an attempt Intercom already took. */
@@ -244,6 +291,7 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
         internal_notes,
         contact,
         admin_id: adminId,
+        reply_settings: replySettingsOf(conversation.custom_attributes),
       };
     },
 

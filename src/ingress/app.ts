@@ -14,6 +14,7 @@ import {
 } from '../conversations';
 import type { TeamAction } from '../shared';
 import { logEvent } from '../log';
+import { htmlToText } from '../activities/intercom-text';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -44,7 +45,13 @@ export const Notification = z.looseObject({
 });
 
 const IntercomId = z.union([z.string(), z.number()]);
-const PartRef = z.looseObject({ id: IntercomId, author: z.looseObject({ id: IntercomId.nullish() }).nullish() });
+const PartRef = z.looseObject({
+  id: IntercomId,
+  body: z.string().nullish(),
+  author: z.looseObject({ id: IntercomId.nullish(), name: z.string().nullish() }).nullish(),
+});
+/** What a teammate's answer keeps of its text: enough for a lead to compare it with Melvin's shadow draft. */
+const MAX_TEAM_ANSWER = 2000;
 const ConversationItem = z.looseObject({
   id: ConversationId,
   admin_assignee_id: IntercomId.nullish(),
@@ -144,14 +151,19 @@ export function createIngressApp(options: IngressOptions): express.Express {
     item: z.infer<typeof ConversationItem>,
   ): Promise<Delivery> {
     const action = TEAM_TOPICS[topic];
-    const lastAuthor = item.conversation_parts?.conversation_parts.at(-1)?.author?.id;
-    if (action === 'replied' && String(lastAuthor) === options.melvinAdminId) {
+    const last = item.conversation_parts?.conversation_parts.at(-1);
+    if (action === 'replied' && String(last?.author?.id) === options.melvinAdminId) {
       return { status: 202, body: { ignored: true, reason: 'Melvin’s own reply' }, outcome: 'ignored', topic };
     }
-    const toMelvin = action === 'assigned' ? String(item.admin_assignee_id) === options.melvinAdminId : undefined;
+    const signal: TeamAction = { notificationId, action };
+    if (action === 'assigned') signal.toMelvin = String(item.admin_assignee_id) === options.melvinAdminId;
+    if (action === 'replied' && last?.body) {
+      signal.text = htmlToText(last.body).slice(0, MAX_TEAM_ANSWER);
+      signal.by = last.author?.name ?? String(last.author?.id ?? 'a teammate');
+    }
     try {
       await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
-        sendTeamAction(options.client, item.id, { notificationId, action, toMelvin }),
+        sendTeamAction(options.client, item.id, signal),
       );
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {

@@ -1,7 +1,14 @@
 // The conversation record a workflow carries from turn to turn: the turns, the ledger of handled user parts, the owner,
 // and the tool results still fresh.
 import type { ToolResultTtl } from '../shared';
-import type { ConversationRecord, FreshResult, GatheredCall, ReceivedUserMessage, TurnRecord } from '../state';
+import type {
+  ConversationRecord,
+  FreshResult,
+  GatheredCall,
+  ReceivedUserMessage,
+  TeamAnswer,
+  TurnRecord,
+} from '../state';
 
 /** Enough turns for a lead to read the conversation's course in any run's state; older ones are only counted. */
 export const MAX_TURNS_KEPT = 20;
@@ -107,6 +114,17 @@ export function recordTurn(record: ConversationRecord, turn: TurnRecord): void {
   record.turns.push(turn);
   record.turn_count += 1;
   if (record.turns.length > MAX_TURNS_KEPT) record.turns.splice(0, record.turns.length - MAX_TURNS_KEPT);
+}
+
+/**
+ * Shadow mode's comparison: a teammate's answer goes with the latest turn when that turn only noted a draft and has no
+ * answer yet. Returns whether it was kept.
+ */
+export function recordTeamAnswer(record: ConversationRecord, answer: TeamAnswer): boolean {
+  const latest = record.turns.at(-1);
+  if (!latest?.shadow_draft || latest.team_answer) return false;
+  latest.team_answer = answer;
+  return true;
 }
 
 /** Deliveries from `from` on that still need an answer: those for a part the ledger holds were answered already. */

@@ -38,6 +38,7 @@ import {
 import type {
   AgentState,
   ApprovalData,
+  ConversationOutcome,
   DataBudget,
   GatheredCall,
   EscalationKind,
@@ -46,6 +47,7 @@ import type {
   NodeName,
   PlannedToolCall,
   ReceivedUserMessage,
+  TeamAnswer,
   ToolResult,
 } from '../state';
 import { coverageContext, draftContext, planContext } from './contexts';
@@ -57,6 +59,7 @@ import {
   handOverToTeam,
   markHandled,
   newConversationRecord,
+  recordTeamAnswer,
   recordTurn,
   unansweredDeliveries,
 } from './conversation-record';
@@ -101,9 +104,10 @@ function jsonLength(value: unknown): number {
   return JSON.stringify(value)?.length ?? 0;
 }
 
-function quietPeriodText(seconds: number): string {
+function durationText(seconds: number): string {
   if (seconds % 86400 === 0) return `${seconds / 86400} d`;
   if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
   return `${seconds} s`;
 }
 
@@ -158,7 +162,7 @@ export function newState(input: SupportConversationInput, now: string): AgentSta
   };
 }
 
-export async function supportConversation(input: SupportConversationInput): Promise<AgentState> {
+export async function supportConversation(input: SupportConversationInput): Promise<ConversationOutcome> {
   const startedAt = Date.now();
   const state = newState(input, new Date(startedAt).toISOString());
   const conversationId = input.conversationId;
@@ -180,9 +184,9 @@ export async function supportConversation(input: SupportConversationInput): Prom
   });
   /** A teammate closed the conversation in Intercom: the workflow ends once the turn in progress is over. */
   let closedByTeam = false;
+  /** Shadow mode: a teammate's answer that came while this run's turn was still going. */
+  let teamAnswerDuringTurn: TeamAnswer | null = null;
   const teamActionsSeen = new Set<string>();
-  const replyMode = input.replyMode ?? 'auto';
-  const approvalTimeoutSeconds = input.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS;
   /** Approval mode: the lead's decision, once the `decideReply` update has delivered it. */
   let replyDecision: ReplyDecision | null = null;
   /** Parts posted by this run are at or after this second: the bound of the fallback duplicate check. */
@@ -247,6 +251,12 @@ export async function supportConversation(input: SupportConversationInput): Prom
       handOverToTeam(record, 'a teammate was assigned the conversation in Intercom', now);
     } else if (event?.action === 'replied') {
       handOverToTeam(record, 'a teammate replied in Intercom', now);
+      if (typeof event.text === 'string' && event.text) {
+        const answer = { text: event.text, by: typeof event.by === 'string' ? event.by : null, at: now };
+        // During a turn the turn is not recorded yet: its close keeps the answer if the turn only noted a draft.
+        if (state.metadata.phase === 'turn') teamAnswerDuringTurn = answer;
+        else recordTeamAnswer(record, answer);
+      }
     }
     log.info('team action received', { action: event?.action ?? null, owner: record.ownership.owner });
   });
@@ -367,6 +377,17 @@ export async function supportConversation(input: SupportConversationInput): Prom
     state.metadata.contact_id = conversation.contact?.id ?? null;
     state.metadata.user_name = conversation.contact?.name ?? null;
     state.melvin_admin_id = conversation.admin_id;
+    // The conversation's own attributes choose how Melvin replies in it; the configuration decides the rest.
+    const settings = conversation.reply_settings;
+    if (settings?.problems.length)
+      log.warn('unusable reply settings on the conversation', { problems: settings.problems });
+    state.metadata.reply_mode = {
+      mode: settings?.mode ?? input.replyMode ?? 'auto',
+      approval_timeout_seconds:
+        settings?.approval_timeout_seconds ?? input.approvalTimeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+      set_by: settings?.mode ? 'conversation attribute' : 'configuration',
+      problems: settings?.problems ?? [],
+    };
     state.metadata.user_messages_fetched = seen;
     state.metadata.conversation_fetches += 1;
   }
@@ -804,17 +825,19 @@ export async function supportConversation(input: SupportConversationInput): Prom
       state.metadata.approval = approval;
       return 'shadow';
     }
-    const minutes = Math.round(approvalTimeoutSeconds / 60);
+    const approvalTimeoutSeconds =
+      state.metadata.reply_mode?.approval_timeout_seconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS;
+    const waitText = durationText(approvalTimeoutSeconds);
     approval.note_added = (
       await postNote(
-        `✋ Melvin's draft waits for a lead: approve, edit or reject it (decideReply). After ${minutes} min without a ` +
+        `✋ Melvin's draft waits for a lead: approve, edit or reject it (decideReply). After ${waitText} without a ` +
           `decision the team takes over.\n\n${draft}`,
         'note draft for approval',
       )
     ).added;
     // Set only now: the update's validator accepts a decision once the team can see the draft.
     state.metadata.approval = approval;
-    showDetails(`Waiting up to ${minutes} min for a lead to approve, edit or reject the draft.`);
+    showDetails(`Waiting up to ${waitText} for a lead to approve, edit or reject the draft.`);
     const decided = await condition(
       () => replyDecision !== null || !!state.metadata.forced_escalation,
       approvalTimeoutSeconds * 1000,
@@ -825,7 +848,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
       upsertSearchAttributes([{ key: searchAttributes.replyDecision, value: approval.outcome }]);
       return decided
         ? operatorEscalation()
-        : escalation('operator', `No decision on Melvin's draft within ${minutes} min`, 'approval timeout');
+        : escalation('operator', `No decision on Melvin's draft within ${waitText}`, 'approval timeout');
     }
     approval.decided_by = decision.by;
     approval.decided_at = new Date().toISOString();
@@ -873,6 +896,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
       enter('end', `Nothing sent: ${state.metadata.skipped_reason}`);
       return;
     }
+    const replyMode = state.metadata.reply_mode?.mode ?? input.replyMode ?? 'auto';
     if (!outcome && replyMode !== 'auto') {
       const decided = await awaitDecision(replyMode);
       if (decided === 'shadow') {
@@ -937,7 +961,11 @@ export async function supportConversation(input: SupportConversationInput): Prom
       asked: state.hops.at(-1)?.plan?.user_query ?? null,
       answered: replied === null ? null : replied.slice(0, MAX_REMEMBERED_REPLY),
       escalation_reason: state.escalate?.escalation_reason ?? null,
+      ...(state.metadata.approval?.mode === 'shadow'
+        ? { shadow_draft: state.metadata.approval.draft.slice(0, MAX_REMEMBERED_REPLY), team_answer: null }
+        : {}),
     });
+    if (teamAnswerDuringTurn) recordTeamAnswer(record, teamAnswerDuringTurn);
     rememberResults(record, gatheredThisTurn, input.toolResultTtl, Date.now());
     if (handedOver) {
       handOverToTeam(
@@ -989,7 +1017,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
       }
       if (quietPeriodSeconds <= 0) return [];
       showDetails(
-        `${outcomeDetail}\n\nTurn over: waiting for the user's next message, for ${quietPeriodText(quietPeriodSeconds)} at most.`,
+        `${outcomeDetail}\n\nTurn over: waiting for the user's next message, for ${durationText(quietPeriodSeconds)} at most.`,
       );
       const woken = await condition(
         () =>
@@ -1034,5 +1062,15 @@ export async function supportConversation(input: SupportConversationInput): Prom
     });
   }
   log.info('conversation workflow ends', { turns: record.turn_count, quiet_period_s: quietPeriodSeconds });
-  return state;
+  return {
+    conversation_id: conversationId,
+    ended_because: closedByTeam
+      ? 'closed by the team'
+      : quietPeriodSeconds > 0
+        ? 'quiet period passed'
+        : 'turn over (no quiet period)',
+    turns: record.turn_count,
+    owner: record.ownership.owner,
+    last_turn: record.turns.at(-1) ?? null,
+  };
 }

@@ -5,6 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { createActivities } from '../../src/activities';
 import { deliverUserMessage } from '../../src/conversations';
+import { stateQuery } from '../../src/shared';
 import type { AgentState } from '../../src/state';
 import { startSandbox, type Sandbox } from './sandbox';
 import { startTemporal } from './temporal';
@@ -89,6 +90,8 @@ export async function runTurnOnWorker<T = void>(
     );
     const handle = env.client.workflow.getHandle(workflowId);
     const duringResult = during ? await during(handle) : undefined;
-    return { state: (await handle.result()) as AgentState, handle, during: duringResult };
+    await handle.result();
+    // The result is compact; the run's whole state is the query's answer, which a finished run still gives.
+    return { state: await handle.query(stateQuery), handle, during: duringResult };
   });
 }

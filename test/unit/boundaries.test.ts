@@ -1,7 +1,7 @@
 // Small parsers at the trust boundaries: Retry-After, Intercom bodies, role mapping, configuration and the CLI.
 import * as errors from '../../src/activities/errors';
-import { messagesFromConversation, IntercomConversation } from '../../src/activities/intercom';
-import { comparableText, textToHtml } from '../../src/activities/intercom-text';
+import { messagesFromConversation, IntercomConversation, replySettingsOf } from '../../src/activities/intercom';
+import { comparableText, htmlToText, textToHtml } from '../../src/activities/intercom-text';
 import { retryAfterMs } from '../../src/activities/retry-after';
 import { UsageError, parseCommand } from '../../src/client';
 import { ConfigError, handoverMessages, loadTurnConfig, loadWorkerConfig, parseMcpServers } from '../../src/config';
@@ -27,6 +27,28 @@ describe('retryAfterMs', () => {
 test('replies go to Intercom as HTML paragraphs and breaks; posted bodies compare with whitespace ignored', () => {
   expect(textToHtml('a < b\nc\n\nd')).toBe('<p>a &lt; b<br>c</p><p>d</p>');
   expect(comparableText('One.\nTwo.\n\n  Three')).toBe(comparableText('One. Two. Three'));
+});
+
+test('a teammate’s HTML reply from a webhook reads as plain text', () => {
+  expect(htmlToText('<p>Hi Ana,<br>it arrives on Nov 27 &amp; not later.</p><p>Sam &lt;payments&gt;</p>')).toBe(
+    'Hi Ana,\nit arrives on Nov 27 & not later.\n\nSam <payments>',
+  );
+});
+
+test('a conversation’s reply settings come from its attributes; an unusable value is reported, not used', () => {
+  expect(replySettingsOf(undefined)).toEqual({ mode: null, approval_timeout_seconds: null, problems: [] });
+  expect(replySettingsOf({ 'Melvin Reply Mode': ' Approve ', 'Melvin Approval Timeout': 300 })).toEqual({
+    mode: 'approve',
+    approval_timeout_seconds: 300,
+    problems: [],
+  });
+  const bad = replySettingsOf({ 'Melvin Reply Mode': 'aprove', 'Melvin Approval Timeout': 2.5, 'Melvin Status': 'x' });
+  expect(bad).toMatchObject({ mode: null, approval_timeout_seconds: null });
+  expect(bad.problems).toEqual([
+    'Melvin Reply Mode is "aprove": it must be auto, approve or shadow',
+    'Melvin Approval Timeout is 2.5: it must be a whole number of seconds from 1 to 604800',
+  ]);
+  expect(replySettingsOf({ 'Melvin Reply Mode': '' }).problems).toEqual([]);
 });
 
 test('role mapping: contact/lead/user → user; admin/bot/team → assistant; notes and empty events out; source first; user part ids', () => {

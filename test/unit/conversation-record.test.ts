@@ -9,6 +9,7 @@ import {
   markHandled,
   newConversationRecord,
   rememberResults,
+  recordTeamAnswer,
   recordTurn,
   unansweredDeliveries,
 } from '../../src/workflows/conversation-record';
@@ -141,4 +142,17 @@ describe('fresh results', () => {
     expect(JSON.stringify(record.fresh_results).length).toBeLessThanOrEqual(MAX_FRESH_BYTES);
     expect(record.fresh_results!.map((r) => r.parameters.job_id)).toEqual(['j3', 'j4', 'j5']);
   });
+});
+
+test('shadow mode: a teammate’s answer goes with the latest turn only when it noted a draft and has no answer yet', () => {
+  const record = newConversationRecord();
+  const answer = (text: string) => ({ text, by: 'Sam', at: '2026-11-23T00:00:00.000Z' });
+  expect(recordTeamAnswer(record, answer('before any turn'))).toBe(false);
+  recordTurn(record, turn('run-1'));
+  expect(recordTeamAnswer(record, answer('after a turn Melvin answered'))).toBe(false);
+  recordTurn(record, { ...turn('run-2'), shadow_draft: 'Your pay arrives on November 27.', team_answer: null });
+  expect(recordTeamAnswer(record, answer('It arrives Friday.'))).toBe(true);
+  expect(recordTeamAnswer(record, answer('A second reply'))).toBe(false);
+  expect(record.turns.at(-1)?.team_answer).toEqual(answer('It arrives Friday.'));
+  expect(record.turns[0]?.team_answer).toBeUndefined();
 });

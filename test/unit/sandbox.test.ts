@@ -219,6 +219,32 @@ describe('scenario files', () => {
     expect(evaluate({}, state, conversation)).toEqual([]);
   });
 
+  test('approval and shadow expectations read the approval outcome and the teammate’s answer kept beside a draft', () => {
+    const state = {
+      hops: [],
+      escalate: null,
+      metadata: {
+        approval: { outcome: 'noted' },
+        conversation: { turns: [{ shadow_draft: 'Paid on Nov 27', team_answer: { text: 'Sam: it arrives Friday' } }] },
+      },
+    } as unknown as AgentState;
+    const conversation = { replies: [], notes: [], melvin_status: null, snoozed_until: null };
+    const results = evaluate(
+      { approval_outcome: 'noted', team_answer_includes: ['friday', 'Monday'] },
+      state,
+      conversation,
+    );
+    expect(results.map((r) => [r.expectation, r.passed])).toEqual([
+      ['approval_outcome', true],
+      ['team_answer_includes "friday"', true],
+      ['team_answer_includes "Monday"', false],
+    ]);
+    expect(evaluate({ approval_outcome: 'approved' }, state, conversation)[0]).toMatchObject({
+      passed: false,
+      actual: 'noted',
+    });
+  });
+
   test('the hand-over message is not an answer: `replied: false` holds when it is all the user got', () => {
     const text = 'A person will follow up here.';
     const state = {

@@ -4,8 +4,7 @@ import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { deliverUserMessage } from '../../src/conversations';
 import { MAX_TOOL_RESULT_BYTES } from '../../src/activities/mcp';
-import { DEFAULT_DATA_BUDGET_BYTES, workflowIdFor } from '../../src/shared';
-import type { AgentState } from '../../src/state';
+import { DEFAULT_DATA_BUDGET_BYTES, stateQuery, workflowIdFor } from '../../src/shared';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { quietRuntime } from '../helpers/runtime';
@@ -92,7 +91,8 @@ test('5 hops × 12 calls of 32 KB and a 500-part conversation: every payload sta
       },
       { taskQueue, maxHops: HOPS, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} },
     );
-    return (await handle.result()) as AgentState;
+    await handle.result();
+    return handle.query(stateQuery);
   });
 
   expect(state.hops).toHaveLength(HOPS);
