@@ -2,6 +2,7 @@
 // and the tool results still fresh.
 import type { ToolResultTtl } from '../shared';
 import type {
+  AgentState,
   ConversationRecord,
   FreshResult,
   GatheredCall,
@@ -143,4 +144,51 @@ export function handOverToTeam(record: ConversationRecord, reason: string, now: 
 
 export function handBackToMelvin(record: ConversationRecord, reason: string, now: string): void {
   record.ownership = { owner: 'melvin', since: now, reason, team_told_of_new_messages: false };
+}
+
+/**
+ * Adds a run's turn to the record (again, when an escalation after the turn changed its outcome): the user parts it
+ * answered or handed over, what it was asked and answered, a shadow draft, the results still fresh. Any escalation or
+ * undelivered reply hands the conversation to the team. Returns how many deliveries the turn consumed: a reply answers
+ * what the last fetch held; a hand-over gives the team the whole conversation as it stands.
+ */
+export function closeTurn(
+  record: ConversationRecord,
+  state: AgentState,
+  turn: {
+    runId: string;
+    fetchedUserPartIds: string[];
+    gathered: GatheredCall[];
+    ttl: ToolResultTtl | undefined;
+    teamAnswer: TeamAnswer | null;
+    now: number;
+  },
+): number {
+  const handedOver = !!state.escalate || state.finalize?.melvin_status === 'MESSAGE_FAILED';
+  const consumed = handedOver ? state.metadata.user_messages.length : state.metadata.user_messages_fetched;
+  const delivered = state.metadata.user_messages.slice(0, consumed).flatMap((d) => d.part_id ?? []);
+  const partIds = [...new Set([...turn.fetchedUserPartIds, ...delivered])];
+  const earlier = record.turns.find((t) => t.run_id === turn.runId);
+  const replied = state.response_delivery?.delivery_successful ? (state.response ?? '') : null;
+  const approval = state.metadata.approval;
+  recordTurn(record, {
+    run_id: turn.runId,
+    ended_at: new Date(turn.now).toISOString(),
+    melvin_status: state.finalize?.melvin_status ?? 'skipped',
+    escalation_source: state.escalate?.escalation_source ?? null,
+    part_ids: earlier ? earlier.part_ids : partIds.filter((id) => !record.handled_part_ids.includes(id)),
+    asked: state.hops.at(-1)?.plan?.user_query ?? null,
+    answered: replied === null ? null : replied.slice(0, MAX_REMEMBERED_REPLY),
+    escalation_reason: state.escalate?.escalation_reason ?? null,
+    ...(approval?.mode === 'shadow'
+      ? { shadow_draft: approval.draft.slice(0, MAX_REMEMBERED_REPLY), team_answer: null }
+      : {}),
+  });
+  if (turn.teamAnswer) recordTeamAnswer(record, turn.teamAnswer);
+  rememberResults(record, turn.gathered, turn.ttl, turn.now);
+  if (handedOver) {
+    const reason = state.escalate?.escalation_reason ?? 'the reply could not be delivered';
+    handOverToTeam(record, reason, new Date(turn.now).toISOString());
+  }
+  return consumed;
 }
