@@ -1,6 +1,14 @@
-// Two sandbox sessions in a row, as two `npm start`s over the same `.data/`, never reuse a conversation or part id.
+// Two sandbox sessions in a row, and two whole `npm start`s over the same `.data/`, never reuse a conversation or part
+// id: no new conversation joins an old one's workflow.
+import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { freeStackPorts, portEnvironment } from '../scripts/stack';
+import { turnOver } from '../src/conversations';
+import { startNpmStart } from './helpers/processes';
 import { IntercomEmulator } from '../sandbox/intercom/emulator';
 import { inboxRouter } from '../sandbox/intercom/inbox';
 
@@ -60,3 +68,44 @@ test('a second session numbers conversations and parts past the first, so no wor
     await receiver.close();
   }
 });
+
+test('two npm start sessions in a row over the same data directory keep their conversations apart', async () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'melvin-twice-'));
+  /** One session: `npm start`, a conversation typed in its inbox, its answered turn; then Ctrl-C. */
+  const session = async (question: string) => {
+    const ports = await freeStackPorts();
+    const start = await startNpmStart({ ...process.env, ...portEnvironment(ports), MELVIN_DATA_DIR: dataDir });
+    const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+    try {
+      const response = await fetch(`http://127.0.0.1:${ports.intercom}/inbox/api/conversations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'ana.ruiz@example.com', name: 'Ana Ruiz', body: question }),
+      });
+      const { id } = (await response.json()) as { id: string };
+      const client = new Client({ connection });
+      const state = await turnOver(client, id, { timeoutMs: 60_000 });
+      // Every conversation of the data directory so far, as this session's Temporal sees them.
+      const seen: string[] = [];
+      for await (const run of client.workflow.list({ query: `WorkflowType = 'supportConversation'` })) {
+        seen.push(run.workflowId);
+      }
+      return { id, state, seen };
+    } finally {
+      await connection.close();
+      await start.stop();
+    }
+  };
+  const first = await session('When will I get paid for my Austin shift?');
+  const second = await session('Where is my application for the Denver job?');
+  expect(second.id).not.toBe(first.id);
+  // The second session's Temporal holds the first conversation too: the data directory is the same one.
+  expect(second.seen).toEqual(
+    expect.arrayContaining([`intercom-conversation-${first.id}`, `intercom-conversation-${second.id}`]),
+  );
+  for (const { state } of [first, second]) {
+    expect(state.metadata.conversation.turn_count).toBe(1);
+    expect(state.messages.filter((m) => m.role === 'user')).toHaveLength(1);
+  }
+  expect(second.state.messages[0]?.content).toBe('Where is my application for the Denver job?');
+}, 600_000);

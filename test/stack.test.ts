@@ -1,6 +1,6 @@
 // The one-command run: `npm start` brings up Temporal, the sandbox, the worker and the ingress as processes; the
 // scenario runner and a person in a browser then talk to Melvin through the signed webhook.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,14 +9,14 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium';
 import type { ScenarioResult } from '../sandbox/scenario-runner';
 import { SANDBOX_SECRETS } from '../sandbox/services';
+import { startNpmStart, type NpmStart } from './helpers/processes';
 import { waitFor } from './helpers/runtime';
 import { freeStackPorts, portEnvironment, type StackPorts } from '../scripts/stack';
 
 const ROOT = path.join(__dirname, '..');
 const SHARED_SCENARIOS = path.join(ROOT, '..', 'shared', 'scenarios');
 const OUTPUT_DIR = path.join(ROOT, 'test-output');
-let start: ChildProcess;
-let output = '';
+let start: NpmStart;
 let env: NodeJS.ProcessEnv;
 let urls: { inbox: string; temporalUi: string };
 let ports: StackPorts;
@@ -74,40 +74,22 @@ beforeAll(async () => {
     SANDBOX_CONTROL_URL: `http://127.0.0.1:${ports.intercom}/_sandbox`,
     TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
   };
-  // Its own process group, so the test can stop npm, the stack and every process the stack started at once.
-  start = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  start.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  start.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitFor(
-    'npm start to report Melvin running',
-    () => {
-      if (start.exitCode !== null) throw new Error(`npm start exited with ${start.exitCode}:\n${output}`);
-      return output.includes('Melvin is running.');
-    },
-    { timeoutMs: 240_000 },
-  );
+  start = await startNpmStart(env);
+  const output = start.output();
   urls = {
     inbox: /Inbox \(talk to Melvin\):\s+(\S+)/.exec(output)![1]!,
     temporalUi: /Temporal UI:\s+(\S+)/.exec(output)![1]!,
   };
 }, 300_000);
 
-afterAll(async () => {
-  if (start?.pid && start.exitCode === null) {
-    const exited = new Promise((resolve) => start.once('exit', resolve));
-    process.kill(-start.pid, 'SIGINT');
-    const timer = setTimeout(() => process.kill(-start.pid!, 'SIGKILL'), 30_000);
-    await exited;
-    clearTimeout(timer);
-  }
-});
+afterAll(() => start?.stop());
 
 test('npm start prints the inbox and Temporal UI URLs, and both answer', async () => {
   expect(urls.inbox).toBe(`http://127.0.0.1:${ports.intercom}/inbox`);
   expect(urls.temporalUi).toBe(`http://127.0.0.1:${ports.temporalUi}`);
   expect((await fetch(urls.inbox)).status).toBe(200);
   expect((await fetch(urls.temporalUi)).status).toBe(200);
-  expect(output).toContain('sandbox stand-in');
+  expect(start.output()).toContain('sandbox stand-in');
 });
 
 test('the vendored copies of the shared scenarios are the shared ones', () => {
@@ -187,7 +169,10 @@ test('the worker and the ingress serve Prometheus metrics on their documented po
 });
 
 test('logs are JSON lines naming conversation, workflow and run, with no secret and no message text', () => {
-  const lines = output.split('\n').filter((l) => /^\[(worker|ingress)\] \{/.test(l));
+  const lines = start
+    .output()
+    .split('\n')
+    .filter((l) => /^\[(worker|ingress)\] \{/.test(l));
   const entries = lines.map((l) => JSON.parse(l.slice(l.indexOf('{'))) as Record<string, unknown>);
   const delivered = entries.filter((e) => e.message === 'webhook delivered');
   expect(delivered.length).toBeGreaterThan(20);

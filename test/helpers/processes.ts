@@ -40,3 +40,38 @@ export function startWorkerProcess(env: NodeJS.ProcessEnv): { child: Child; stop
   });
   return { child, stop: () => stopChild(child) };
 }
+
+/** A running `npm start`: everything it printed so far, and how to stop it with everything it started. */
+export interface NpmStart {
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `npm start` in its own process group, as a person would, and waits until it reports Melvin running; stopping
+ * sends Ctrl-C to the whole group (npm, the stack and every process it started), and kills it if it lingers.
+ */
+export async function startNpmStart(env: NodeJS.ProcessEnv, timeoutMs = 240_000): Promise<NpmStart> {
+  const child = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const stop = async () => {
+    if (!child.pid || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    process.kill(-child.pid, 'SIGINT');
+    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (!output.includes('Melvin is running.')) {
+    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${output}`);
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`npm start did not report Melvin running within ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { output: () => output, stop };
+}
