@@ -46,6 +46,7 @@ export const IntercomConversation = z.looseObject({
     .nullish(),
   contacts: z.looseObject({ contacts: z.array(z.looseObject({ id: Id })) }).nullish(),
   custom_attributes: z.record(z.string(), z.unknown()).nullish(),
+  admin_assignee_id: Id.nullish(),
 });
 export type IntercomConversation = z.infer<typeof IntercomConversation>;
 const IntercomContact = z.looseObject({ id: Id, email: z.string().nullish(), name: z.string().nullish() });
@@ -64,6 +65,8 @@ export interface FetchedConversation {
   admin_id: string;
   /** The conversation's own reply settings from its Intercom attributes; absent in fetches recorded before they were read. */
   reply_settings?: ConversationReplySettings;
+  /** The admin the conversation is assigned to in Intercom, if any; absent in fetches recorded before it was read. */
+  admin_assignee_id?: string | null;
 }
 
 /** What the conversation's attributes say about how Melvin replies; null where they say nothing usable. */
@@ -292,6 +295,7 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
         contact,
         admin_id: adminId,
         reply_settings: replySettingsOf(conversation.custom_attributes),
+        admin_assignee_id: conversation.admin_assignee_id ?? null,
       };
     },
 

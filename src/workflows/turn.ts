@@ -35,7 +35,7 @@ import type {
   UserTold,
 } from '../state';
 import { coverageContext, draftContext, planContext } from './contexts';
-import { freshResult } from './conversation-record';
+import { freshResult, handOverToTeam } from './conversation-record';
 import { intercom, llm, mcpList, prompts as promptActivities, tools, validation } from './policies';
 import {
   awaitsReply,
@@ -278,6 +278,13 @@ async function fetchConversation(t: Turn, summary: string): Promise<void> {
   // Parts this run posted stay known even if they fell out of the 500 most recent. Fetches recorded before part ids
   // were read carry none, and leave the posts on the fallback check.
   t.knownPartIds = conversation.part_ids ? new Set([...conversation.part_ids, ...(t.knownPartIds ?? [])]) : null;
+  // A conversation's workflow that starts afresh (the last one ended after its quiet period) learns its owner from
+  // Intercom: a teammate it is assigned to holds it. Later, the team's webhooks and the leads' hand-backs decide.
+  const record = state.metadata.conversation;
+  const assignee = conversation.admin_assignee_id;
+  if (record.turn_count === 0 && !record.ownership.since && assignee && assignee !== conversation.admin_id) {
+    handOverToTeam(record, `assigned to a teammate in Intercom (admin ${assignee})`, new Date().toISOString());
+  }
   state.metadata.user_messages_fetched = seen;
   state.metadata.conversation_fetches += 1;
 }
@@ -328,7 +335,11 @@ async function initialize(t: Turn): Promise<Step> {
   } catch (err) {
     return failed(t, 'initialization_error', err);
   }
-  const handled = state.metadata.conversation.handled_part_ids;
+  const { handled_part_ids: handled, ownership } = state.metadata.conversation;
+  if (ownership.owner === 'team') {
+    state.metadata.skipped_reason = `the team owns the conversation (${ownership.reason}): Melvin does not answer`;
+    return { next: 'end' };
+  }
   if (!awaitsReply(state.messages)) {
     state.metadata.skipped_reason = 'the latest message in the conversation is not from the user: nothing to answer';
     return { next: 'end' };

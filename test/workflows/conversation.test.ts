@@ -159,6 +159,23 @@ describe('turns of one conversation', () => {
     });
   });
 
+  test('a workflow that starts afresh for a conversation a teammate holds in Intercom leaves it to the team', async () => {
+    // The conversation's last workflow ended after its quiet period; a teammate still has it assigned in Intercom.
+    const id = newConversation();
+    testbed.sandbox.intercom.mustGet(id).admin_assignee_id = 990001;
+    await withConversation(id, async (c) => {
+      await c.deliver();
+      const state = await c.turnOver(1);
+      expect(state.metadata.skipped_reason).toBe(
+        'the team owns the conversation (assigned to a teammate in Intercom (admin 990001)): Melvin does not answer',
+      );
+      expect(state.metadata.conversation.ownership).toMatchObject({ owner: 'team' });
+      expect(state.metadata.conversation.handled_part_ids).toContain(sourceId(id));
+      expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
+      expect(testbed.sandbox.model.requests).toEqual([]);
+    });
+  });
+
   test('a redelivered message already answered is ignored by the workflow itself', async () => {
     const id = newConversation();
     await withConversation(id, async (c) => {
