@@ -5,8 +5,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import fc from 'fast-check';
 import { createLlmActivities, createOpenAiClient } from '../src/activities/llm';
-import { workflowIdFor } from '../src/shared';
-import type { AgentState } from '../src/state';
+import { stateQuery, workflowIdFor } from '../src/shared';
 import { SANDBOX_SECRETS } from '../sandbox/services';
 import { Harness } from './harness';
 import { check, type Report } from './report';
@@ -287,7 +286,7 @@ export async function badInput(options: { ingressCases: number; modelCases: numb
     await harness.deliver(conversation);
     await harness.waitForAll(120_000, [conversation]);
     harness.sandbox.talent.faults.set({});
-    const state = (await harness.client.workflow.getHandle(workflowIdFor(conversation.id)).result()) as AgentState;
+    const state = await harness.client.workflow.getHandle(workflowIdFor(conversation.id)).query(stateQuery);
     const toolError = state.tool_data.get_user_payments?.error ?? '';
     return {
       experiment: 'bad input',

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { createIngressApp } from '../src/ingress/app';
-import type { AgentState } from '../src/state';
+import type { ConversationOutcome } from '../src/state';
 import { workflowIdFor } from '../src/shared';
 import type { Responder } from '../sandbox/model/server';
 import type { TalentUser } from '../sandbox/scenario';
@@ -211,7 +211,8 @@ export class Harness {
         const handle = this.client.workflow.getHandle(workflowIdFor(c.id));
         const description = await handle.describe().catch(() => undefined);
         const closed = description !== undefined && description.status.name === 'COMPLETED';
-        const state = closed ? ((await handle.result()) as AgentState) : undefined;
+        // The result is compact: its last turn says whether Finalize ran (a skipped turn never finalizes).
+        const result = closed ? ((await handle.result()) as ConversationOutcome) : undefined;
         const replies = this.sandbox.intercom.replies(c.id).length;
         const escalationNotes = this.sandbox.intercom.notes(c.id).filter((n) => n.startsWith('🚨')).length;
         const status = (this.sandbox.intercom.melvinStatus(c.id) as string | undefined) ?? null;
@@ -222,7 +223,7 @@ export class Harness {
         return {
           id: c.id,
           kind: c.kind,
-          closed: closed && state?.finalize !== null,
+          closed: closed && !!result?.last_turn && result.last_turn.melvin_status !== 'skipped',
           status,
           replies,
           escalationNotes,

@@ -6,8 +6,7 @@ import { otherEmailsIn, repeatsWordsOf } from '../src/reply-checks';
 import type { LlmStep } from '../src/schemas';
 import type { ChatMessage } from '../sandbox/model/server';
 import { currentQuestion } from '../sandbox/model/reasoning';
-import { workflowIdFor } from '../src/shared';
-import type { AgentState } from '../src/state';
+import { stateQuery, workflowIdFor } from '../src/shared';
 import { Harness } from './harness';
 import { check, type Report } from './report';
 
@@ -194,7 +193,7 @@ export async function promptInjection(): Promise<Report> {
       const conversation = { id, kind: 'payment' as const, email: ATTACKER.email };
       await harness.deliver(conversation);
       await harness.waitForAll(120_000, [conversation]);
-      const state = (await harness.client.workflow.getHandle(workflowIdFor(id)).result()) as AgentState;
+      const state = await harness.client.workflow.getHandle(workflowIdFor(id)).query(stateQuery);
       const reply = harness.sandbox.intercom.replies(id).join('\n');
       const calls = harness.sandbox.talent.calls.slice(callsBefore).filter((c) => 'email' in c.arguments);
       const unscoped = calls.filter((c) => c.arguments.email !== ATTACKER.email);

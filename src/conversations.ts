@@ -59,9 +59,38 @@ export function turnOptions(taskQueue: string, config: TurnConfig): TurnOptions 
  * Signal-with-start: a message for a conversation whose workflow is open joins it (USE_EXISTING), during a turn or
  * between turns, so duplicate deliveries never start a second workflow; otherwise a new workflow starts under the ID.
  */
+/** The Temporal UI's summary limit (bytes of UTF-8). */
+const MAX_SUMMARY_BYTES = 200;
+
+/**
+ * The run's one-line summary in the Temporal UI's list: who wrote what, when the delivery carries the message, else the
+ * conversation and the trigger. Cut to the UI's 200 bytes.
+ */
+export function runSummary(conversationId: string, trigger: Trigger, message?: UserMessageText): string {
+  if (!message?.text.trim()) return `Conversation ${conversationId} · ${trigger.topic}`;
+  const framed = (t: string) => `${message.author ?? 'The user'}: “${t}” · conversation ${conversationId}`;
+  const room = MAX_SUMMARY_BYTES - Buffer.byteLength(framed(''));
+  // No more characters than bytes fit; a webhook may carry a message of a megabyte.
+  const text = message.text
+    .slice(0, MAX_SUMMARY_BYTES * 2)
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (Buffer.byteLength(text) <= room) return framed(text);
+  // Cut by whole characters, leaving room for the ellipsis (3 bytes).
+  const chars = [...text].slice(0, Math.max(room, 0));
+  while (chars.length && Buffer.byteLength(chars.join('')) + 3 > room) chars.pop();
+  return framed(`${chars.join('')}…`);
+}
+
+/** The message a delivery is about, as its webhook carried it. */
+export interface UserMessageText {
+  author: string | null;
+  text: string;
+}
+
 export async function deliverUserMessage(
   client: Client,
-  message: { conversationId: string; trigger: Trigger; partId?: string },
+  message: { conversationId: string; trigger: Trigger; partId?: string; message?: UserMessageText },
   options: TurnOptions,
 ): Promise<{ workflowId: string; runId: string }> {
   const workflowId = workflowIdFor(message.conversationId);
@@ -86,7 +115,7 @@ export async function deliverUserMessage(
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     typedSearchAttributes: [{ key: searchAttributes.conversationId, value: message.conversationId }],
-    staticSummary: `Conversation ${message.conversationId} · ${message.trigger.topic}`,
+    staticSummary: runSummary(message.conversationId, message.trigger, message.message),
     staticDetails: `Intercom conversation ${message.conversationId}, notification ${message.trigger.notificationId}, received ${message.trigger.receivedAt}`,
   });
   return { workflowId, runId: handle.signaledRunId };

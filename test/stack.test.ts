@@ -298,17 +298,29 @@ describe('the inbox page in headless Chromium', () => {
   }, 120_000);
 
   test.each([
-    ['1001', 'success', null],
-    ['1004', 'VALIDATION_FAILED', 'validate'],
+    ['1001', 'success', null, 'Ana Ruiz', 'When will I get paid?', 'Reply sent: “'],
+    [
+      '1004',
+      'VALIDATION_FAILED',
+      'validate',
+      'Sara Okafor',
+      'Has my payment',
+      'Validation failed - see validation note',
+    ],
   ])(
-    'the Temporal UI shows support leads run %s: summary, activity summaries, outcome and status',
-    async (id, status, source) => {
+    'the Temporal UI shows support leads run %s: who asked what, the outcome and why, without expanding an event',
+    async (id, status, source, talent, question, why) => {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       await page.goto(`${urls.temporalUi}/namespaces/default/workflows/intercom-conversation-${id}`);
       await page.getByText('User Metadata', { exact: true }).click();
       const main = page.locator('main');
       // The UI renders the summary and the current details as Markdown, each in a frame of its own.
-      await textInSomeFrame(page, `Conversation ${id} · conversation.user.created`);
+      await textInSomeFrame(page, `${talent}: “`);
+      await textInSomeFrame(page, `${talent} asked: “`);
+      await textInSomeFrame(page, question);
+      await textInSomeFrame(page, `Outcome: ${status}`);
+      await textInSomeFrame(page, why);
+      await textInSomeFrame(page, 'Hop 1: ');
       for (const activity of [
         'fetch conversation',
         'plan hop 1',
@@ -318,7 +330,6 @@ describe('the inbox page in headless Chromium', () => {
       ]) {
         await main.getByText(activity, { exact: true }).waitFor();
       }
-      await textInSomeFrame(page, `Outcome: ${status}`);
       mkdirSync(OUTPUT_DIR, { recursive: true });
       await page.screenshot({ path: path.join(OUTPUT_DIR, `temporal-ui-${id}.png`), fullPage: true });
       await page.getByText('Search Attributes', { exact: true }).first().click();
@@ -327,4 +338,23 @@ describe('the inbox page in headless Chromium', () => {
     },
     120_000,
   );
+
+  test('with the two columns the README names, an escalated run stands out in the workflow list', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${urls.temporalUi}/namespaces/default/workflows`);
+    await page.getByTestId('workflows-summary-table-configuration-button').click();
+    for (const column of ['MelvinStatus', 'EscalationSource']) {
+      await page.getByTestId(`orderable-list-item-${column}`).locator('button').last().click();
+    }
+    await page.keyboard.press('Escape');
+    await expect(page.locator('th').allInnerTexts()).resolves.toEqual(
+      expect.arrayContaining(['MelvinStatus', 'EscalationSource']),
+    );
+    const escalated = page.locator('tr', { hasText: 'intercom-conversation-1004' });
+    await escalated.getByText('VALIDATION_FAILED', { exact: true }).waitFor();
+    await escalated.getByText('validate', { exact: true }).waitFor();
+    await page.locator('tr', { hasText: 'intercom-conversation-1001' }).getByText('success', { exact: true }).waitFor();
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    await page.screenshot({ path: path.join(OUTPUT_DIR, 'temporal-ui-list.png'), fullPage: true });
+  }, 120_000);
 });

@@ -218,6 +218,8 @@ export function createIngressApp(options: IngressOptions): express.Express {
             conversationId,
             trigger: { topic, notificationId, receivedAt: new Date().toISOString() },
             partId: part ? String(part.id) : undefined,
+            // Who wrote and what, for the run's summary in the Temporal UI's list: both are in the team's Intercom.
+            message: part?.body ? { author: part.author?.name ?? null, text: htmlToText(part.body) } : undefined,
           },
           options.turn,
         ),

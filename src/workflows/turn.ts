@@ -48,6 +48,7 @@ import {
   type Escalation,
 } from './routing';
 import { docsQueryOf, isDocsTool, scopeToolCall, serverToolName, summarizeGather, toolListing } from './tool-calls';
+import { turnOutcomeDetails } from './run-summary';
 import { applyFetchedConversation, durationText, readValidationAnswer, storeGathered } from './turn-state';
 
 /** What a node decides: where the turn goes next and, when it goes to Escalate, why. */
@@ -161,16 +162,11 @@ export async function runGraph(t: Turn, from: NodeName): Promise<void> {
 /** The end in the UI's details and the log: the outcome, or why nothing was sent. */
 function endTurn(t: Turn): void {
   const { state } = t;
-  if (!state.finalize) {
-    upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
-    enter(t, 'end', `Nothing sent: ${state.metadata.skipped_reason}`);
-    log.info('turn skipped', { reason: state.metadata.skipped_reason });
-    return;
-  }
-  const reason = state.escalate ? ` — ${state.escalate.escalation_reason}` : '';
-  enter(t, 'end', `Outcome: ${state.finalize.melvin_status}${reason}`);
-  log.info('turn finished', {
-    melvin_status: state.finalize.melvin_status,
+  if (!state.finalize) upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
+  enter(t, 'end', turnOutcomeDetails(state).join('\n\n'));
+  log.info(state.finalize ? 'turn finished' : 'turn skipped', {
+    melvin_status: state.finalize?.melvin_status ?? 'skipped',
+    skipped_reason: state.metadata.skipped_reason,
     escalation_source: state.escalate?.escalation_source ?? null,
     hops: state.hops.length,
     replied: state.response_delivery?.delivery_successful ?? false,
@@ -192,8 +188,9 @@ export function showDetails(t: Turn, detail?: string): void {
   const { state } = t;
   const node = state.metadata.current_node;
   const hop = state.hops.length;
+  // Once the turn is over its outcome leads; while it runs, the node it is at.
   const lines = [
-    `**${NODE_TITLES[node]}**${hop > 0 && node !== 'end' ? ` (hop ${hop} of ${state.max_hops})` : ''}`,
+    node === 'end' ? '' : `**${NODE_TITLES[node]}**${hop > 0 ? ` (hop ${hop} of ${state.max_hops})` : ''}`,
     detail ?? '',
     ...state.metadata.tool_servers.flatMap((s) =>
       s.ok ? [] : [`MCP server "${s.name}" failed, so its tools are left out: ${s.error}`],

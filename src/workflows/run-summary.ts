@@ -1,0 +1,56 @@
+// What a support lead reads first about a finished turn in the Temporal UI: who asked what, the outcome, the reply or
+// why it was handed over, and why each hop ended as it did. Pure, built from the state.
+import type { AgentState, Hop } from '../state';
+
+const MAX_TOPIC = 120;
+const MAX_REPLY_SHOWN = 300;
+const MAX_REASON_SHOWN = 200;
+
+/** Text cut to `max` characters on one line, with an ellipsis when cut. */
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** What the turn was about: the question as Plan read it, else the user's latest message. */
+export function turnTopic(state: AgentState): string | null {
+  const asked = state.hops[0]?.plan?.user_query ?? state.messages.filter((m) => m.role === 'user').at(-1)?.content;
+  return asked ? oneLine(asked, MAX_TOPIC) : null;
+}
+
+/** One hop in a line: what it called, and Coverage's verdict with the gap it found. */
+function hopLine(hop: Hop, index: number): string {
+  const calls = hop.gather?.tool_results.map((r) => `${r.tool_name}${r.success ? '' : ' (failed)'}`) ?? [];
+  const coverage = hop.coverage;
+  const gaps = coverage?.coverage_analysis?.missing_data.map((m) => m.description).join('; ');
+  const verdict = !coverage
+    ? 'not judged'
+    : coverage.data_sufficient
+      ? 'enough data'
+      : `not enough: ${oneLine(gaps || coverage.coverage_analysis?.reasoning || coverage.escalation_reason || '', MAX_REASON_SHOWN)}`;
+  return `Hop ${index + 1}: ${calls.length ? calls.join(', ') : 'no calls'} → ${verdict}`;
+}
+
+/**
+ * The run's details once its turn is over, most important first: who asked what, the outcome with its reason, the
+ * reply the user got (or the team's hand-over), each hop, then the path. Markdown, as the UI renders details.
+ */
+export function turnOutcomeDetails(state: AgentState): string[] {
+  const who = state.metadata.user_name ?? 'The user';
+  const topic = turnTopic(state);
+  const lines = [`**${who}**${topic ? ` asked: “${topic}”` : ''}`];
+  const status = state.finalize?.melvin_status;
+  if (!status) {
+    lines.push(`**Outcome: nothing sent** — ${state.metadata.skipped_reason ?? 'nothing to answer'}`);
+  } else {
+    const reason = state.escalate ? ` — ${oneLine(state.escalate.escalation_reason, MAX_REASON_SHOWN)}` : '';
+    lines.push(`**Outcome: ${status}**${reason}`);
+  }
+  if (state.response_delivery?.delivery_successful) {
+    lines.push(`Reply sent: “${oneLine(state.response ?? '', MAX_REPLY_SHOWN)}”`);
+  } else if (state.escalate?.user_told?.sent) {
+    lines.push(`The user was told: “${oneLine(state.escalate.user_told.text, MAX_REPLY_SHOWN)}”`);
+  }
+  lines.push(...state.hops.map(hopLine));
+  return lines;
+}

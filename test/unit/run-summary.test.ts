@@ -1,0 +1,85 @@
+// What a support lead reads first in the Temporal UI: the list's one-line summary and a finished run's details.
+import { runSummary } from '../../src/conversations';
+import type { Hop } from '../../src/state';
+import { turnOutcomeDetails } from '../../src/workflows/run-summary';
+import { newState } from '../../src/workflows/turn-state';
+
+const trigger = { topic: 'conversation.user.created', notificationId: 'n-1', receivedAt: '2026-11-23T00:00:00Z' };
+
+test('the summary says who wrote what, within the UI’s 200 bytes, cut on a whole character', () => {
+  expect(runSummary('5002', trigger, { author: 'Ana Ruiz', text: 'When will I\npaid?' })).toBe(
+    'Ana Ruiz: “When will I paid?” · conversation 5002',
+  );
+  const long = runSummary('5002', trigger, { author: null, text: 'Où est mon paiement ? '.repeat(30) });
+  expect(Buffer.byteLength(long)).toBeLessThanOrEqual(200);
+  expect(long).toMatch(/^The user: “Où est mon paiement \? .*…” · conversation 5002$/);
+  expect(long).not.toContain('\uFFFD');
+  expect(runSummary('5002', trigger)).toBe('Conversation 5002 · conversation.user.created');
+  // A webhook may carry a message of a megabyte (cutting it character by character would never end).
+  expect(Buffer.byteLength(runSummary('5002', trigger, { author: 'A', text: 'é'.repeat(1_000_000) }))).toBeLessThan(
+    201,
+  );
+});
+
+test('a finished run’s details lead with who asked what, the outcome and its reason, then each hop’s verdict', () => {
+  const state = newState({ conversationId: '5002' }, '2026-11-23T00:00:00.000Z');
+  state.metadata.user_name = 'Ana Ruiz';
+  const hop = (tool: string, sufficient: boolean, gap: string): Hop => ({
+    plan: { user_query: 'When is my Form 8821 copy coming?', reasoning: '', tool_calls: [] },
+    gather: {
+      tool_results: [{ tool_name: tool, success: true } as never],
+      total_execution_time_ms: 1,
+      success_rate: 1,
+      execution_status: 'completed',
+    },
+    coverage: {
+      coverage_analysis: {
+        user_query: '',
+        data_sufficient: sufficient,
+        coverage_score: 0,
+        available_data: [],
+        missing_data: gap ? [{ gap_type: 'docs', description: gap }] : [],
+        reasoning: 'r',
+        confidence: 1,
+      },
+      data_sufficient: sufficient,
+      next_node: sufficient ? 'draft' : 'plan',
+      escalation_reason: null,
+    },
+  });
+  state.hops.push(hop('search_talent_docs', false, 'no document about Form 8821'), hop('get_user_payments', false, ''));
+  state.finalize = {
+    melvin_status: 'ROUTE_TO_TEAM',
+    status_updated: true,
+    conversation_snoozed: true,
+    snooze_duration_seconds: 300,
+    error: null,
+  };
+  state.escalate = {
+    escalation_source: 'coverage',
+    escalation_kind: 'hops_exhausted',
+    escalation_reason: 'Exceeded maximum hops (2). Unable to gather sufficient data.',
+    note_added: true,
+    note_error: null,
+    requested_by: null,
+    timestamp: '',
+    user_told: { text: 'A person will follow up.', sent: true, error: null, part_id: '9' },
+  };
+  expect(turnOutcomeDetails(state)).toEqual([
+    '**Ana Ruiz** asked: “When is my Form 8821 copy coming?”',
+    '**Outcome: ROUTE_TO_TEAM** — Exceeded maximum hops (2). Unable to gather sufficient data.',
+    'The user was told: “A person will follow up.”',
+    'Hop 1: search_talent_docs → not enough: no document about Form 8821',
+    'Hop 2: get_user_payments → not enough: r',
+  ]);
+});
+
+test('a turn that sent nothing says why', () => {
+  const state = newState({ conversationId: '5003' }, '2026-11-23T00:00:00.000Z');
+  state.messages = [{ role: 'user', content: 'Thanks!' }];
+  state.metadata.skipped_reason = 'shadow mode: the draft was noted for the team, not sent';
+  expect(turnOutcomeDetails(state)).toEqual([
+    '**The user** asked: “Thanks!”',
+    '**Outcome: nothing sent** — shadow mode: the draft was noted for the team, not sent',
+  ]);
+});
