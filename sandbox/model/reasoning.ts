@@ -1,6 +1,7 @@
 // The sandbox model's deterministic reasoning: plan, coverage and draft answers computed from the context Melvin sends.
 import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/schemas';
 import type { LlmStep } from '../../src/schemas';
+import { codesMissingFrom } from '../key-codes';
 
 interface Message {
   role: string;
@@ -234,12 +235,17 @@ function passages(context: Context): Passage[] {
     .sort((a, b) => b.score - a.score);
 }
 
-/** A passage answers when it shares at least two of the question's content words (or one, for a one-word question). */
-function relevantPassage(context: Context, terms: Set<string>): Passage | undefined {
+/**
+ * A passage answers when it shares at least two of the question's content words (or one, for a one-word question) and
+ * names every code the question names: a W-9 passage does not answer a question about Form 8821.
+ */
+function relevantPassage(context: Context, question: string): Passage | undefined {
+  const terms = intentOf(question).terms;
   const needed = Math.min(2, terms.size);
   return passages(context).find((p) => {
     const passageTerms = new Set(words(`${p.title} ${p.text}`).map(canonical));
-    return [...terms].filter((t) => passageTerms.has(t)).length >= needed;
+    const shared = [...terms].filter((t) => passageTerms.has(t)).length;
+    return shared >= needed && codesMissingFrom(question, `${p.title} ${p.text}`).length === 0;
   });
 }
 
@@ -259,7 +265,7 @@ function coverage(context: Context): CoverageOutput {
   const asksApplications = intent.terms.has('application');
   const payments = asksPayments ? records(context, 'get_user_payments', 'payments') : [];
   const applications = asksApplications ? records(context, 'get_user_applications_detailed', 'applications') : [];
-  const passage = relevantPassage(context, intent.terms);
+  const passage = relevantPassage(context, question);
   const available: string[] = [];
   const missing: CoverageOutput['missing_data'] = [];
   if (payments.length) available.push(`${payments.length} payment(s)`);
@@ -340,7 +346,7 @@ function draft(context: Context): DraftOutput {
   if (intent.terms.has('application')) {
     sentences.push(...applications.map(applicationSentence));
   }
-  const passage = relevantPassage(context, intent.terms);
+  const passage = relevantPassage(context, question);
   if (passage) sentences.push(sentences.length ? `From our help center: ${excerpt(passage)}` : excerpt(passage));
   if (!sentences.length) {
     return {

@@ -1,6 +1,7 @@
 // The sandbox validation service: the validation contract with real checks on the draft, plus fault plans.
 import express from 'express';
 import { FaultQueues, sendHttpFault, sleep } from '../faults';
+import { codesMissingFrom } from '../key-codes';
 import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { ValidationFault } from '../scenario';
@@ -46,6 +47,35 @@ export function amountsIn(text: string): number[] {
   return [...text.matchAll(AMOUNT)].map((m) => Number((m[1] ?? m[2])!.replace(/,/g, '')));
 }
 
+/** What the user asks now: their messages since the last answer. */
+function currentQuestion(messages: ValidationRequest['messages']): string {
+  let start = messages.length;
+  while (start > 0 && messages[start - 1]!.role === 'user') start -= 1;
+  return messages
+    .slice(start)
+    .map((m) => m.content)
+    .join('\n');
+}
+
+/**
+ * The reply addresses what was asked: every code the question names (a form number, an id) is in the data behind the
+ * reply. A question about Form 8821 answered from the W-9 passage fails here.
+ */
+function answersTheQuestion(request: ValidationRequest): CheckResult {
+  // A user quoting the conversation's own number is not asking about it: the data need not know it.
+  const unanswered = codesMissingFrom(
+    currentQuestion(request.messages),
+    JSON.stringify([request.tool_data, request.docs_data, request.conversation_id]),
+  );
+  return {
+    name: 'answers_the_question',
+    passed: unanswered.length === 0,
+    detail: unanswered.length
+      ? `the question names ${unanswered.join(', ')}, which nothing gathered mentions: the reply cannot be about it`
+      : 'every code the question names is in the data',
+  };
+}
+
 /** Melvin's own reply checks (the same a production validator would make), plus: every date and amount is backed. */
 export function checkDraft(request: ValidationRequest): CheckResult[] {
   const reply = request.response;
@@ -74,6 +104,7 @@ export function checkDraft(request: ValidationRequest): CheckResult[] {
         ? `amounts not in the gathered data: ${unbackedAmounts.join(', ')}`
         : 'every amount is in the data',
     },
+    answersTheQuestion(request),
   ];
 }
 

@@ -1,5 +1,7 @@
 // The sandbox's own logic: the stand-in model's reasoning, gates, the knowledge base and scenario checking.
 import { Gates } from '../../sandbox/gates';
+import { codesMissingFrom, keyCodes } from '../../sandbox/key-codes';
+import { checkDraft } from '../../sandbox/validation/server';
 import { currentQuestion, sandboxReasoning, spokenAmount, spokenDate } from '../../sandbox/model/reasoning';
 import { evaluate, loadScenario } from '../../sandbox/scenario-runner';
 import { loadKnowledgeBase, parseMarkdownDocs } from '../../sandbox/talent-mcp/knowledge-base';
@@ -97,6 +99,32 @@ describe('the sandbox model', () => {
     });
   });
 
+  test('a passage that shares words but not the code the question names does not answer it (Form 8821 vs W-9)', () => {
+    const docs = (question: string) =>
+      ask(question, {
+        docs_data: {
+          [question]: {
+            query: question,
+            success: true,
+            data: {
+              results: [
+                {
+                  title: 'Which tax form to fill in',
+                  text: 'US talent fill in a W-9 form before their first payout; a 1099 form is sent each January.',
+                  score: 3,
+                },
+              ],
+            },
+          },
+        },
+      });
+    const form8821 = 'Can you send me a copy of my Form 8821 authorization from last spring?';
+    expect(sandboxReasoning('coverage', docs(form8821))).toMatchObject({ data_sufficient: false });
+    expect(sandboxReasoning('coverage', docs('Which tax form do I fill in, the W9?'))).toMatchObject({
+      data_sufficient: true,
+    });
+  });
+
   test('routes an explicit request for a person to the team', () => {
     expect(sandboxReasoning('draft', ask('I want to talk to a real person'))).toMatchObject({
       response_type: 'ROUTE_TO_TEAM',
@@ -116,6 +144,41 @@ describe('the sandbox model', () => {
     expect(spokenAmount(240, 'USD')).toBe('$240');
     expect(spokenAmount(12.5, 'CAD')).toBe('12.50 CAD');
   });
+});
+
+test('codes a question names: form numbers and ids, not years, amounts or dates', () => {
+  expect([...keyCodes('My Form 8821, W-9, W-8BEN and app-11 for 2025: $240 on March 3')]).toEqual([
+    '8821',
+    'w9',
+    'w8ben',
+    'app11',
+  ]);
+  expect(codesMissingFrom('my W9 and Form 8821?', 'fill in a W-9 form')).toEqual(['8821']);
+});
+
+test('the validation service fails a reply whose data never mentions the code the question names', () => {
+  const request = (question: string) => ({
+    conversation_id: '1',
+    response: 'You fill in a W-9 form in the app before your first payout.',
+    user_email: 'ana@example.com',
+    user_name: 'Ana',
+    messages: [
+      { role: 'user' as const, content: 'Hi!' },
+      { role: 'assistant' as const, content: 'Hi Ana, how can I help?' },
+      { role: 'user' as const, content: question },
+    ],
+    internal_notes: [],
+    tool_data: {},
+    docs_data: { q: { query: 'tax form', success: true, data: { results: [{ text: 'Fill in a W-9 form.' }] } } },
+  });
+  const relevance = (question: string) =>
+    checkDraft(request(question) as never).find((c) => c.name === 'answers_the_question');
+  expect(relevance('Where is my Form 8821 copy?')).toEqual({
+    name: 'answers_the_question',
+    passed: false,
+    detail: 'the question names 8821, which nothing gathered mentions: the reply cannot be about it',
+  });
+  expect(relevance('Which form, the W9?')).toMatchObject({ passed: true });
 });
 
 test('gates hold one request at a node and let it go on release', async () => {
