@@ -321,6 +321,7 @@ describe('the inbox page in headless Chromium', () => {
       await textInSomeFrame(page, `Outcome: ${status}`);
       await textInSomeFrame(page, why);
       await textInSomeFrame(page, 'Hop 1: ');
+      await textInSomeFrame(page, 'flowchart LR');
       for (const activity of [
         'fetch conversation',
         'plan hop 1',

@@ -1,6 +1,6 @@
 // What a support lead reads first about a finished turn in the Temporal UI: who asked what, the outcome, the reply or
-// why it was handed over, and why each hop ended as it did. Pure, built from the state.
-import type { AgentState, Hop } from '../state';
+// why it was handed over, why each hop ended as it did, and a map of the path. Pure, built from the state.
+import type { AgentState, Hop, NodeName } from '../state';
 
 const MAX_TOPIC = 120;
 const MAX_REPLY_SHOWN = 300;
@@ -53,4 +53,53 @@ export function turnOutcomeDetails(state: AgentState): string[] {
   }
   lines.push(...state.hops.map(hopLine));
   return lines;
+}
+
+/** A node's box in the run map: what it decided, with hop numbers for the hop's nodes; no personal data. */
+function mapLabel(state: AgentState, node: NodeName, hop: number): string {
+  const h = state.hops[hop - 1];
+  switch (node) {
+    case 'plan':
+      return `Plan ${hop}`;
+    case 'gather': {
+      const calls = h?.gather?.tool_results.map((r) => r.tool_name) ?? [];
+      return `Gather ${hop}${calls.length ? `: ${calls.join(', ')}` : ''}`;
+    }
+    case 'coverage':
+      return `Coverage ${hop}: ${h?.coverage?.data_sufficient ? 'enough' : 'not enough'}`;
+    case 'draft':
+      return `Draft${state.draft ? `: ${state.draft.response_type}` : ''}`;
+    case 'validate':
+      return `Validate${state.validate ? `: ${state.validate.overall_passed ? 'passed' : 'failed'}` : ''}`;
+    case 'response':
+      return `Response${state.response_delivery ? `: ${state.response_delivery.delivery_successful ? 'sent' : 'failed'}` : ''}`;
+    case 'finalize':
+      return `Finalize${state.finalize ? `: ${state.finalize.melvin_status}` : ''}`;
+    default:
+      return node[0]!.toUpperCase() + node.slice(1);
+  }
+}
+
+/**
+ * The path the turn took as a Mermaid flowchart (seed 004's run map): one box per node visited, hops numbered, the
+ * edge into Escalate labelled with the escalation's kind. Coverage is a decision (a rhombus), Escalate stands out.
+ */
+export function runMap(state: AgentState): string {
+  const lines = ['flowchart LR'];
+  let hop = 0;
+  let previous: string | null = null;
+  state.metadata.path.forEach((node, index) => {
+    if (node === 'end') return;
+    if (node === 'plan') hop += 1;
+    const id = `n${index}`;
+    const label = mapLabel(state, node, hop).replace(/"/g, "'");
+    lines.push(node === 'coverage' ? `  ${id}{"${label}"}` : `  ${id}["${label}"]`);
+    if (previous) {
+      const kind = node === 'escalate' ? state.escalate?.escalation_kind : undefined;
+      lines.push(kind ? `  ${previous} -- "${kind}" --> ${id}` : `  ${previous} --> ${id}`);
+    }
+    if (node === 'escalate') lines.push(`  style ${id} fill:#ffe7b3,stroke:#d9822b`);
+    previous = id;
+  });
+  return lines.join('\n');
 }

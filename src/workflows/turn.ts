@@ -48,7 +48,7 @@ import {
   type Escalation,
 } from './routing';
 import { docsQueryOf, isDocsTool, scopeToolCall, serverToolName, summarizeGather, toolListing } from './tool-calls';
-import { turnOutcomeDetails } from './run-summary';
+import { runMap, turnOutcomeDetails } from './run-summary';
 import { applyFetchedConversation, durationText, readValidationAnswer, storeGathered } from './turn-state';
 
 /** What a node decides: where the turn goes next and, when it goes to Escalate, why. */
@@ -196,6 +196,8 @@ export function showDetails(t: Turn, detail?: string): void {
       s.ok ? [] : [`MCP server "${s.name}" failed, so its tools are left out: ${s.error}`],
     ),
     `Path: ${state.metadata.path.join(' → ')}`,
+    // Once the turn is over, the map of its path goes last: the panel shows its top first.
+    node === 'end' ? `\`\`\`mermaid\n${runMap(state)}\n\`\`\`` : '',
   ];
   setCurrentDetails(lines.filter(Boolean).join('\n\n'));
 }

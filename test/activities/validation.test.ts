@@ -49,6 +49,7 @@ test('returns the raw answer; a grounded reply passes every check', async () => 
     'no_internal_notes',
     'dates_backed_by_data',
     'amounts_backed_by_data',
+    'answers_the_question',
   ]);
   expect(service.requests.at(-1)).toEqual(REQUEST);
 });

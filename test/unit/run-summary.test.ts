@@ -1,7 +1,7 @@
 // What a support lead reads first in the Temporal UI: the list's one-line summary and a finished run's details.
 import { runSummary } from '../../src/conversations';
 import type { Hop } from '../../src/state';
-import { turnOutcomeDetails } from '../../src/workflows/run-summary';
+import { runMap, turnOutcomeDetails } from '../../src/workflows/run-summary';
 import { newState } from '../../src/workflows/turn-state';
 
 const trigger = { topic: 'conversation.user.created', notificationId: 'n-1', receivedAt: '2026-11-23T00:00:00Z' };
@@ -71,6 +71,56 @@ test('a finished run’s details lead with who asked what, the outcome and its r
     'The user was told: “A person will follow up.”',
     'Hop 1: search_talent_docs → not enough: no document about Form 8821',
     'Hop 2: get_user_payments → not enough: r',
+  ]);
+});
+
+test('the run map draws the path: one box per node, hops numbered, the escalation edge named by its kind', () => {
+  const state = newState({ conversationId: '5004' }, '2026-11-23T00:00:00.000Z');
+  state.metadata.path = [
+    'initialize',
+    'plan',
+    'gather',
+    'coverage',
+    'plan',
+    'gather',
+    'coverage',
+    'escalate',
+    'finalize',
+    'end',
+  ];
+  const hop = (tool: string): Hop => ({
+    plan: null,
+    gather: {
+      tool_results: [{ tool_name: tool, success: true } as never],
+      total_execution_time_ms: 1,
+      success_rate: 1,
+      execution_status: 'completed',
+    },
+    coverage: { coverage_analysis: null, data_sufficient: false, next_node: 'plan', escalation_reason: null },
+  });
+  state.hops.push(hop('search_talent_docs'), hop('get_user_payments'));
+  state.escalate = { escalation_kind: 'hops_exhausted' } as never;
+  state.finalize = { melvin_status: 'ROUTE_TO_TEAM' } as never;
+  expect(runMap(state).split('\n')).toEqual([
+    'flowchart LR',
+    '  n0["Initialize"]',
+    '  n1["Plan 1"]',
+    '  n0 --> n1',
+    '  n2["Gather 1: search_talent_docs"]',
+    '  n1 --> n2',
+    '  n3{"Coverage 1: not enough"}',
+    '  n2 --> n3',
+    '  n4["Plan 2"]',
+    '  n3 --> n4',
+    '  n5["Gather 2: get_user_payments"]',
+    '  n4 --> n5',
+    '  n6{"Coverage 2: not enough"}',
+    '  n5 --> n6',
+    '  n7["Escalate"]',
+    '  n6 -- "hops_exhausted" --> n7',
+    '  style n7 fill:#ffe7b3,stroke:#d9822b',
+    '  n8["Finalize: ROUTE_TO_TEAM"]',
+    '  n7 --> n8',
   ]);
 });
 
