@@ -6,6 +6,31 @@ import { newState } from '../../src/workflows/turn-state';
 
 const trigger = { topic: 'conversation.user.created', notificationId: 'n-1', receivedAt: '2026-11-23T00:00:00Z' };
 
+/** A hop that called `tool` and found the data not enough; `gap` is what Coverage said was missing. */
+const insufficientHop = (tool: string, gap = ''): Hop => ({
+  plan: { user_query: 'When is my Form 8821 copy coming?', reasoning: '', tool_calls: [] },
+  gather: {
+    tool_results: [{ tool_name: tool, success: true } as never],
+    total_execution_time_ms: 1,
+    success_rate: 1,
+    execution_status: 'completed',
+  },
+  coverage: {
+    coverage_analysis: {
+      user_query: '',
+      data_sufficient: false,
+      coverage_score: 0,
+      available_data: [],
+      missing_data: gap ? [{ gap_type: 'docs', description: gap }] : [],
+      reasoning: 'r',
+      confidence: 1,
+    },
+    data_sufficient: false,
+    next_node: 'plan',
+    escalation_reason: null,
+  },
+});
+
 test('the summary says who wrote what, within the UI’s 200 bytes, cut on a whole character', () => {
   expect(runSummary('5002', trigger, { author: 'Ana Ruiz', text: 'When will I\npaid?' })).toBe(
     'Ana Ruiz: “When will I paid?” · conversation 5002',
@@ -24,30 +49,10 @@ test('the summary says who wrote what, within the UI’s 200 bytes, cut on a who
 test('a finished run’s details lead with who asked what, the outcome and its reason, then each hop’s verdict', () => {
   const state = newState({ conversationId: '5002' }, '2026-11-23T00:00:00.000Z');
   state.metadata.user_name = 'Ana Ruiz';
-  const hop = (tool: string, sufficient: boolean, gap: string): Hop => ({
-    plan: { user_query: 'When is my Form 8821 copy coming?', reasoning: '', tool_calls: [] },
-    gather: {
-      tool_results: [{ tool_name: tool, success: true } as never],
-      total_execution_time_ms: 1,
-      success_rate: 1,
-      execution_status: 'completed',
-    },
-    coverage: {
-      coverage_analysis: {
-        user_query: '',
-        data_sufficient: sufficient,
-        coverage_score: 0,
-        available_data: [],
-        missing_data: gap ? [{ gap_type: 'docs', description: gap }] : [],
-        reasoning: 'r',
-        confidence: 1,
-      },
-      data_sufficient: sufficient,
-      next_node: sufficient ? 'draft' : 'plan',
-      escalation_reason: null,
-    },
-  });
-  state.hops.push(hop('search_talent_docs', false, 'no document about Form 8821'), hop('get_user_payments', false, ''));
+  state.hops.push(
+    insufficientHop('search_talent_docs', 'no document about Form 8821'),
+    insufficientHop('get_user_payments'),
+  );
   state.finalize = {
     melvin_status: 'ROUTE_TO_TEAM',
     status_updated: true,
@@ -88,17 +93,7 @@ test('the run map draws the path: one box per node, hops numbered, the escalatio
     'finalize',
     'end',
   ];
-  const hop = (tool: string): Hop => ({
-    plan: null,
-    gather: {
-      tool_results: [{ tool_name: tool, success: true } as never],
-      total_execution_time_ms: 1,
-      success_rate: 1,
-      execution_status: 'completed',
-    },
-    coverage: { coverage_analysis: null, data_sufficient: false, next_node: 'plan', escalation_reason: null },
-  });
-  state.hops.push(hop('search_talent_docs'), hop('get_user_payments'));
+  state.hops.push(insufficientHop('search_talent_docs'), insufficientHop('get_user_payments'));
   state.escalate = { escalation_kind: 'hops_exhausted' } as never;
   state.finalize = { melvin_status: 'ROUTE_TO_TEAM' } as never;
   expect(runMap(state).split('\n')).toEqual([
