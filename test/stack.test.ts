@@ -161,6 +161,13 @@ test('the worker and the ingress serve Prometheus metrics on their documented po
   // Conversations wait for their next message here, so turns show as workflow tasks, not completed workflows.
   expect(worker).toMatch(/^temporal_workflow_task_execution_latency_count\{.*\} [1-9]/m);
   expect(worker).toMatch(/^temporal_activity_execution_latency_count\{.*activity_type="sendReply".*\} [1-9]/m);
+  // Melvin's own counter: turns by outcome, as the scenarios above ended them.
+  expect(worker).toMatch(
+    /^melvin_turns(_total)?\{(?=.*melvin_status="success")(?=.*escalation_source="none").*\} [1-9]/m,
+  );
+  expect(worker).toMatch(
+    /^melvin_turns(_total)?\{(?=.*melvin_status="VALIDATION_FAILED")(?=.*escalation_source="validate").*\} [1-9]/m,
+  );
   const ingress = await (await fetch(`http://127.0.0.1:${ports.ingressMetrics}/metrics`)).text();
   expect(ingress).toMatch(
     /^melvin_ingress_deliveries_total\{topic="conversation.user.created",outcome="signalled"\} [1-9]/m,

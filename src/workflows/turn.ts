@@ -8,6 +8,7 @@ import {
   condition,
   isCancellation,
   log,
+  metricMeter,
   setCurrentDetails,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -164,6 +165,13 @@ function endTurn(t: Turn): void {
   const { state } = t;
   if (!state.finalize) upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
   enter(t, 'end', turnOutcomeDetails(state).join('\n\n'));
+  // Counted on the worker's Prometheus endpoint; the SDK emits no workflow metric while replaying, so each turn counts once.
+  metricMeter
+    .createCounter('melvin_turns', undefined, 'Turns that ended, by Melvin Status and escalation source')
+    .add(1, {
+      melvin_status: state.finalize?.melvin_status ?? 'skipped',
+      escalation_source: state.escalate?.escalation_source ?? 'none',
+    });
   log.info(state.finalize ? 'turn finished' : 'turn skipped', {
     melvin_status: state.finalize?.melvin_status ?? 'skipped',
     skipped_reason: state.metadata.skipped_reason,
