@@ -140,14 +140,16 @@ export function evaluate(
     const outcome = state.metadata.approval?.outcome ?? null;
     check('approval_outcome', expect.approval_outcome, outcome, outcome === expect.approval_outcome);
   }
-  const teamAnswers = () => state.metadata.conversation.turns.flatMap((t) => t.team_answer?.text ?? []);
-  for (const text of expect.team_answer_includes ?? []) {
-    check(
-      `team_answer_includes "${text}"`,
-      text,
-      teamAnswers(),
-      teamAnswers().some((a) => lower(a).includes(lower(text))),
-    );
+  if (expect.team_answer_includes) {
+    const answers = state.metadata.conversation.turns.flatMap((t) => t.team_answer?.text ?? []);
+    for (const text of expect.team_answer_includes) {
+      check(
+        `team_answer_includes "${text}"`,
+        text,
+        answers,
+        answers.some((a) => lower(a).includes(lower(text))),
+      );
+    }
   }
   if (expect.snoozed !== undefined) {
     const snoozed = conversation.snoozed_until !== null && conversation.snoozed_until * 1000 > Date.now();

@@ -9,6 +9,7 @@ import {
   DEFAULT_QUIET_PERIOD_SECONDS,
   DEFAULT_SNOOZE_SECONDS,
   DEFAULT_TASK_QUEUE,
+  REPLY_MODES,
 } from './shared';
 import type { EscalationKind } from './state';
 import { ESCALATION_TABLE } from './workflows/routing';
@@ -107,7 +108,7 @@ const TurnEnv = z.object({
       .default(DEFAULT_QUIET_PERIOD_SECONDS),
   ),
   /** `auto` sends validated replies; `approve` waits for a lead's decision on each; `shadow` only notes them. */
-  REPLY_MODE: optional(z.enum(['auto', 'approve', 'shadow']).default('auto')),
+  REPLY_MODE: optional(z.enum(REPLY_MODES).default('auto')),
   /** Approval mode: how long a draft waits for a decision before the team takes the conversation. */
   APPROVAL_TIMEOUT_SECONDS: optional(
     z.coerce

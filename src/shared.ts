@@ -68,7 +68,9 @@ export interface ForceEscalation {
   requestedBy: string;
 }
 
-export type ReplyMode = 'auto' | 'approve' | 'shadow';
+/** How Melvin replies: on its own, after a lead approves each draft, or never (shadow: drafts noted for the team). */
+export const REPLY_MODES = ['auto', 'approve', 'shadow'] as const;
+export type ReplyMode = (typeof REPLY_MODES)[number];
 
 /** A lead's decision on a draft waiting in approval mode: send it, send an edited text, or keep it from the user. */
 export type ReplyDecision =

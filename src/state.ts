@@ -1,5 +1,5 @@
 // The run's state with seed 001's field names: the workflow result and the answer of the `state` query.
-import type { Trigger } from './shared';
+import type { ReplyMode, Trigger } from './shared';
 
 export type NodeName =
   'initialize' | 'plan' | 'gather' | 'coverage' | 'draft' | 'validate' | 'escalate' | 'response' | 'finalize' | 'end';
@@ -327,7 +327,7 @@ export interface RunMetadata {
 }
 
 export interface ReplyModeUsed {
-  mode: 'auto' | 'approve' | 'shadow';
+  mode: ReplyMode;
   approval_timeout_seconds: number;
   /** Where the mode came from: the conversation's `Melvin Reply Mode` attribute, or the worker's configuration. */
   set_by: 'conversation attribute' | 'configuration';

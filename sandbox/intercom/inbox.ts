@@ -14,12 +14,8 @@ const NewConversation = z.strictObject({
   /** The conversation's `Melvin Reply Mode` attribute; auto leaves it unset. */
   reply_mode: z.enum(['auto', 'approve', 'shadow']).default('auto'),
 });
-/** A lead's decision on the draft waiting in a conversation, as the inbox's buttons send it. */
-const Decision = z.discriminatedUnion('decision', [
-  z.strictObject({ decision: z.literal('approve') }),
-  z.strictObject({ decision: z.literal('edit'), text: z.string().trim().min(1).max(4000) }),
-  z.strictObject({ decision: z.literal('reject'), reason: z.string().trim().min(1).max(1000) }),
-]);
+/** A lead's decision on the draft waiting in a conversation; Melvin's operator API checks its fields and says what is wrong. */
+const Decision = z.looseObject({ decision: z.string() });
 
 /** Melvin's operator API, which the inbox calls with a lead's decision on a draft. */
 export interface OperatorApi {
@@ -267,7 +263,9 @@ function decisionForm(conversationId, noteText) {
     b.className = cls;
     b.onclick = async () => {
       const res = await api('/conversations/' + conversationId + '/decision', body());
-      decisionAnswer = res.error ? 'Not sent: ' + (typeof res.error === 'string' ? res.error : JSON.stringify(res.error)) : 'Sent: ' + label.toLowerCase();
+      // The operator API names what was wrong (a reject without a reason, no draft waiting); it is shown as said.
+      const issues = (res.issues || []).map((i) => i.path + ': ' + i.message).join('; ');
+      decisionAnswer = res.error ? 'Not sent: ' + res.error + (issues ? ' (' + issues + ')' : '') : 'Sent: ' + label.toLowerCase();
       refresh();
     };
     return b;

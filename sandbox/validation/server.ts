@@ -2,6 +2,7 @@
 import express from 'express';
 import { FaultQueues, sendHttpFault, sleep } from '../faults';
 import { codesMissingFrom } from '../key-codes';
+import { currentQuestion } from '../model/reasoning';
 import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { ValidationFault } from '../scenario';
@@ -45,16 +46,6 @@ export function datesIn(text: string): Set<string> {
 
 export function amountsIn(text: string): number[] {
   return [...text.matchAll(AMOUNT)].map((m) => Number((m[1] ?? m[2])!.replace(/,/g, '')));
-}
-
-/** What the user asks now: their messages since the last answer. */
-function currentQuestion(messages: ValidationRequest['messages']): string {
-  let start = messages.length;
-  while (start > 0 && messages[start - 1]!.role === 'user') start -= 1;
-  return messages
-    .slice(start)
-    .map((m) => m.content)
-    .join('\n');
 }
 
 /**

@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import { IntercomError, IntercomTimeoutError } from 'intercom-client';
 import type { IntercomClient } from 'intercom-client';
 import { z } from 'zod';
-import type { ReplyMode } from '../shared';
+import { REPLY_MODES, type ReplyMode } from '../shared';
 import type { Message, Role } from '../state';
 import {
   IntercomAuthError,
@@ -77,12 +77,9 @@ export interface ConversationReplySettings {
   problems: string[];
 }
 
-const ReplyModeAttribute = z.enum(['auto', 'approve', 'shadow']);
-const ApprovalTimeoutAttribute = z
-  .number()
-  .int()
-  .min(1)
-  .max(7 * 86400);
+const ReplyModeAttribute = z.enum(REPLY_MODES);
+const MAX_APPROVAL_TIMEOUT_S = 7 * 86400;
+const ApprovalTimeoutAttribute = z.number().int().min(1).max(MAX_APPROVAL_TIMEOUT_S);
 
 /** The reply settings a conversation's custom attributes carry, each checked; an unusable value is reported, not used. */
 export function replySettingsOf(attributes: Record<string, unknown> | null | undefined): ConversationReplySettings {
@@ -100,7 +97,7 @@ export function replySettingsOf(attributes: Record<string, unknown> | null | und
     if (parsed.success) settings.approval_timeout_seconds = parsed.data;
     else
       settings.problems.push(
-        `${APPROVAL_TIMEOUT_ATTRIBUTE} is ${JSON.stringify(timeout)}: it must be a whole number of seconds from 1 to 604800`,
+        `${APPROVAL_TIMEOUT_ATTRIBUTE} is ${JSON.stringify(timeout)}: it must be a whole number of seconds from 1 to ${MAX_APPROVAL_TIMEOUT_S}`,
       );
   }
   return settings;

@@ -31,7 +31,7 @@ import {
   unansweredDeliveries,
 } from './conversation-record';
 import { escalation, replyDecisionProblem, type Escalation } from './routing';
-import { newTurn, operatorEscalation, postNote, runGraph, showDetails, type Turn } from './turn';
+import { newTurn, operatorEscalation, outcomeDetails, postNote, runGraph, showDetails } from './turn';
 import { durationText, newState } from './turn-state';
 
 export async function supportConversation(input: SupportConversationInput): Promise<ConversationOutcome> {
@@ -153,9 +153,9 @@ export async function supportConversation(input: SupportConversationInput): Prom
    * Hands the conversation over once the turn's own course is over or cut short (an operator between turns, a cancelled
    * run): Escalate unless the turn already escalated, Finalize, and the turn recorded again with its new outcome.
    */
-  async function escalateAfterTurn(t: Turn, e: Escalation): Promise<void> {
-    t.escalation = e;
-    await runGraph(t, state.escalate ? 'finalize' : 'escalate');
+  async function escalateAfterTurn(e: Escalation): Promise<void> {
+    turn.escalation = e;
+    await runGraph(turn, state.escalate ? 'finalize' : 'escalate');
     recordThisTurn();
   }
 
@@ -196,13 +196,13 @@ export async function supportConversation(input: SupportConversationInput): Prom
         continue;
       }
       if (operatorEscalationPending()) {
-        await escalateAfterTurn(turn, operatorEscalation(turn));
+        await escalateAfterTurn(operatorEscalation(turn));
         continue;
       }
       if (quietPeriodSeconds <= 0) return [];
       showDetails(
         turn,
-        `${turn.outcomeDetail}\n\nTurn over: waiting for the user's next message, for ${durationText(quietPeriodSeconds)} at most.`,
+        `${outcomeDetails(turn)}\n\nTurn over: waiting for the user's next message, for ${durationText(quietPeriodSeconds)} at most.`,
       );
       const woken = await condition(
         () =>
@@ -228,10 +228,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
     // Cancelled from the Temporal UI or CLI during the turn: the conversation still gets its escalation note and Melvin
     // Status, so the team knows nobody is answering; then the run ends as cancelled.
     await CancellationScope.nonCancellable(() =>
-      escalateAfterTurn(
-        turn,
-        escalation('operator', 'The run was cancelled in Temporal before Melvin finished', 'temporal'),
-      ),
+      escalateAfterTurn(escalation('operator', 'The run was cancelled in Temporal before Melvin finished', 'temporal')),
     );
     throw err;
   }

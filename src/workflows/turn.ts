@@ -16,13 +16,7 @@ import type { PostedPart } from '../activities/intercom';
 import type { LlmAnswer } from '../activities/llm';
 import type { LoadedPrompts } from '../activities/prompts';
 import { checkReply, type ReplyCheck } from '../reply-checks';
-import {
-  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
-  DEFAULT_SNOOZE_SECONDS,
-  searchAttributes,
-  type ReplyDecision,
-  type SupportConversationInput,
-} from '../shared';
+import { DEFAULT_SNOOZE_SECONDS, searchAttributes, type ReplyDecision, type SupportConversationInput } from '../shared';
 import type {
   AgentState,
   ApprovalData,
@@ -82,8 +76,6 @@ export interface Turn {
   replyStarted: boolean;
   /** Approval mode: the lead's decision, once the `decideReply` update has delivered it. */
   decision: ReplyDecision | null;
-  /** What the UI's details said when the turn ended: the outcome, which stays shown while the run waits. */
-  outcomeDetail: string;
 }
 
 export function newTurn(input: SupportConversationInput, state: AgentState, startedAt: number): Turn {
@@ -99,7 +91,6 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     agentScope: new CancellationScope(),
     replyStarted: false,
     decision: null,
-    outcomeDetail: '',
   };
 }
 
@@ -140,8 +131,8 @@ export async function runGraph(t: Turn, from: NodeName): Promise<void> {
   let node = from;
   while (node !== 'end') {
     let step: Step;
+    const run = NODES[node as Exclude<NodeName, 'end'>];
     if (AGENT_NODES.has(node)) {
-      const run = NODES[node as Exclude<NodeName, 'end'>];
       try {
         step = await t.agentScope.run(() => run(t));
       } catch (err) {
@@ -151,7 +142,7 @@ export async function runGraph(t: Turn, from: NodeName): Promise<void> {
       if (t.state.metadata.forced_escalation) step = { next: 'escalate', escalation: operatorEscalation(t) };
       if (!AGENT_NODES.has(step.next)) t.replyStarted = true;
     } else {
-      step = await NODES[node as Exclude<NodeName, 'end'>](t);
+      step = await run(t);
     }
     if (step.escalation) t.escalation = step.escalation;
     t.state.next_node = step.next;
@@ -164,7 +155,7 @@ export async function runGraph(t: Turn, from: NodeName): Promise<void> {
 function endTurn(t: Turn): void {
   const { state } = t;
   if (!state.finalize) upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
-  enter(t, 'end', turnOutcomeDetails(state).join('\n\n'));
+  enter(t, 'end', outcomeDetails(t));
   // Counted on the worker's Prometheus endpoint; the SDK emits no workflow metric while replaying, so each turn counts once.
   metricMeter
     .createCounter('melvin_turns', undefined, 'Turns that ended, by Melvin Status and escalation source')
@@ -184,8 +175,12 @@ function endTurn(t: Turn): void {
 function enter(t: Turn, node: NodeName, detail?: string): void {
   t.state.metadata.current_node = node;
   t.state.metadata.path.push(node);
-  if (node === 'end') t.outcomeDetail = detail ?? '';
   showDetails(t, detail);
+}
+
+/** What the UI's details say of a finished turn, also while the run waits for the next message. */
+export function outcomeDetails(t: Turn): string {
+  return turnOutcomeDetails(t.state).join('\n\n');
 }
 
 /**
@@ -277,9 +272,8 @@ async function fetchConversation(t: Turn, summary: string): Promise<void> {
     { conversationId: t.input.conversationId },
   ]);
   applyFetchedConversation(state, conversation, t.input);
-  if (state.metadata.reply_mode?.problems.length) {
-    log.warn('unusable reply settings on the conversation', { problems: state.metadata.reply_mode.problems });
-  }
+  const { problems } = state.metadata.reply_mode!;
+  if (problems.length) log.warn('unusable reply settings on the conversation', { problems });
   // Fetches recorded before user part ids were read carry none: the deliveries' own part ids then fill the ledger.
   t.fetchedUserPartIds = conversation.user_part_ids ?? [];
   // Parts this run posted stay known even if they fell out of the 500 most recent. Fetches recorded before part ids
@@ -580,7 +574,8 @@ async function response(t: Turn): Promise<Step> {
     state.metadata.skipped_reason = 'a teammate took over during the turn: the reply was not sent';
     return { next: 'end' };
   }
-  const mode = state.metadata.reply_mode?.mode ?? t.input.replyMode ?? 'auto';
+  // Set at every fetch, from the conversation's attributes or the configuration.
+  const { mode } = state.metadata.reply_mode!;
   if (mode === 'shadow') {
     await noteShadowDraft(t);
     state.metadata.skipped_reason = 'shadow mode: the draft was noted for the team, not sent';
@@ -720,7 +715,7 @@ async function noteShadowDraft(t: Turn): Promise<void> {
 async function awaitDecision(t: Turn): Promise<Escalation | null> {
   const { state } = t;
   const approval = newApproval(t, 'approve');
-  const timeoutSeconds = state.metadata.reply_mode?.approval_timeout_seconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS;
+  const timeoutSeconds = state.metadata.reply_mode!.approval_timeout_seconds;
   const waitText = durationText(timeoutSeconds);
   approval.note_added = (
     await postNote(
