@@ -1,7 +1,17 @@
 // What crosses process boundaries: task queue, workflow ID format, signals, queries, search attributes and run input.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { AgentState, ConversationRecord, EscalationKind, NodeName, ReceivedUserMessage, RunPhase } from './state';
+import type {
+  AgentState,
+  ApprovalData,
+  ConversationRecord,
+  EscalationKind,
+  EscalationSource,
+  MelvinStatus,
+  NodeName,
+  ReceivedUserMessage,
+  RunPhase,
+} from './state';
 
 export const DEFAULT_TASK_QUEUE = 'melvin';
 export const WORKFLOW_TYPE = 'supportConversation';
@@ -131,3 +141,33 @@ export const searchAttributes = {
 } as const;
 
 export const allSearchAttributes = Object.values(searchAttributes);
+
+/** The memo key under which each run keeps its turn's summary: reports read the runs' outcomes from visibility alone. */
+export const TURN_SUMMARY_MEMO = 'melvin_turn';
+
+/**
+ * What a finished turn leaves in its run's memo (`melvin_turn`), written when the turn ends and again if its outcome
+ * changes afterwards (an operator's escalation, or the team taking the conversation over). No message text.
+ */
+export interface TurnSummary {
+  /** Melvin Status, or `skipped` when the turn found nothing to answer. */
+  status: MelvinStatus | 'skipped';
+  escalation_source: EscalationSource | null;
+  escalation_kind: EscalationKind | null;
+  /** The escalation's reason, cut to 200 characters. */
+  escalation_reason: string | null;
+  /** Whether an answer reached the user (the hand-over message does not count). */
+  replied: boolean;
+  hops: number;
+  /** From the run's start (the message's delivery) to the turn's end, in ms. */
+  turn_ms: number;
+  ended_at: string;
+  /** Approval or shadow mode: how the draft ended. */
+  approval_outcome: ApprovalData['outcome'] | null;
+  /** Every tool call the turn made (results reused from an earlier turn are not calls), and whether it succeeded. */
+  tools: { name: string; ok: boolean }[];
+  /** Tokens the model endpoint reported for the turn. */
+  tokens: number;
+  /** Set when, after this turn, the team took the conversation over: why (a teammate replied, was assigned, …). */
+  reopened_by_team: string | null;
+}

@@ -324,6 +324,16 @@ export interface RunMetadata {
   approval?: ApprovalData | null;
   /** The turn's budget for gathered data (`tool_data` and `docs_data` together), and what it left out. */
   data_budget?: DataBudget;
+  /** What the model endpoint reported the turn's LLM calls cost, summed (repair requests included). */
+  usage?: LlmUsage;
+}
+
+/** Tokens as the model endpoint reports them (`usage` of each chat completion), and how many calls made them. */
+export interface LlmUsage {
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
 }
 
 export interface ReplyModeUsed {

@@ -71,6 +71,18 @@ function stepOf(body: unknown): LlmStep | undefined {
   return undefined;
 }
 
+/**
+ * Tokens as OpenAI reports them, estimated without a tokenizer: about four characters of English or JSON per token, plus
+ * OpenAI's few tokens of framing per message. A real endpoint counts exactly; the sandbox's figures are for comparing
+ * runs, not for billing.
+ */
+function usageOf(messages: ChatMessage[], content: string) {
+  const tokens = (text: string) => Math.ceil(text.length / 4);
+  const prompt_tokens = messages.reduce((sum, m) => sum + 3 + tokens(String(m.content ?? '')), 3);
+  const completion_tokens = tokens(content);
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+}
+
 /** Pulls the JSON document out of `<conversation_data>…</conversation_data>` in the request's data message. */
 export function dataDocument(messages: ChatMessage[]): Record<string, unknown> {
   for (const message of messages) {
@@ -232,7 +244,7 @@ export class SandboxModel extends HttpService {
         choices: [
           { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
         ],
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        usage: usageOf(body.messages, content),
       });
     });
     return app;

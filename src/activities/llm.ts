@@ -11,7 +11,7 @@ import {
   type PlanContext,
   type PlanOutput,
 } from '../schemas';
-import type { CoverageAnalysis, PlanData, ResponseType } from '../state';
+import type { CoverageAnalysis, LlmUsage, PlanData, ResponseType } from '../state';
 import { LlmInvalidOutputError, LlmRejectedError, LlmUnavailableError, withRetryContract } from './errors';
 import { withHeartbeats } from './heartbeat';
 import {
@@ -41,6 +41,15 @@ export interface LlmAnswer<T> {
   response_format: ResponseFormatMode;
   /** Why this worker asks the endpoint for less than strict structured outputs (the endpoint's refusals), or null. */
   format_fallback: string | null;
+  /** Tokens the endpoint reported for this step's requests (a repair request included); zero when it reports none. */
+  usage: LlmUsage;
+}
+
+function addUsage(total: LlmUsage, completion: OpenAI.ChatCompletion): void {
+  total.calls += 1;
+  total.prompt_tokens += completion.usage?.prompt_tokens ?? 0;
+  total.completion_tokens += completion.usage?.completion_tokens ?? 0;
+  total.total_tokens += completion.usage?.total_tokens ?? 0;
 }
 
 type Interpretation<T> = { ok: true; value: T } | { ok: false; problem: string };
@@ -173,8 +182,10 @@ export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
     return withHeartbeats(async (signal) => {
       const dialogue: ChatCompletionMessageParam[] = [{ role: 'user', content: renderData(step, context) }];
       let repaired = false;
+      const usage: LlmUsage = { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
       for (;;) {
         const { completion, mode } = await complete(step, prompt, dialogue, signal);
+        addUsage(usage, completion);
         const message = completion.choices[0]?.message;
         const result = message?.refusal
           ? ({ ok: false, problem: `the model refused: ${message.refusal}` } as const)
@@ -187,6 +198,7 @@ export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
             repaired,
             response_format: mode,
             format_fallback: endpoint.fallback,
+            usage,
           };
         }
         if (repaired)

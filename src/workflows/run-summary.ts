@@ -1,5 +1,6 @@
 // What a support lead reads first about a finished turn in the Temporal UI: who asked what, the outcome, the reply or
 // why it was handed over, why each hop ended as it did, and a map of the path. Pure, built from the state.
+import type { TurnSummary } from '../shared';
 import type { AgentState, Hop, NodeName } from '../state';
 
 const MAX_TOPIC = 120;
@@ -102,4 +103,26 @@ export function runMap(state: AgentState): string {
     previous = id;
   });
   return lines.join('\n');
+}
+
+/** The turn's summary for its run's memo, which reports read from Temporal visibility without opening any run. */
+export function turnSummary(state: AgentState, turnMs: number, reopenedByTeam: string | null = null): TurnSummary {
+  const escalate = state.escalate;
+  return {
+    status: state.finalize?.melvin_status ?? 'skipped',
+    escalation_source: escalate?.escalation_source ?? null,
+    escalation_kind: escalate?.escalation_kind ?? null,
+    escalation_reason: escalate ? oneLine(escalate.escalation_reason, MAX_REASON_SHOWN) : null,
+    replied: state.response_delivery?.delivery_successful ?? false,
+    hops: state.hops.length,
+    turn_ms: turnMs,
+    ended_at: new Date().toISOString(),
+    approval_outcome: state.metadata.approval?.outcome ?? null,
+    tools: state.hops.flatMap(
+      (h) =>
+        h.gather?.tool_results.filter((r) => !r.reused_from).map((r) => ({ name: r.tool_name, ok: r.success })) ?? [],
+    ),
+    tokens: state.metadata.usage?.total_tokens ?? 0,
+    reopened_by_team: reopenedByTeam,
+  };
 }

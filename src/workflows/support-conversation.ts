@@ -31,7 +31,15 @@ import {
   unansweredDeliveries,
 } from './conversation-record';
 import { escalation, replyDecisionProblem, type Escalation } from './routing';
-import { newTurn, operatorEscalation, outcomeDetails, postNote, runGraph, showDetails } from './turn';
+import {
+  newTurn,
+  operatorEscalation,
+  outcomeDetails,
+  postNote,
+  recordTurnSummary,
+  runGraph,
+  showDetails,
+} from './turn';
 import { durationText, newState } from './turn-state';
 
 export async function supportConversation(input: SupportConversationInput): Promise<ConversationOutcome> {
@@ -91,6 +99,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
     if (teamActionsSeen.has(notificationId)) return;
     teamActionsSeen.add(notificationId);
     const now = new Date().toISOString();
+    const ownerBefore = record.ownership.owner;
     if (event?.action === 'closed') {
       closedByTeam = true;
       handOverToTeam(record, 'a teammate closed the conversation in Intercom', now);
@@ -106,6 +115,10 @@ export async function supportConversation(input: SupportConversationInput): Prom
         if (state.metadata.phase === 'turn') teamAnswerDuringTurn = answer;
         else recordTeamAnswer(record, answer);
       }
+    }
+    // After the turn, a takeover reopens what the turn answered: the report then does not count it resolved.
+    if (state.metadata.phase === 'waiting' && ownerBefore === 'melvin' && record.ownership.owner === 'team') {
+      recordTurnSummary(turn, record.ownership.reason);
     }
     log.info('team action received', { action: event?.action ?? null, owner: record.ownership.owner });
   });

@@ -9,14 +9,22 @@ import {
   isCancellation,
   log,
   metricMeter,
+  patched,
   setCurrentDetails,
+  upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { PostedPart } from '../activities/intercom';
 import type { LlmAnswer } from '../activities/llm';
 import type { LoadedPrompts } from '../activities/prompts';
 import { checkReply, type ReplyCheck } from '../reply-checks';
-import { DEFAULT_SNOOZE_SECONDS, searchAttributes, type ReplyDecision, type SupportConversationInput } from '../shared';
+import {
+  DEFAULT_SNOOZE_SECONDS,
+  TURN_SUMMARY_MEMO,
+  searchAttributes,
+  type ReplyDecision,
+  type SupportConversationInput,
+} from '../shared';
 import type {
   AgentState,
   ApprovalData,
@@ -43,7 +51,7 @@ import {
   type Escalation,
 } from './routing';
 import { docsQueryOf, isDocsTool, scopeToolCall, serverToolName, summarizeGather, toolListing } from './tool-calls';
-import { runMap, turnOutcomeDetails } from './run-summary';
+import { runMap, turnOutcomeDetails, turnSummary } from './run-summary';
 import { applyFetchedConversation, durationText, readValidationAnswer, storeGathered } from './turn-state';
 
 /** What a node decides: where the turn goes next and, when it goes to Escalate, why. */
@@ -59,6 +67,9 @@ export interface Turn {
   budget: DataBudget;
   /** Epoch seconds the run began: parts this run posts are at or after it (the fallback duplicate check). */
   notBefore: number;
+  /** Epoch ms the run began, and how long its turn took once it first ended (a later escalation does not lengthen it). */
+  startedAt: number;
+  turnMs: number | null;
   prompts?: LoadedPrompts;
   /**
    * The conversation's part ids as last fetched, plus every part this run posted since: a post's retry takes a part of
@@ -84,6 +95,8 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     state,
     budget: state.metadata.data_budget!,
     notBefore: Math.floor(startedAt / 1000),
+    startedAt,
+    turnMs: null,
     knownPartIds: null,
     fetchedUserPartIds: [],
     gathered: [],
@@ -151,11 +164,28 @@ export async function runGraph(t: Turn, from: NodeName): Promise<void> {
   endTurn(t);
 }
 
-/** The end in the UI's details and the log: the outcome, or why nothing was sent. */
+/**
+ * Runs from before turn summaries were kept in the memo must replay without the memo's command; every run since records
+ * this patch marker the first time it writes one.
+ */
+const TURN_SUMMARY_PATCH = 'turn-summary-memo';
+
+/**
+ * The turn's outcome into its run's memo, where reports read it from visibility; `reopenedByTeam` says why the team took
+ * the conversation over after the turn ended.
+ */
+export function recordTurnSummary(t: Turn, reopenedByTeam: string | null = null): void {
+  if (!patched(TURN_SUMMARY_PATCH)) return;
+  t.turnMs ??= Date.now() - t.startedAt;
+  upsertMemo({ [TURN_SUMMARY_MEMO]: turnSummary(t.state, t.turnMs, reopenedByTeam) });
+}
+
+/** The end in the UI's details, the memo and the log: the outcome, or why nothing was sent. */
 function endTurn(t: Turn): void {
   const { state } = t;
   if (!state.finalize) upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
   enter(t, 'end', outcomeDetails(t));
+  recordTurnSummary(t);
   // Counted on the worker's Prometheus endpoint; the SDK emits no workflow metric while replaying, so each turn counts once.
   metricMeter
     .createCounter('melvin_turns', undefined, 'Turns that ended, by Melvin Status and escalation source')
@@ -225,14 +255,23 @@ function failed(t: Turn, kind: EscalationKind, err: unknown): Step {
   return { next: 'escalate', escalation: escalation(kind, t.state.error) };
 }
 
-/** Answers recorded in histories from before response-format modes lack the mode: they were strict outputs. */
+/**
+ * Which model answered, and what the turn's model calls cost so far. Answers recorded in histories from before
+ * response-format modes lack the mode (they were strict outputs), and those from before usage was read lack the usage.
+ */
 function recordModel(t: Turn, answer: LlmAnswer<unknown>): void {
-  t.state.metadata.model = {
+  const { metadata } = t.state;
+  metadata.model = {
     name: answer.model,
     stand_in: answer.stand_in,
     response_format: answer.response_format ?? 'json_schema',
     format_fallback: answer.format_fallback ?? null,
   };
+  const total = (metadata.usage ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  total.calls += answer.usage?.calls ?? 1;
+  total.prompt_tokens += answer.usage?.prompt_tokens ?? 0;
+  total.completion_tokens += answer.usage?.completion_tokens ?? 0;
+  total.total_tokens += answer.usage?.total_tokens ?? 0;
 }
 
 /**
