@@ -249,7 +249,11 @@ async function fuzzModelOutputs(
       fc.oneof(
         fc.json(),
         fc
-          .record({ text: fc.string(), response_type: fc.constantFrom('REPLY', 'ROUTE_TO_TEAM', 'OTHER') })
+          .record({
+            text: fc.string(),
+            response_type: fc.constantFrom('REPLY', 'ROUTE_TO_TEAM', 'OTHER'),
+            open_intents: fc.array(fc.string(), { maxLength: 2 }),
+          })
           .map((d) => JSON.stringify(d)),
       ),
       async (content) => {
@@ -257,7 +261,16 @@ async function fuzzModelOutputs(
         try {
           await environment.run(activities.draft, {
             prompt: 'p',
-            context: { messages: [], user_name: null, tool_data: {}, docs_data: {} },
+            context: {
+              messages: [],
+              user_name: null,
+              intents: [],
+              open_intents: [],
+              known_context: [],
+              missing_context: [],
+              tool_data: {},
+              docs_data: {},
+            },
           });
           tally.valid += 1;
         } catch (err) {

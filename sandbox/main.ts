@@ -21,8 +21,13 @@ async function main(): Promise<void> {
   const parsed = Env.safeParse(process.env);
   if (!parsed.success) throw new Error(`Invalid configuration:\n${z.prettifyError(parsed.error)}`);
   const env = parsed.data;
-  // Checked against the seed schema when the services start.
-  const seed = JSON.parse(readFileSync(path.join(__dirname, 'demo-data.json'), 'utf8')) as SeedData;
+  // Checked against the seed schema when the services start. The team's resolved conversations are the demo corpus
+  // of the style-examples search.
+  const read = (file: string) => JSON.parse(readFileSync(path.join(__dirname, file), 'utf8')) as unknown;
+  const seed = {
+    ...(read('demo-data.json') as SeedData),
+    resolved_conversations: read('talent-mcp/resolved-conversations.json'),
+  } as SeedData;
   const sandbox = await startSandboxServices({
     ports: {
       intercom: env.SANDBOX_INTERCOM_PORT,

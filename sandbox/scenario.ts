@@ -65,6 +65,15 @@ export type TalentData = z.infer<typeof TalentData>;
 export const Doc = z.strictObject({ title: z.string().min(1), body: z.string().min(1) });
 export type Doc = z.infer<typeof Doc>;
 
+/** A past conversation a teammate resolved: the talent's question and the team's answer, in the team's own voice. */
+export const ResolvedConversation = z.strictObject({
+  question: z.string().min(1),
+  answer: z.string().min(1),
+  resolved_by: z.string().min(1).optional(),
+  resolved_at: IsoDate.optional(),
+});
+export type ResolvedConversation = z.infer<typeof ResolvedConversation>;
+
 export const ScenarioPart = z.strictObject({
   author: z.enum(['user', 'lead', 'admin', 'bot']),
   type: z.enum(['comment', 'note']).default('comment'),
@@ -171,6 +180,8 @@ export const Scenario = z.strictObject({
   conversation: ScenarioConversation,
   talent: TalentData.default({ users: [], jobs: [] }),
   docs: z.array(Doc).default([]),
+  /** Past conversations the team resolved, searched for Draft's style examples (beyond the shared format). */
+  resolved_conversations: z.array(ResolvedConversation).default([]),
   faults: Faults.optional(),
   signals: z.array(ScenarioSignal).default([]),
   decision: ScenarioDecision.optional(),

@@ -8,7 +8,7 @@ import { NewMessage, inboxRouter } from './intercom/inbox';
 import { renderPlaintext } from './intercom/plaintext';
 import { sandboxReasoning } from './model/reasoning';
 import { ModelEndpoint, SANDBOX_MODEL_NAME, SandboxModel, type Responder } from './model/server';
-import { Scenario, TalentData, Doc } from './scenario';
+import { Scenario, TalentData, Doc, ResolvedConversation } from './scenario';
 import { loadKnowledgeBase } from './talent-mcp/knowledge-base';
 import { TalentMcpService } from './talent-mcp/http';
 import { TalentStore } from './talent-mcp/server';
@@ -68,7 +68,12 @@ export interface SandboxServices {
   stop(): Promise<void>;
 }
 
-const SeedFile = z.strictObject({ talent: TalentData.optional(), docs: z.array(Doc).optional() });
+const SeedFile = z.strictObject({
+  talent: TalentData.optional(),
+  docs: z.array(Doc).optional(),
+  /** The team's resolved conversations: given (even empty), the talent server offers their search. */
+  resolved_conversations: z.array(ResolvedConversation).optional(),
+});
 export type SeedData = z.infer<typeof SeedFile>;
 
 export async function startSandboxServices(
@@ -128,7 +133,11 @@ export async function startSandboxServices(
     },
     applyScenario(scenario) {
       intercom.seed(scenario.conversation);
-      talent.merge({ talent: scenario.talent, docs: scenario.docs });
+      talent.merge({
+        talent: scenario.talent,
+        docs: scenario.docs,
+        resolved_conversations: scenario.resolved_conversations,
+      });
       const faults = scenario.faults ?? {};
       intercom.faults.set(faults.intercom);
       talent.faults.set(faults.mcp);

@@ -5,6 +5,7 @@ import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,
   DEFAULT_HANDOVER_MESSAGE,
+  DEFAULT_KIND_HANDOVER_MESSAGES,
   DEFAULT_MAX_HOPS,
   DEFAULT_QUIET_PERIOD_SECONDS,
   DEFAULT_SNOOZE_SECONDS,
@@ -226,10 +227,18 @@ export type IngressConfig = z.infer<typeof IngressEnv>;
 export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): TemporalConfig => load(TemporalEnv, env);
 export const loadTurnConfig = (env: NodeJS.ProcessEnv = process.env): TurnConfig => load(TurnEnv, env);
 
-/** Each escalation kind's hand-over text: its own from HANDOVER_MESSAGES, else HANDOVER_MESSAGE ("" sends none). */
+/**
+ * Each escalation kind's hand-over text: its own from HANDOVER_MESSAGES, else the kind's default while HANDOVER_MESSAGE
+ * is left as it is (a partial answer's), else HANDOVER_MESSAGE ("" sends none).
+ */
 export function handoverMessages(config: TurnConfig): Record<EscalationKind, string> {
+  const kindDefault = (kind: EscalationKind) =>
+    config.HANDOVER_MESSAGE === DEFAULT_HANDOVER_MESSAGE ? DEFAULT_KIND_HANDOVER_MESSAGES[kind] : undefined;
   return Object.fromEntries(
-    ESCALATION_KINDS.map((kind) => [kind, config.HANDOVER_MESSAGES[kind] ?? config.HANDOVER_MESSAGE]),
+    ESCALATION_KINDS.map((kind) => [
+      kind,
+      config.HANDOVER_MESSAGES[kind] ?? kindDefault(kind) ?? config.HANDOVER_MESSAGE,
+    ]),
   ) as Record<EscalationKind, string>;
 }
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);

@@ -1,6 +1,6 @@
 // The LLM and validation contracts: zod schemas for what comes back, and the context each LLM step is sent.
 import { z } from 'zod';
-import type { Message, StoredDocsData, StoredToolData, ToolDefinition } from './state';
+import type { Intent, Message, StoredDocsData, StoredToolData, StyleExample, ToolDefinition } from './state';
 
 /*
  * The three step schemas are the single source of what the model must answer. Their JSON Schema goes to the model as
@@ -16,6 +16,22 @@ const MAX_PLANNED_CALLS = 12;
 /** The plan as the model writes it. Arguments travel as a JSON string so the schema stays valid in strict mode. */
 export const PlanOutput = z.object({
   user_query: z.string().describe('The question the user is asking, in one sentence'),
+  intents: z
+    .array(
+      z.object({
+        intent: nonEmptyText().describe('A short name for one thing the user asks, e.g. "payment status"'),
+        question: z.string().describe("The user's own words for it"),
+      }),
+    )
+    .describe('Each separate thing the user asks in their latest messages, in order; none for a greeting'),
+  entities: z
+    .array(
+      z.object({
+        kind: z.string().describe('job, application, payment, date, form, …'),
+        mention: z.string().describe('How the user referred to it, in their words, e.g. "the Denver catering shift"'),
+      }),
+    )
+    .describe('Things the user named: what Melvin already knows and must never ask for again'),
   reasoning: z.string().describe('Why these tool calls answer it'),
   tool_calls: z
     .array(
@@ -36,6 +52,9 @@ export const CoverageOutput = z.object({
   coverage_score: fraction().describe('From 0 to 1'),
   available_data: z.array(z.string()),
   missing_data: z.array(z.object({ gap_type: z.string(), description: z.string() })),
+  intents: z
+    .array(z.object({ intent: z.string(), covered: z.boolean().describe('True when the data answers this intent') }))
+    .describe("Each of the plan's intents, and whether the gathered data answers it"),
   reasoning: z.string(),
   confidence: fraction().describe('From 0 to 1'),
 });
@@ -46,6 +65,9 @@ export const DraftOutput = z.object({
   response_type: z
     .enum(['REPLY', 'ROUTE_TO_TEAM'])
     .describe('REPLY, or ROUTE_TO_TEAM when the user asks for a human or the reply cannot be given safely'),
+  open_intents: z
+    .array(z.string())
+    .describe('The intents (by name) the reply leaves for the team because the data does not answer them'),
 });
 export type DraftOutput = z.infer<typeof DraftOutput>;
 
@@ -55,6 +77,14 @@ export const ValidationResponse = z.looseObject({
   checks: z.array(z.looseObject({ name: z.string(), passed: z.boolean(), detail: z.string().optional() })).optional(),
 });
 export type ValidationResponse = z.infer<typeof ValidationResponse>;
+
+/**
+ * The team's resolved-conversations search, as a tool result: past questions with the teammate's answer, best first.
+ * Only these two fields are read; anything else the server adds passes.
+ */
+export const ResolvedConversations = z.looseObject({
+  results: z.array(z.looseObject({ question: z.string(), answer: z.string() })),
+});
 
 export type ToolSummary = Pick<ToolDefinition, 'name' | 'description' | 'input_schema'>;
 
@@ -87,6 +117,8 @@ export interface CoverageContext {
   messages: Message[];
   /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
   earlier_parts_omitted?: number;
+  /** What the user asks, one entry per intent the plan named: coverage judges each. */
+  intents: Intent[];
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;
 }
@@ -97,6 +129,16 @@ export interface DraftContext {
   earlier_parts_omitted?: number;
   earlier_turns?: EarlierTurn[];
   user_name: string | null;
+  /** Each intent and whether the data covers it; the reply answers the covered ones only. */
+  intents: (Intent & { covered: boolean })[];
+  /** The intents the data does not cover: the reply leaves them to the team and lists them in `open_intents`. */
+  open_intents: string[];
+  /** What the user already told or Melvin already knows: never ask for any of it. */
+  known_context: string[];
+  /** What is still missing, as coverage found it. */
+  missing_context: string[];
+  /** How the team answered similar questions before: for tone and form only, never a source of facts. */
+  style_examples?: StyleExample[];
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;
 }

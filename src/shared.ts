@@ -24,6 +24,13 @@ export const DEFAULT_DATA_BUDGET_BYTES = 256 * 1024;
 /** What the user is told when Melvin hands the conversation to the team, unless configured otherwise. */
 export const DEFAULT_HANDOVER_MESSAGE =
   "Thanks for your patience. I've passed this to our support team, and a person will follow up here.";
+/**
+ * What the user is told for a kind of hand-over that the default message does not fit: after a partial answer the
+ * user already has part of their answer.
+ */
+export const DEFAULT_KIND_HANDOVER_MESSAGES: Partial<Record<EscalationKind, string>> = {
+  partial_answer: 'A person from our support team will follow up here on the rest of your message.',
+};
 /** How long a conversation's workflow waits for the user's next message before it ends: a week. */
 export const DEFAULT_QUIET_PERIOD_SECONDS = 7 * 24 * 3600;
 
@@ -168,6 +175,9 @@ export interface TurnSummary {
   tools: { name: string; ok: boolean }[];
   /** Tokens the model endpoint reported for the turn. */
   tokens: number;
+  /** How many things the user asked (as Plan named them), and how many the reply left for the team. */
+  intents: number;
+  open_intents: number;
   /** Set when, after this turn, the team took the conversation over: why (a teammate replied, was assigned, …). */
   reopened_by_team: string | null;
 }

@@ -39,8 +39,23 @@ export interface PlannedToolCall {
   reasoning: string;
 }
 
+/** One thing the user asks: a message may ask several (seed 003's multi-intent emails). */
+export interface Intent {
+  intent: string;
+  question: string;
+}
+
+/** Something the user named (a job, a payment, a date): what Melvin knows and must never ask for again. */
+export interface EntityMention {
+  kind: string;
+  mention: string;
+}
+
 export interface PlanData {
   user_query: string;
+  /** Absent in plans recorded before intents were named: the whole question was one intent. */
+  intents?: Intent[];
+  entities?: EntityMention[];
   reasoning: string;
   tool_calls: PlannedToolCall[];
 }
@@ -58,6 +73,8 @@ export interface GatheredCall {
   truncated: boolean;
   /** Set when the result was reused from an earlier turn, fetched at this time, instead of calling the tool again. */
   reused_from?: string | null;
+  /** How references the model wrote in words (a job title for `job_id`, say) were resolved to the user's records. */
+  resolved?: EntityResolution[];
 }
 
 /** A call as a hop records it: its data lives once, in `tool_data` or `docs_data` under `stored_as`. */
@@ -68,6 +85,21 @@ export interface ToolResult extends Omit<GatheredCall, 'data'> {
   data_bytes: number;
   /** Left out because the turn's data budget was spent: Coverage sees it as a failed call. */
   dropped?: boolean;
+}
+
+/**
+ * A reference argument resolved in tiers (seed 003): `exact` when it names an id, `fuzzy` when it matched one of the
+ * user's own records by its words; a reference that resolves to nothing is never sent to the tool.
+ */
+export interface EntityResolution {
+  argument: string;
+  mention: string;
+  id: string;
+  tier: 'exact' | 'fuzzy';
+  /** For `fuzzy`: the share of the mention's words the record matched, 0 to 1. */
+  score: number;
+  /** What the record is, in words (e.g. "Barista, Portland, OR"). */
+  label: string;
 }
 
 export type GatherStatus = 'completed' | 'partial' | 'failed' | 'skipped';
@@ -90,6 +122,8 @@ export interface CoverageAnalysis {
   coverage_score: number;
   available_data: string[];
   missing_data: MissingData[];
+  /** Absent in analyses recorded before intents were judged one by one. */
+  intents?: { intent: string; covered: boolean }[];
   reasoning: string;
   confidence: number;
 }
@@ -131,6 +165,8 @@ export type ResponseType = 'REPLY' | 'ROUTE_TO_TEAM';
 export interface DraftData {
   response: string;
   response_type: ResponseType;
+  /** The intents the reply leaves for the team (a partial answer); absent in drafts recorded before intents. */
+  open_intents?: string[];
   generation_time_ms: number;
   timestamp: string;
 }
@@ -156,7 +192,8 @@ export type EscalationKind =
   | 'coverage_error'
   | 'validation_error'
   | 'operator'
-  | 'plan_error';
+  | 'plan_error'
+  | 'partial_answer';
 
 /** A draft that waited for a lead in approval mode, or was only noted in shadow mode, and how that ended. */
 export interface ApprovalData {
@@ -201,8 +238,9 @@ export interface ResponseDelivery {
   part_id: string | null;
 }
 
+/** Finalize's status; `partial`: the reply answered some of the user's questions and the team has the rest. */
 export type MelvinStatus =
-  'success' | 'ROUTE_TO_TEAM' | 'VALIDATION_FAILED' | 'RESPONSE_FAILED' | 'error' | 'MESSAGE_FAILED';
+  'success' | 'partial' | 'ROUTE_TO_TEAM' | 'VALIDATION_FAILED' | 'RESPONSE_FAILED' | 'error' | 'MESSAGE_FAILED';
 
 export interface FinalizeData {
   melvin_status: MelvinStatus;
@@ -326,6 +364,22 @@ export interface RunMetadata {
   data_budget?: DataBudget;
   /** What the model endpoint reported the turn's LLM calls cost, summed (repair requests included). */
   usage?: LlmUsage;
+  /** The team's past answers to similar questions that Draft was shown for its tone (seed 002), never as facts. */
+  style_examples?: StyleExamples | null;
+}
+
+/** Past conversations a teammate resolved, retrieved by similarity to the question, as the draft's style examples. */
+export interface StyleExamples {
+  tool: string;
+  query: string;
+  examples: StyleExample[];
+  /** Why none could be had (the call failed, or its result was not a list of examples): Draft went on without. */
+  error: string | null;
+}
+
+export interface StyleExample {
+  question: string;
+  answer: string;
 }
 
 /** Tokens as the model endpoint reports them (`usage` of each chat completion), and how many calls made them. */

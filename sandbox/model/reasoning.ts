@@ -26,6 +26,9 @@ interface Context {
   docs_data?: Record<string, Stored>;
   previous_hops?: { tool_calls: string[]; missing_data: string[] }[];
   user_name?: string | null;
+  /** Draft: each intent with whether the data covers it, and the team's past answers for their tone. */
+  intents?: { intent: string; question: string; covered: boolean }[];
+  style_examples?: { question: string; answer: string }[];
 }
 
 const DOCS_TOOL = 'search_talent_docs';
@@ -125,13 +128,93 @@ export function currentQuestion(messages: Message[] = []): string {
   ).join('\n');
 }
 
-function intentOf(question: string): { human: boolean; greeting: boolean; policy: boolean; terms: Set<string> } {
+/** What a piece of the user's text asks about, read from its words. */
+interface Reading {
+  human: boolean;
+  greeting: boolean;
+  policy: boolean;
+  /** Asks about a job's own details (pay rate, start date, location), as opposed to the user's application for it. */
+  jobDetails: boolean;
+  terms: Set<string>;
+}
+
+const JOB_DETAILS =
+  /\b(pay rate|hourly|per hour|how much does|pays?\b.*\?|start date|when does .* start|starts?\b|location|where is)\b/i;
+
+function readingOf(text: string): Reading {
   return {
-    human: HUMAN_REQUEST.test(question),
-    greeting: GREETING_ONLY.test(question),
-    policy: POLICY_WORDS.test(question),
-    terms: new Set(words(question).map(canonical)),
+    human: HUMAN_REQUEST.test(text),
+    greeting: GREETING_ONLY.test(text),
+    policy: POLICY_WORDS.test(text),
+    jobDetails: JOB_DETAILS.test(text) && JOB_MENTION.test(text),
+    terms: new Set(words(text).map(canonical)),
   };
+}
+
+/** One thing the user asks: its name (what the reply and the team call it), the user's words, and what they ask. */
+interface AskedIntent {
+  intent: string;
+  question: string;
+  reading: Reading;
+}
+
+/** A sentence asks something when it is a question or a request; "I worked the Austin shift." only tells. */
+const REQUEST =
+  /^(please|can|could|would|will|tell|send|show|give|help|explain|connect|let me|i (want|need|would like|'d like)|i'd|how|what|when|where|why|which|who|is|are|do|does|did|has|have|any|ignore)\b/i;
+
+function sentencesOf(text: string): string[] {
+  return text
+    .split(/(?<=[.?!])\s+|\n+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** A short name for an intent, from what it asks about; the same sentence always gets the same name. */
+function intentName(reading: Reading, question: string): string {
+  if (reading.human) return 'talk to a person';
+  if (reading.jobDetails) return 'job details';
+  if (reading.terms.has('payment') && !reading.policy) return 'payment status';
+  if (reading.terms.has('application') && !reading.policy) return 'application status';
+  const content = words(question).filter((w) => !['can', 'send', 'tell', 'show', 'give', 'need', 'want'].includes(w));
+  return content.slice(0, 4).join(' ') || 'question';
+}
+
+/**
+ * The intents of the user's latest messages: each sentence that asks something (a greeting asks nothing). A message of
+ * one intent is read whole, so what it tells around its question ("I worked the Austin shift") still counts.
+ */
+export function intentsOf(question: string): AskedIntent[] {
+  const whole = readingOf(question);
+  if (whole.greeting) return [];
+  const asked = sentencesOf(question).filter(
+    (s) =>
+      (s.endsWith('?') || REQUEST.test(s.replace(/^(hi|hello|hey|also|and|ok|okay|thanks)[,!.\s]+/i, ''))) &&
+      !GREETING_ONLY.test(s),
+  );
+  if (asked.length <= 1) {
+    return words(question).length
+      ? [{ intent: intentName(whole, question), question: question.trim(), reading: whole }]
+      : [];
+  }
+  const names = new Map<string, number>();
+  return asked.map((sentence) => {
+    const reading = readingOf(sentence);
+    const base = intentName(reading, sentence);
+    const seen = (names.get(base) ?? 0) + 1;
+    names.set(base, seen);
+    return { intent: seen > 1 ? `${base} (${seen})` : base, question: sentence, reading };
+  });
+}
+
+/** "the Barista job", "my Denver catering shift": how a user names one job. */
+const JOB_MENTION =
+  /\b(?:the|my|for|at)\s+((?:[A-Za-z][\w'-]*\s+){0,3}?[A-Za-z][\w'-]*)\s+(?:job|shift|gig|position|role)\b/i;
+
+function jobMention(text: string): string | undefined {
+  const mention = JOB_MENTION.exec(text)?.[1]
+    ?.replace(/^(the|my)\s+/i, '')
+    .trim();
+  return mention && !['next', 'last', 'this', 'that', 'new'].includes(mention.toLowerCase()) ? mention : undefined;
 }
 
 /** How well a tool's name (counted twice) and description match what the user asked. */
@@ -158,30 +241,22 @@ function valuesOf(field: string, value: unknown, found = new Set<string>()): Set
   return found;
 }
 
-function plan(context: Context): PlanOutput {
-  const question = currentQuestion(context.messages);
-  const intent = intentOf(question);
-  const userQuery = question.replace(/\s+/g, ' ').trim().slice(0, 200);
-  if (intent.human || intent.greeting) {
-    return {
-      user_query: userQuery,
-      reasoning: intent.human ? 'The user asks for a person.' : 'A greeting needs no data.',
-      tool_calls: [],
-    };
-  }
+/** The calls that answer one intent: user-data tools its words match, and a docs search for policies or nothing else. */
+function callsFor(intent: AskedIntent, context: Context, taken: Set<string>): PlanOutput['tool_calls'] {
   const tools = context.available_tools ?? [];
   const identity = new Set(context.identity_arguments ?? []);
   const gathered = Object.values(context.tool_data ?? {});
   const succeeded = new Set(gathered.filter((t) => t.success).map((t) => t.tool_name));
   const calls: PlanOutput['tool_calls'] = [];
-
+  const terms = intent.reading.terms;
   const scored = tools
     .filter((t) => ownName(t.name) !== DOCS_TOOL)
-    .map((tool) => ({ tool, score: toolScore(tool, intent.terms) }));
+    .map((tool) => ({ tool, score: toolScore(tool, terms) }));
   const best = Math.max(0, ...scored.map((s) => s.score));
+  const mention = intent.reading.jobDetails ? jobMention(intent.question) : undefined;
   for (const { tool, score } of scored) {
     // A name match (worth 2), or two description matches, and close to the best tool.
-    if (score < 2 || score < best * 0.6 || succeeded.has(tool.name)) continue;
+    if (score < 2 || score < best * 0.6 || succeeded.has(tool.name) || taken.has(tool.name)) continue;
     const needed = (tool.input_schema.required ?? []).filter((name) => !identity.has(name));
     const args: Record<string, string> = {};
     for (const name of needed) {
@@ -191,30 +266,89 @@ function plan(context: Context): PlanOutput {
           gathered.map((t) => t.data),
         ),
       ][0];
-      if (value !== undefined) args[name] = value;
+      // A job the user named in words goes as they wrote it: Melvin resolves it against their own records.
+      if (value !== undefined && !mention) args[name] = value;
+      else if (mention && /_id$/.test(name)) args[name] = mention;
     }
     // A tool whose inputs come from other tools' results waits for a later hop.
     if (Object.keys(args).length < needed.length) continue;
+    // Details of a job the user named need the user's applications to resolve it against.
+    if (mention) {
+      const applications = tools.find((t) => ownName(t.name) === 'get_user_applications_detailed');
+      if (applications && !succeeded.has(applications.name) && !taken.has(applications.name)) {
+        taken.add(applications.name);
+        calls.push({
+          tool_name: applications.name,
+          arguments_json: '{}',
+          reasoning: `To find "${mention}" among the user's jobs.`,
+        });
+      }
+    }
+    taken.add(tool.name);
     calls.push({
       tool_name: tool.name,
       arguments_json: JSON.stringify(args),
       reasoning: `Matches "${tool.name}" to the question.`,
     });
   }
-
   const docsTool = tools.find((t) => ownName(t.name) === DOCS_TOOL);
   const earlierQueries = new Set(Object.values(context.docs_data ?? {}).map((d) => d.query));
-  const docsQuery = words(question).slice(0, 8).join(' ');
-  if (docsTool && docsQuery && (intent.policy || calls.length === 0) && !earlierQueries.has(docsQuery)) {
+  const docsQuery = words(intent.question).slice(0, 8).join(' ');
+  const ownCalls = calls.filter((c) => ownName(c.tool_name) !== 'get_user_applications_detailed' || !mention).length;
+  if (
+    docsTool &&
+    docsQuery &&
+    (intent.reading.policy || ownCalls === 0) &&
+    !earlierQueries.has(docsQuery) &&
+    !taken.has(`docs:${docsQuery}`)
+  ) {
+    taken.add(`docs:${docsQuery}`);
     calls.push({
       tool_name: docsTool.name,
       arguments_json: JSON.stringify({ query: docsQuery }),
       reasoning: 'A policy or process question.',
     });
   }
+  return calls;
+}
+
+/** What the user named in their words: jobs, dates, form numbers. */
+function entitiesOf(question: string): PlanOutput['entities'] {
+  const entities: PlanOutput['entities'] = [];
+  const job = jobMention(question);
+  if (job) entities.push({ kind: 'job', mention: job });
+  for (const date of question.match(new RegExp(`\\b(${MONTHS.join('|')})\\s+\\d{1,2}\\b`, 'gi')) ?? []) {
+    entities.push({ kind: 'date', mention: date });
+  }
+  for (const code of question.match(/\b(?:form\s+)?[A-Z]{1,4}-?\d{1,6}[A-Z]*\b|\bform\s+\d{3,6}\b/gi) ?? []) {
+    entities.push({ kind: 'form', mention: code });
+  }
+  return entities;
+}
+
+function plan(context: Context): PlanOutput {
+  const question = currentQuestion(context.messages);
+  const whole = readingOf(question);
+  const userQuery = question.replace(/\s+/g, ' ').trim().slice(0, 200);
+  const intents = intentsOf(question);
+  const named = intents.map(({ intent, question: q }) => ({ intent, question: q }));
+  const entities = entitiesOf(question);
+  if (whole.human || whole.greeting) {
+    return {
+      user_query: userQuery,
+      intents: named,
+      entities,
+      reasoning: whole.human ? 'The user asks for a person.' : 'A greeting needs no data.',
+      tool_calls: [],
+    };
+  }
+  const taken = new Set<string>();
+  const calls = intents.flatMap((intent) => callsFor(intent, context, taken));
   const gaps = (context.previous_hops ?? []).flatMap((h) => h.missing_data);
   return {
     user_query: userQuery,
+    intents: named,
+    entities,
     reasoning: gaps.length
       ? `Filling gaps from earlier hops: ${gaps.join('; ')}`
       : 'Tools chosen by matching the question.',
@@ -240,7 +374,7 @@ function passages(context: Context): Passage[] {
  * names every code the question names: a W-9 passage does not answer a question about Form 8821.
  */
 function relevantPassage(context: Context, question: string): Passage | undefined {
-  const terms = intentOf(question).terms;
+  const terms = readingOf(question).terms;
   const needed = Math.min(2, terms.size);
   return passages(context).find((p) => {
     const passageTerms = new Set(words(`${p.title} ${p.text}`).map(canonical));
@@ -254,40 +388,82 @@ function records(context: Context, tool: string, field: string): Record<string, 
   return stored.flatMap((t) => ((t.data as Record<string, unknown>)?.[field] as Record<string, unknown>[]) ?? []);
 }
 
-function coverage(context: Context): CoverageOutput {
-  const question = currentQuestion(context.messages);
-  const intent = intentOf(question);
-  const base = { user_query: question.slice(0, 200), coverage_score: 1, confidence: 0.9 };
-  if (intent.human || intent.greeting) {
-    return { ...base, data_sufficient: true, available_data: [], missing_data: [], reasoning: 'No data needed.' };
-  }
-  const asksPayments = intent.terms.has('payment');
-  const asksApplications = intent.terms.has('application');
+/** The jobs whose details a `get_job_details` call returned. */
+function jobDetails(context: Context): Record<string, unknown>[] {
+  return Object.values(context.tool_data ?? {})
+    .filter(
+      (t) => ownName(t.tool_name ?? '') === 'get_job_details' && t.success && t.data && typeof t.data === 'object',
+    )
+    .map((t) => t.data as Record<string, unknown>);
+}
+
+/** What the gathered data holds for one intent, and what it lacks. */
+function judge(
+  context: Context,
+  intent: AskedIntent,
+): { available: string[]; missing: CoverageOutput['missing_data'] } {
+  const { reading, question } = intent;
+  if (reading.human) return { available: [], missing: [] };
+  const asksPayments = reading.terms.has('payment');
+  const asksApplications = reading.terms.has('application');
   const payments = asksPayments ? records(context, 'get_user_payments', 'payments') : [];
   const applications = asksApplications ? records(context, 'get_user_applications_detailed', 'applications') : [];
+  const jobs = reading.jobDetails ? jobDetails(context) : [];
   const passage = relevantPassage(context, question);
   const available: string[] = [];
   const missing: CoverageOutput['missing_data'] = [];
   if (payments.length) available.push(`${payments.length} payment(s)`);
   if (applications.length) available.push(`${applications.length} application(s)`);
+  if (jobs.length) available.push(`details of ${jobs.length} job(s)`);
   if (passage) available.push(`help-center passage "${passage.title}"`);
-  if (asksPayments && !payments.length && !passage) {
+  if (reading.jobDetails && !jobs.length && !passage) {
+    missing.push({
+      gap_type: 'job',
+      description: `the details of the job the user names in: ${question.slice(0, 120)}`,
+    });
+  } else if (asksPayments && !payments.length && !passage) {
     missing.push({ gap_type: 'payments', description: "the user's payments or the payout policy" });
-  }
-  if (asksApplications && !applications.length && !passage) {
+  } else if (asksApplications && !applications.length && !passage && !jobs.length) {
     missing.push({ gap_type: 'applications', description: "the user's applications or the application process" });
   }
   if (available.length === 0 && missing.length === 0) {
     missing.push({ gap_type: 'answer', description: `nothing relevant found for: ${question.slice(0, 120)}` });
   }
-  const sufficient = missing.length === 0 && available.length > 0;
+  return { available, missing };
+}
+
+function coverage(context: Context): CoverageOutput {
+  const question = currentQuestion(context.messages);
+  const whole = readingOf(question);
+  const base = { user_query: question.slice(0, 200), coverage_score: 1, confidence: 0.9 };
+  const intents = intentsOf(question);
+  if (whole.human || whole.greeting) {
+    return {
+      ...base,
+      data_sufficient: true,
+      available_data: [],
+      missing_data: [],
+      intents: intents.map((i) => ({ intent: i.intent, covered: true })),
+      reasoning: 'No data needed.',
+    };
+  }
+  const judged = intents.map((intent) => ({ intent, ...judge(context, intent) }));
+  const available = [...new Set(judged.flatMap((j) => j.available))];
+  const missing = judged.flatMap((j) => j.missing);
+  const covered = judged.filter((j) => j.missing.length === 0 && j.available.length > 0);
+  const sufficient = covered.length === judged.length && judged.length > 0;
   return {
     ...base,
     data_sufficient: sufficient,
-    coverage_score: sufficient ? 0.9 : available.length ? 0.4 : 0,
+    coverage_score: sufficient ? 0.9 : covered.length ? 0.5 : available.length ? 0.4 : 0,
     available_data: available,
     missing_data: missing,
-    reasoning: sufficient ? 'The gathered data answers the question.' : 'Relevant data is missing.',
+    intents: judged.map((j) => ({ intent: j.intent.intent, covered: covered.includes(j) })),
+    reasoning: sufficient
+      ? 'The gathered data answers the question.'
+      : covered.length
+        ? `The data answers ${covered.length} of ${judged.length} questions.`
+        : 'Relevant data is missing.',
   };
 }
 
@@ -322,40 +498,97 @@ function applicationSentence(application: Record<string, unknown>): string {
   return `${what} is in ${String(application.status)} (last updated ${spokenDate(application.updated_at)}).${next}`;
 }
 
+function jobSentence(job: Record<string, unknown>): string {
+  const where = job.location ? ` in ${String(job.location)}` : '';
+  const pay = job.pay_rate ? ` pays ${String(job.pay_rate)}` : ` is ${String(job.status)}`;
+  const start = job.start_date ? ` and starts on ${spokenDate(job.start_date)}` : '';
+  return `The ${String(job.title)} job${where}${pay}${start}.`;
+}
+
 /** The passage's first two sentences: enough to answer, short enough to read. */
 function excerpt(passage: Passage): string {
   return (passage.text.match(/[^.!?]+[.!?]+/g) ?? [passage.text]).slice(0, 2).join('').trim();
 }
 
-function draft(context: Context): DraftOutput {
-  const question = currentQuestion(context.messages);
-  const intent = intentOf(question);
-  const firstName = context.user_name?.split(/\s+/)[0];
-  if (intent.human)
-    return { text: 'The user asked to talk to a person from the team.', response_type: 'ROUTE_TO_TEAM' };
-  if (intent.greeting)
-    return { text: `Hi${firstName ? ` ${firstName}` : ''}! How can I help you today?`, response_type: 'REPLY' };
+/** The sentences that answer one intent from the data, or none when the data does not answer it. */
+function answerFor(context: Context, intent: AskedIntent, said: Set<string>): string[] {
+  const { reading, question } = intent;
   const sentences: string[] = [];
-  const payments = records(context, 'get_user_payments', 'payments');
-  const applications = records(context, 'get_user_applications_detailed', 'applications');
-  if (intent.terms.has('payment')) {
+  if (reading.jobDetails) sentences.push(...jobDetails(context).map(jobSentence));
+  if (reading.terms.has('payment')) {
+    const payments = records(context, 'get_user_payments', 'payments');
     // The payment still on its way matters most; otherwise the latest one.
     const open = payments.filter((p) => p.status !== 'paid');
     sentences.push(...(open.length ? open : payments.slice(-1)).map(paymentSentence));
   }
-  if (intent.terms.has('application')) {
-    sentences.push(...applications.map(applicationSentence));
+  if (reading.terms.has('application') && !reading.jobDetails) {
+    sentences.push(...records(context, 'get_user_applications_detailed', 'applications').map(applicationSentence));
   }
   const passage = relevantPassage(context, question);
   if (passage) sentences.push(sentences.length ? `From our help center: ${excerpt(passage)}` : excerpt(passage));
+  return sentences.filter((s) => !said.has(s) && said.add(s));
+}
+
+/**
+ * The team's voice from its past answers (seed 002): the greeting word and the sign-off line of the closest example,
+ * never its facts. Null when there are no examples, or the example has no greeting to follow.
+ */
+function houseStyle(context: Context): { greeting: string | null; signOff: string | null } {
+  const answer = context.style_examples?.[0]?.answer;
+  if (!answer) return { greeting: null, signOff: null };
+  const greeting = /^(hi|hey|hello|good (?:morning|afternoon|evening))\b/i.exec(answer.trim())?.[1] ?? null;
+  const lastLine = answer.trim().split('\n').at(-1)?.trim() ?? '';
+  const signOff =
+    /^(—|-|–|cheers|best|thanks|warmly|kind regards)/i.test(lastLine) && lastLine.length <= 60 ? lastLine : null;
+  return { greeting, signOff };
+}
+
+function draft(context: Context): DraftOutput {
+  const question = currentQuestion(context.messages);
+  const whole = readingOf(question);
+  const firstName = context.user_name?.split(/\s+/)[0];
+  const style = houseStyle(context);
+  if (whole.human)
+    return {
+      text: 'The user asked to talk to a person from the team.',
+      response_type: 'ROUTE_TO_TEAM',
+      open_intents: [],
+    };
+  const greeting = style.greeting ?? 'Hi';
+  if (whole.greeting) {
+    return {
+      text: `${greeting}${firstName ? ` ${firstName}` : ''}! How can I help you today?`,
+      response_type: 'REPLY',
+      open_intents: [],
+    };
+  }
+  // The intents as Melvin judged them; the sandbox reads its own when the context carries none.
+  const mine = intentsOf(question);
+  const judged = context.intents?.length
+    ? mine.map((i) => ({ ...i, covered: context.intents!.find((c) => c.intent === i.intent)?.covered ?? true }))
+    : mine.map((i) => ({ ...i, covered: true }));
+  const said = new Set<string>();
+  const answered = judged.map((intent) => ({
+    intent,
+    sentences: intent.covered ? answerFor(context, intent, said) : [],
+  }));
+  const sentences = answered.flatMap((a) => a.sentences);
   if (!sentences.length) {
     return {
       text: 'I could not find what the user asked about in their data or the help center.',
       response_type: 'ROUTE_TO_TEAM',
+      open_intents: [],
     };
   }
   const body = sentences.join(' ');
-  return { text: firstName ? `Hi ${firstName}, ${body.replace(/^Your\b/, 'your')}` : body, response_type: 'REPLY' };
+  const opening = firstName
+    ? `${greeting} ${firstName}, ${body.replace(/^(Your|The)\b/, (w) => w.toLowerCase())}`
+    : body;
+  return {
+    text: style.signOff ? `${opening}\n\n${style.signOff}` : opening,
+    response_type: 'REPLY',
+    open_intents: answered.filter((a) => a.sentences.length === 0).map((a) => a.intent.intent),
+  };
 }
 
 /** The sandbox model's answer for one step, from the data document Melvin sent. */

@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import MiniSearch from 'minisearch';
 import { z } from 'zod';
 import { FaultQueues, Latency, sleep } from '../faults';
-import type { Doc, McpFault, TalentData, TalentUser } from '../scenario';
+import type { Doc, McpFault, ResolvedConversation, TalentData, TalentUser } from '../scenario';
 
 export interface DocPassage {
   title: string;
@@ -23,16 +23,41 @@ export class TalentStore {
   private readonly knowledgeBase: Doc[];
   private docs: Doc[] = [];
   private index: MiniSearch<Doc & { id: number }>;
+  /**
+   * The team's resolved conversations, when this server offers their search (`search_resolved_conversations`); a team
+   * without a corpus offers no such tool.
+   */
+  readonly resolved: ResolvedConversation[] | undefined;
+  private resolvedIndex: MiniSearch<ResolvedConversation & { id: number }> | undefined;
 
   /** `docs` are searched alongside the knowledge base, if one is given. */
-  constructor(initial: { talent?: TalentData; docs?: Doc[]; knowledgeBase?: Doc[] } = {}) {
+  constructor(
+    initial: {
+      talent?: TalentData;
+      docs?: Doc[];
+      knowledgeBase?: Doc[];
+      resolved_conversations?: ResolvedConversation[];
+    } = {},
+  ) {
     this.knowledgeBase = initial.knowledgeBase ?? [];
     this.index = this.buildIndex(this.knowledgeBase);
+    this.resolved = initial.resolved_conversations ? [] : undefined;
     this.merge(initial);
   }
 
-  /** Adds users and jobs (replacing those with the same email or id) and docs (replacing those with the same title). */
-  merge({ talent, docs }: { talent?: TalentData; docs?: Doc[] }): void {
+  /**
+   * Adds users and jobs (replacing those with the same email or id), docs (replacing those with the same title) and
+   * resolved conversations (replacing those with the same question), the last only when the server offers their search.
+   */
+  merge({
+    talent,
+    docs,
+    resolved_conversations: resolved,
+  }: {
+    talent?: TalentData;
+    docs?: Doc[];
+    resolved_conversations?: ResolvedConversation[];
+  }): void {
     const replace = <T>(current: T[], added: T[], key: (item: T) => string) => [
       ...current.filter((item) => !added.some((a) => key(a) === key(item))),
       ...added,
@@ -43,6 +68,7 @@ export class TalentStore {
         jobs: replace(this.data.jobs, talent.jobs, (j) => j.id),
       };
     }
+    if (resolved) this.mergeResolved(resolved);
     if (docs) {
       this.docs = replace(this.docs, docs, (d) => d.title);
       this.index = this.buildIndex([
@@ -50,6 +76,44 @@ export class TalentStore {
         ...this.docs,
       ]);
     }
+  }
+
+  private mergeResolved(added: ResolvedConversation[]): void {
+    if (!this.resolved || !added.length) return;
+    const kept = this.resolved.filter((r) => !added.some((a) => a.question === r.question));
+    this.resolved.splice(0, this.resolved.length, ...kept, ...added);
+    const index = new MiniSearch<ResolvedConversation & { id: number }>({
+      fields: ['question', 'answer'],
+      storeFields: ['question', 'answer', 'resolved_by', 'resolved_at'],
+      searchOptions: { boost: { question: 2 }, prefix: true, fuzzy: 0.2, combineWith: 'OR' },
+    });
+    index.addAll(this.resolved.map((r, id) => ({ id, ...r })));
+    this.resolvedIndex = index;
+  }
+
+  /**
+   * Past answers ranked by similarity to the query, with seed 002's recency boost: an answer resolved today counts up to
+   * a fifth more than one resolved half a year ago, so the team's current voice wins among equals.
+   */
+  searchResolved(query: string, limit: number): (ResolvedConversation & { score: number })[] {
+    if (!this.resolvedIndex) return [];
+    const now = Date.now();
+    return this.resolvedIndex
+      .search(query)
+      .map((hit) => {
+        const resolvedAt = typeof hit.resolved_at === 'string' ? Date.parse(hit.resolved_at) : NaN;
+        const ageDays = Number.isNaN(resolvedAt) ? 365 : (now - resolvedAt) / 86_400_000;
+        const freshness = Math.max(0, 1 - ageDays / 180);
+        return {
+          question: String(hit.question),
+          answer: String(hit.answer),
+          ...(hit.resolved_by ? { resolved_by: String(hit.resolved_by) } : {}),
+          ...(hit.resolved_at ? { resolved_at: String(hit.resolved_at) } : {}),
+          score: Math.round(hit.score * (1 + 0.2 * freshness) * 100) / 100,
+        };
+      })
+      .sort((a, b) => b.score - a.score)
+      .slice(0, limit);
   }
 
   private buildIndex(docs: Doc[]): MiniSearch<Doc & { id: number }> {
@@ -180,6 +244,25 @@ export function buildServer(store: TalentStore): McpServer {
       json({ query, results: store.searchDocs(query, limit ?? 3) }),
     ),
   );
+
+  if (store.resolved) {
+    server.registerTool(
+      'search_resolved_conversations',
+      {
+        description:
+          "Past talent conversations a teammate resolved, most similar to the query first: the talent's question and " +
+          "the team's answer, to show how the team writes. Another talent's facts, never this user's.",
+        inputSchema: {
+          query: z.string().min(1).max(500).describe('The question to find similar past conversations for'),
+          limit: z.number().int().min(1).max(10).optional().describe('How many to return (default 3)'),
+        },
+        annotations: { readOnlyHint: true },
+      },
+      tool('search_resolved_conversations', ({ query, limit }: { query: string; limit?: number }) =>
+        json({ query, results: store.searchResolved(query, limit ?? 3) }),
+      ),
+    );
+  }
 
   return server;
 }

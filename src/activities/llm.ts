@@ -9,9 +9,10 @@ import {
   type DraftContext,
   type LlmStep,
   type PlanContext,
+  type DraftOutput,
   type PlanOutput,
 } from '../schemas';
-import type { CoverageAnalysis, LlmUsage, PlanData, ResponseType } from '../state';
+import type { CoverageAnalysis, LlmUsage, PlanData } from '../state';
 import { LlmInvalidOutputError, LlmRejectedError, LlmUnavailableError, withRetryContract } from './errors';
 import { withHeartbeats } from './heartbeat';
 import {
@@ -102,7 +103,16 @@ export function planFromOutput(output: PlanOutput): Interpretation<PlanData> {
       reasoning: call.reasoning,
     });
   }
-  return { ok: true, value: { user_query: output.user_query, reasoning: output.reasoning, tool_calls } };
+  return {
+    ok: true,
+    value: {
+      user_query: output.user_query,
+      intents: output.intents,
+      entities: output.entities,
+      reasoning: output.reasoning,
+      tool_calls,
+    },
+  };
 }
 
 function llmFailure(err: unknown, step: LlmStep): Error {
@@ -230,13 +240,7 @@ export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
       return structured('coverage', schemas.coverage, prompt, context, (value) => ({ ok: true, value }));
     },
 
-    async draft({
-      prompt,
-      context,
-    }: {
-      prompt: string;
-      context: DraftContext;
-    }): Promise<LlmAnswer<{ text: string; response_type: ResponseType }>> {
+    async draft({ prompt, context }: { prompt: string; context: DraftContext }): Promise<LlmAnswer<DraftOutput>> {
       return structured('draft', schemas.draft, prompt, context, (value) => ({ ok: true, value }));
     },
   });

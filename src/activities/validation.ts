@@ -15,6 +15,11 @@ export interface ValidationRequest {
   internal_notes: string[];
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;
+  /**
+   * The user's questions (their words) the reply answers, and those it leaves for the team: a partial answer is checked
+   * against the questions it answers.
+   */
+  intents: { answered: string[]; open: string[] };
 }
 
 export interface ValidationAnswer {

@@ -1,8 +1,8 @@
 // What each LLM step is shown, built from the state: pure, so the model's view of a run is replayable and testable.
 import type { CoverageContext, DraftContext, PlanContext } from '../schemas';
-import type { AgentState } from '../state';
+import type { AgentState, Intent } from '../state';
 import { earlierTurns } from './conversation-record';
-import { IDENTITY_ARGUMENTS } from './tool-calls';
+import { IDENTITY_ARGUMENTS, offeredTools } from './tool-calls';
 
 /**
  * Intercom returns only a conversation's 500 most recent parts. When it left some out, the model is told how many, so
@@ -30,7 +30,7 @@ export function planContext(state: AgentState, hop: number): PlanContext {
     messages: state.messages,
     ...omitted(state),
     ...memory(state),
-    available_tools: state.available_tools.map(({ name, description, input_schema }) => ({
+    available_tools: offeredTools(state.available_tools).map(({ name, description, input_schema }) => ({
       name,
       description,
       input_schema,
@@ -47,6 +47,23 @@ export function planContext(state: AgentState, hop: number): PlanContext {
   };
 }
 
+/** The intents the latest plan named; a plan that named none asked one thing, its `user_query`. */
+export function turnIntents(state: AgentState): Intent[] {
+  const plan = state.hops.at(-1)?.plan;
+  if (!plan) return [];
+  return plan.intents?.length ? plan.intents : [{ intent: 'question', question: plan.user_query }];
+}
+
+/** The intents the latest coverage found the data does not answer (by name); all of them when it judged none singly. */
+export function uncoveredIntents(state: AgentState): string[] {
+  const analysis = state.hops.at(-1)?.coverage?.coverage_analysis;
+  const intents = turnIntents(state);
+  if (!analysis || analysis.data_sufficient) return [];
+  if (!analysis.intents?.length) return intents.map((i) => i.intent);
+  const covered = new Set(analysis.intents.filter((i) => i.covered).map((i) => i.intent));
+  return intents.filter((i) => !covered.has(i.intent)).map((i) => i.intent);
+}
+
 export function coverageContext(state: AgentState, hop: number): CoverageContext {
   return {
     hop,
@@ -54,17 +71,53 @@ export function coverageContext(state: AgentState, hop: number): CoverageContext
     user_query: state.hops[hop - 1]?.plan?.user_query ?? '',
     messages: state.messages,
     ...omitted(state),
+    intents: turnIntents(state),
     tool_data: state.tool_data,
     docs_data: state.docs_data,
   };
 }
 
+/**
+ * What the user already said and what Melvin holds (seed 002's known context), so the reply never asks for it again:
+ * the contact's name and email, what the user named, what resolved to their records, what earlier turns asked.
+ */
+export function knownContext(state: AgentState): string[] {
+  const known: string[] = [];
+  if (state.metadata.user_name) known.push(`the user's name: ${state.metadata.user_name}`);
+  if (state.user_email) known.push("the user's email address (the conversation's contact): never ask for it");
+  for (const hop of state.hops) {
+    for (const entity of hop.plan?.entities ?? []) known.push(`the user named a ${entity.kind}: “${entity.mention}”`);
+    for (const result of hop.gather?.tool_results ?? []) {
+      for (const r of result.resolved ?? []) {
+        if (r.tier === 'fuzzy') known.push(`“${r.mention}” is the user's ${r.label || r.argument}`);
+      }
+    }
+  }
+  for (const turn of earlierTurns(state.metadata.conversation)) {
+    if (turn.asked) known.push(`asked in an earlier turn: ${turn.asked}`);
+  }
+  return [...new Set(known)];
+}
+
+/** What the data still lacks, as the latest coverage listed it. */
+export function missingContext(state: AgentState): string[] {
+  const analysis = state.hops.at(-1)?.coverage?.coverage_analysis;
+  return (analysis?.missing_data ?? []).map((m) => `${m.gap_type}: ${m.description}`);
+}
+
 export function draftContext(state: AgentState): DraftContext {
+  const open = uncoveredIntents(state);
+  const examples = state.metadata.style_examples?.examples ?? [];
   return {
     messages: state.messages,
     ...omitted(state),
     ...memory(state),
     user_name: state.metadata.user_name,
+    intents: turnIntents(state).map((i) => ({ ...i, covered: !open.includes(i.intent) })),
+    open_intents: open,
+    known_context: knownContext(state),
+    missing_context: missingContext(state),
+    ...(examples.length ? { style_examples: examples } : {}),
     tool_data: state.tool_data,
     docs_data: state.docs_data,
   };

@@ -1,5 +1,13 @@
 // Routing as pure functions of the state: seed 000's decision rules, the escalation table and the status mapping.
-import type { EscalationKind, EscalationSource, MelvinStatus, NodeName, ResponseType, UserTold } from '../state';
+import type {
+  EscalationKind,
+  EscalationSource,
+  Intent,
+  MelvinStatus,
+  NodeName,
+  ResponseType,
+  UserTold,
+} from '../state';
 
 interface EscalationRow {
   source: EscalationSource;
@@ -30,6 +38,12 @@ export const ESCALATION_TABLE: Record<EscalationKind, EscalationRow> = {
   validation_error: { source: 'validate', status: 'error', reason: (detail) => `Validation error: ${detail}` },
   operator: { source: 'operator', status: 'ROUTE_TO_TEAM', reason: (detail) => detail },
   plan_error: { source: 'plan', status: 'error', reason: (detail) => `Planning failed: ${detail}` },
+  // Ours too: the reply answered what the data covers, and the team answers the rest (seed 003's multi-intent emails).
+  partial_answer: {
+    source: 'draft',
+    status: 'partial',
+    reason: (detail) => `Partly answered: the reply left ${detail} for the team`,
+  },
 };
 
 export interface Escalation {
@@ -37,6 +51,8 @@ export interface Escalation {
   source: EscalationSource;
   reason: string;
   requested_by: string | null;
+  /** More lines for the team's note, e.g. which questions a partial answer left open. */
+  details?: string[];
 }
 
 export function escalation(kind: EscalationKind, detail = '', requestedBy: string | null = null): Escalation {
@@ -44,16 +60,38 @@ export function escalation(kind: EscalationKind, detail = '', requestedBy: strin
   return { kind, source: row.source, reason: row.reason(detail), requested_by: requestedBy };
 }
 
+/** A reply that answers some intents: the team gets the others, listed with the user's words, and what was answered. */
+export function partialAnswer(intents: Intent[], open: string[]): Escalation {
+  const isOpen = (i: Intent) => open.includes(i.intent);
+  const line = (i: Intent) => `- ${i.intent}: “${i.question}”`;
+  // An open intent the plan did not name is still listed, by the name the draft gave it.
+  const unnamed = open.filter((name) => !intents.some((i) => i.intent === name)).map((name) => `- ${name}`);
+  const count = open.length === 1 ? 'one question' : `${open.length} questions`;
+  return {
+    ...escalation('partial_answer', `${count} (${open.join('; ')})`),
+    details: [
+      'Open for the team:',
+      ...intents.filter(isOpen).map(line),
+      ...unnamed,
+      'Answered in the reply:',
+      ...intents.filter((i) => !isOpen(i)).map(line),
+    ],
+  };
+}
+
 /**
  * The note Escalate adds: seed 000's format, plus who asked when an operator forced it, and whether the user was told
  * a person will follow up (so nobody tells them twice, and somebody does when Melvin could not).
  */
-export function escalationNote(e: Escalation, told: UserTold | null = null): string {
+export function escalationNote(e: Escalation, told: UserTold | null = null, map: string | null = null): string {
   const lines = [`🚨 Escalation: ${e.reason}`];
   if (e.requested_by) lines.push(`Requested by: ${e.requested_by}`);
+  lines.push(...(e.details ?? []));
   if (told?.sent) lines.push(`The user was told: "${told.text}"`);
   else if (told)
     lines.push(`The user could not be told a person will follow up (${told.error}): please reply to them.`);
+  // The run's path as a Mermaid flowchart (seed 004's run map): the inbox draws it, Intercom shows its source.
+  if (map) lines.push('How Melvin got here:', '```mermaid', map, '```');
   return lines.join('\n');
 }
 
@@ -72,13 +110,23 @@ export function replyDecisionProblem(d: unknown): string | null {
   return null;
 }
 
-/** Seed 000's coverage rule: sufficient → Draft; insufficient with hops left → Plan again; else escalate (row 1). */
-export function routeAfterCoverage(input: { dataSufficient: boolean; hop: number; maxHops: number }): {
+/**
+ * Seed 000's coverage rule: sufficient → Draft; insufficient with hops left → Plan again; else escalate (row 1). With
+ * several intents, the last hop drafts a partial answer when the data covers at least one of them.
+ */
+export function routeAfterCoverage(input: {
+  dataSufficient: boolean;
+  hop: number;
+  maxHops: number;
+  /** How many of the plan's intents the data covers; absent when the coverage judged no intents one by one. */
+  intentsCovered?: number;
+}): {
   next: Extract<NodeName, 'draft' | 'plan' | 'escalate'>;
   escalation: Escalation | null;
 } {
   if (input.dataSufficient) return { next: 'draft', escalation: null };
   if (input.hop < input.maxHops) return { next: 'plan', escalation: null };
+  if ((input.intentsCovered ?? 0) > 0) return { next: 'draft', escalation: null };
   return { next: 'escalate', escalation: escalation('hops_exhausted', String(input.maxHops)) };
 }
 

@@ -52,8 +52,19 @@ export function turnOutcomeDetails(state: AgentState): string[] {
   } else if (state.escalate?.user_told?.sent) {
     lines.push(`The user was told: “${oneLine(state.escalate.user_told.text, MAX_REPLY_SHOWN)}”`);
   }
+  const intents = intentLine(state);
+  if (intents) lines.push(intents);
   lines.push(...state.hops.map(hopLine));
   return lines;
+}
+
+/** With several questions, or one left open, which the reply answered and which went to the team. */
+function intentLine(state: AgentState): string | null {
+  const intents = state.hops.at(-1)?.plan?.intents ?? [];
+  const open = state.draft?.open_intents ?? [];
+  if (intents.length < 2 && !open.length) return null;
+  const answered = intents.filter((i) => !open.includes(i.intent)).map((i) => i.intent);
+  return `Questions: ${[...answered.map((i) => `✓ ${i}`), ...open.map((i) => `→ team: ${i}`)].join(' · ')}`;
 }
 
 /** A node's box in the run map: what it decided, with hop numbers for the hop's nodes; no personal data. */
@@ -123,6 +134,8 @@ export function turnSummary(state: AgentState, turnMs: number, reopenedByTeam: s
         h.gather?.tool_results.filter((r) => !r.reused_from).map((r) => ({ name: r.tool_name, ok: r.success })) ?? [],
     ),
     tokens: state.metadata.usage?.total_tokens ?? 0,
+    intents: state.hops.at(-1)?.plan?.intents?.length ?? 0,
+    open_intents: state.draft?.open_intents?.length ?? 0,
     reopened_by_team: reopenedByTeam,
   };
 }

@@ -7,6 +7,17 @@ import type { GatherData, GatherStatus, PlannedToolCall, ToolDefinition, ToolRes
 export const DOCS_TOOL = 'search_talent_docs';
 
 /**
+ * The team's resolved conversations (by the server's own tool name): Draft asks it for past answers to similar
+ * questions as style examples. It is Melvin's own step, never offered to Plan, so its answers never count as facts.
+ */
+export const EXAMPLES_TOOL = 'search_resolved_conversations';
+
+/** The tools Plan may choose from: every listed tool but the style-examples search. */
+export function offeredTools(tools: ToolDefinition[]): ToolDefinition[] {
+  return tools.filter((t) => serverToolName(t) !== EXAMPLES_TOOL);
+}
+
+/**
  * Joins a server's name to a tool name offered by several servers. Server names are `[A-Za-z0-9_-]+`, so a qualified
  * name stays a valid OpenAI function name, should Melvin use native tool calling.
  */

@@ -16,6 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { PostedPart } from '../activities/intercom';
 import type { LlmAnswer } from '../activities/llm';
+import { ResolvedConversations, type DraftOutput } from '../schemas';
 import type { LoadedPrompts } from '../activities/prompts';
 import { checkReply, type ReplyCheck } from '../reply-checks';
 import {
@@ -35,9 +36,11 @@ import type {
   Hop,
   NodeName,
   PlannedToolCall,
+  StyleExamples,
+  ToolResult,
   UserTold,
 } from '../state';
-import { coverageContext, draftContext, planContext } from './contexts';
+import { coverageContext, draftContext, planContext, turnIntents } from './contexts';
 import { freshResult, handOverToTeam } from './conversation-record';
 import { intercom, llm, mcpList, prompts as promptActivities, tools, validation } from './policies';
 import {
@@ -45,12 +48,23 @@ import {
   escalation,
   escalationNote,
   melvinStatusFor,
+  partialAnswer,
   routeAfterCoverage,
   routeAfterDraft,
   routeAfterValidation,
   type Escalation,
 } from './routing';
-import { docsQueryOf, isDocsTool, scopeToolCall, serverToolName, summarizeGather, toolListing } from './tool-calls';
+import { mentionArguments, resolveCall, userRecords } from './entities';
+import {
+  EXAMPLES_TOOL,
+  docsQueryOf,
+  isDocsTool,
+  offeredTools,
+  scopeToolCall,
+  serverToolName,
+  summarizeGather,
+  toolListing,
+} from './tool-calls';
 import { runMap, turnOutcomeDetails, turnSummary } from './run-summary';
 import { applyFetchedConversation, durationText, readValidationAnswer, storeGathered } from './turn-state';
 
@@ -82,6 +96,8 @@ export interface Turn {
   gathered: GatheredCall[];
   /** Why Escalate hands the conversation over, set by the node that routed there. */
   escalation: Escalation | null;
+  /** A reply that answers only some intents: once it is sent, Escalate hands the rest to the team. */
+  partial: Escalation | null;
   /** Until the reply starts going out, a forced escalation cancels the agent's in-flight LLM and tool calls. */
   agentScope: CancellationScope;
   replyStarted: boolean;
@@ -101,6 +117,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     fetchedUserPartIds: [],
     gathered: [],
     escalation: null,
+    partial: null,
     agentScope: new CancellationScope(),
     replyStarted: false,
     decision: null,
@@ -415,12 +432,29 @@ async function plan(t: Turn): Promise<Step> {
 async function runToolCall(t: Turn, call: PlannedToolCall, hopNumber: number): Promise<GatheredCall> {
   const { state } = t;
   const started = Date.now();
-  const scoped = scopeToolCall(call, state.available_tools, state.user_email);
-  const base = { tool_name: call.tool_name, parameters: scoped.arguments, timestamp: new Date(started).toISOString() };
-  if (!scoped.ok) {
-    return { ...base, success: false, data: null, error: scoped.error, execution_time_ms: 0, truncated: false };
-  }
-  const fresh = freshResult(state.metadata.conversation, call.tool_name, scoped.arguments, started);
+  const scoped = scopeToolCall(call, offeredTools(state.available_tools), state.user_email);
+  const timestamp = new Date(started).toISOString();
+  const refused = (parameters: Record<string, unknown>, error: string): GatheredCall => ({
+    tool_name: call.tool_name,
+    parameters,
+    timestamp,
+    success: false,
+    data: null,
+    error,
+    execution_time_ms: 0,
+    truncated: false,
+  });
+  if (!scoped.ok) return refused(scoped.arguments, scoped.error);
+  // A record named in words ("the Barista job") is resolved against the user's own data gathered so far.
+  const resolution = resolveCall(scoped.arguments, userRecords(state.tool_data));
+  if (!resolution.ok) return refused(scoped.arguments, resolution.error);
+  const base = {
+    tool_name: call.tool_name,
+    parameters: resolution.arguments,
+    timestamp,
+    ...(resolution.resolved.length ? { resolved: resolution.resolved } : {}),
+  };
+  const fresh = freshResult(state.metadata.conversation, call.tool_name, resolution.arguments, started);
   if (fresh) {
     return {
       ...base,
@@ -437,7 +471,7 @@ async function runToolCall(t: Turn, call: PlannedToolCall, hopNumber: number): P
     : `call ${call.tool_name}`;
   try {
     const outcome = await tools.callTool.executeWithOptions({ summary: `${summary} (hop ${hopNumber})` }, [
-      { server: scoped.tool.server, name: serverToolName(scoped.tool), arguments: scoped.arguments },
+      { server: scoped.tool.server, name: serverToolName(scoped.tool), arguments: resolution.arguments },
     ]);
     const error = typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data);
     return {
@@ -462,9 +496,16 @@ async function gather(t: Turn): Promise<Step> {
   const calls = hop.plan?.tool_calls ?? [];
   enter(t, 'gather', calls.length ? `Calls: ${calls.map((c) => c.tool_name).join(', ')}` : 'No tool calls planned.');
   const started = Date.now();
-  const outcomes = await Promise.all(calls.map((call) => runToolCall(t, call, hopNumber)));
-  const { results, kept } = storeGathered(t.state, t.budget, outcomes, hopNumber);
-  t.gathered.push(...kept);
+  // A call that names a record in words waits for the others, which may bring the user's records it is resolved against.
+  const waits = (call: PlannedToolCall) => mentionArguments(call.parameters).length > 0;
+  const results: ToolResult[] = [];
+  for (const phase of [calls.filter((c) => !waits(c)), calls.filter(waits)]) {
+    if (!phase.length) continue;
+    const outcomes = await Promise.all(phase.map((call) => runToolCall(t, call, hopNumber)));
+    const stored = storeGathered(t.state, t.budget, outcomes, hopNumber);
+    results.push(...stored.results);
+    t.gathered.push(...stored.kept);
+  }
   hop.gather = summarizeGather(results, Date.now() - started);
   return { next: 'coverage' };
 }
@@ -497,6 +538,7 @@ async function coverage(t: Turn): Promise<Step> {
     dataSufficient: analysis.data_sufficient,
     hop: hopNumber,
     maxHops: state.max_hops,
+    intentsCovered: analysis.intents?.filter((i) => i.covered).length,
   });
   hop.coverage = {
     coverage_analysis: analysis,
@@ -507,12 +549,50 @@ async function coverage(t: Turn): Promise<Step> {
   return { next: route.next, ...(route.escalation ? { escalation: route.escalation } : {}) };
 }
 
+/** Style examples: how many past answers Draft sees, and how much of each (the gist of the team's voice, not a thread). */
+const MAX_EXAMPLES = 3;
+const MAX_EXAMPLE_CHARS = 600;
+
+/**
+ * The team's voice (seed 002): past conversations a teammate resolved, retrieved by similarity to the question, for
+ * Draft to match their tone. Null when no MCP server offers the search; a failed search leaves Draft without examples.
+ */
+async function retrieveStyleExamples(t: Turn): Promise<StyleExamples | null> {
+  const { state } = t;
+  const tool = state.available_tools.find((candidate) => serverToolName(candidate) === EXAMPLES_TOOL);
+  if (!tool) return null;
+  const query = turnIntents(state)
+    .map((i) => i.question)
+    .join(' ')
+    .slice(0, 500);
+  const found: StyleExamples = { tool: tool.name, query, examples: [], error: null };
+  try {
+    const outcome = await tools.callTool.executeWithOptions({ summary: "find the team's past answers" }, [
+      { server: tool.server, name: serverToolName(tool), arguments: { query, limit: MAX_EXAMPLES } },
+    ]);
+    const parsed = ResolvedConversations.safeParse(outcome.data);
+    if (outcome.is_error || !parsed.success) {
+      found.error = outcome.is_error ? String(outcome.data) : 'the result is not a list of { question, answer }';
+    } else {
+      found.examples = parsed.data.results.slice(0, MAX_EXAMPLES).map((r) => ({
+        question: r.question.slice(0, MAX_EXAMPLE_CHARS),
+        answer: r.answer.slice(0, MAX_EXAMPLE_CHARS),
+      }));
+    }
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    found.error = describeFailure(err);
+  }
+  return found;
+}
+
 async function draft(t: Turn): Promise<Step> {
   await refetchIfNewMessages(t);
   const { state } = t;
   enter(t, 'draft');
   const started = Date.now();
-  let answer: LlmAnswer<{ text: string; response_type: 'REPLY' | 'ROUTE_TO_TEAM' }>;
+  state.metadata.style_examples = await retrieveStyleExamples(t);
+  let answer: LlmAnswer<DraftOutput>;
   try {
     answer = await llm.draft.executeWithOptions({ summary: 'draft reply' }, [
       { prompt: t.prompts!.draft, context: draftContext(state) },
@@ -521,13 +601,18 @@ async function draft(t: Turn): Promise<Step> {
     return failed(t, 'draft_error', err);
   }
   recordModel(t, answer);
+  // Drafts recorded before intents carry no open intents: they answered everything they replied to.
+  const open = answer.output.open_intents ?? [];
   state.draft = {
     response: answer.output.text,
     response_type: answer.output.response_type,
+    ...(open.length ? { open_intents: open } : {}),
     generation_time_ms: Date.now() - started,
     timestamp: new Date().toISOString(),
   };
   state.response = answer.output.text;
+  // A reply that leaves some of the user's questions open goes out, then the team gets the rest (after Response).
+  if (answer.output.response_type === 'REPLY' && open.length) t.partial = partialAnswer(turnIntents(state), open);
   const route = routeAfterDraft(answer.output.response_type);
   return { next: route.next, ...(route.escalation ? { escalation: route.escalation } : {}) };
 }
@@ -544,6 +629,16 @@ function guardFindings(t: Turn): ReplyCheck[] {
   return checks.some((c) => !c.passed) ? checks : [];
 }
 
+/** The user's questions the draft answers, and those it leaves open for the team, in the user's words. */
+function answeredAndOpen(state: AgentState): { answered: string[]; open: string[] } {
+  const open = state.draft?.open_intents ?? [];
+  const intents = turnIntents(state);
+  return {
+    answered: intents.filter((i) => !open.includes(i.intent)).map((i) => i.question),
+    open: intents.filter((i) => open.includes(i.intent)).map((i) => i.question),
+  };
+}
+
 /** The validation service's raw answer, or the escalation when it cannot be had. */
 async function askValidationService(t: Turn): Promise<string | Step> {
   const { state } = t;
@@ -558,6 +653,7 @@ async function askValidationService(t: Turn): Promise<string | Step> {
         internal_notes: state.metadata.internal_notes,
         tool_data: state.tool_data,
         docs_data: state.docs_data,
+        intents: answeredAndOpen(state),
       },
     ]);
     return answer.raw;
@@ -653,7 +749,10 @@ async function response(t: Turn): Promise<Step> {
     );
   }
   // Forced while the reply was going out: the reply stands, and the team is told to take over.
-  return afterWrites(t);
+  const next = afterWrites(t);
+  // A partial answer that reached the user: the team gets the questions it left open.
+  if (next.escalation || !t.partial || !state.response_delivery?.delivery_successful) return next;
+  return { next: 'escalate', escalation: t.partial };
 }
 
 /** After Response or Finalize: an operator's escalation that came meanwhile still escalates; else onwards. */
@@ -682,7 +781,7 @@ async function escalate(t: Turn): Promise<Step> {
   state.escalation_reason = e.reason;
   // When a teammate has already taken over, a person is with the user: nothing to tell them.
   const told = state.metadata.conversation.ownership.owner === 'team' ? null : await tellUser(t, e.kind);
-  const note = await postNote(t, escalationNote(e, told), 'note escalation');
+  const note = await postNote(t, escalationNote(e, told, runMap(state)), 'note escalation');
   state.escalate = {
     escalation_source: e.source,
     escalation_kind: e.kind,

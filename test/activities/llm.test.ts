@@ -30,12 +30,17 @@ const coverageContext: CoverageContext = {
   max_hops: 2,
   user_query: 'q',
   messages: [],
+  intents: [],
   tool_data: {},
   docs_data: {},
 };
 const draftContext: DraftContext = {
   messages: [{ role: 'user', content: 'Hi' }],
   user_name: 'Ana',
+  intents: [],
+  open_intents: [],
+  known_context: [],
+  missing_context: [],
   tool_data: {},
   docs_data: {},
 };

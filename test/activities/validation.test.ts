@@ -17,6 +17,7 @@ const REQUEST: ValidationRequest = {
   user_name: 'Ana',
   messages: [{ role: 'user', content: 'When will I get paid?' }],
   internal_notes: ['VIP talent, handle with care and pay manually if late'],
+  intents: { answered: ['When will I get paid?'], open: [] },
   tool_data: {
     get_user_payments: {
       tool_name: 'get_user_payments',

@@ -8,6 +8,8 @@ export function plan(
   return {
     output: {
       user_query: userQuery,
+      intents: [],
+      entities: [],
       reasoning: 'scripted plan',
       tool_calls: calls.map(([tool_name, args]) => ({
         tool_name,
@@ -26,6 +28,7 @@ export function coverage(sufficient: boolean, missing: string[] = []): { output:
       coverage_score: sufficient ? 0.9 : 0.3,
       available_data: [],
       missing_data: missing.map((description) => ({ gap_type: 'missing', description })),
+      intents: [],
       reasoning: 'scripted coverage',
       confidence: 0.8,
     },
@@ -33,5 +36,5 @@ export function coverage(sufficient: boolean, missing: string[] = []): { output:
 }
 
 export function draft(text: string, responseType: DraftOutput['response_type'] = 'REPLY'): { output: DraftOutput } {
-  return { output: { text, response_type: responseType } };
+  return { output: { text, response_type: responseType, open_intents: [] } };
 }

@@ -12,6 +12,14 @@ export const INTERCOM_TOKEN = SANDBOX_SECRETS.intercomToken;
 export const OPENAI_KEY = SANDBOX_SECRETS.openAiKey;
 export const VALIDATION_KEY = SANDBOX_SECRETS.validationKey;
 
+/**
+ * Notes without the run map every escalation note ends with (a Mermaid flowchart of the path taken), so tests can
+ * compare notes exactly; `test/workflows/run-map.test.ts` checks the map itself.
+ */
+export function withoutRunMaps(notes: string[]): string[] {
+  return notes.map((note) => note.replace(/\nHow Melvin got here:\n```mermaid\n[\s\S]*?\n```$/, ''));
+}
+
 export interface Sandbox extends SandboxServices {
   mcp: McpConnections;
   activities: ReturnType<typeof createActivities>;

@@ -5,6 +5,7 @@ import {
   escalation,
   escalationNote,
   melvinStatusFor,
+  partialAnswer,
   routeAfterCoverage,
   routeAfterDraft,
   routeAfterValidation,
@@ -21,6 +22,15 @@ describe('coverage routing (seed 000 decision logic)', () => {
     [false, 2, 3, 'plan'],
   ] as const)('sufficient=%s at hop %i of %i → %s', (dataSufficient, hop, maxHops, next) => {
     expect(routeAfterCoverage({ dataSufficient, hop, maxHops }).next).toBe(next);
+  });
+
+  test('at the last hop, data that covers some of several intents drafts a partial answer; none covered escalates', () => {
+    expect(routeAfterCoverage({ dataSufficient: false, hop: 2, maxHops: 2, intentsCovered: 1 })).toEqual({
+      next: 'draft',
+      escalation: null,
+    });
+    expect(routeAfterCoverage({ dataSufficient: false, hop: 1, maxHops: 2, intentsCovered: 1 }).next).toBe('plan');
+    expect(routeAfterCoverage({ dataSufficient: false, hop: 2, maxHops: 2, intentsCovered: 0 }).next).toBe('escalate');
   });
 
   test('exhausted hops carry row 1’s reason with the configured maximum', () => {
@@ -61,13 +71,20 @@ describe('the escalation table (DESIGN.md)', () => {
     ['validation_error', 'boom', 'validate', 'Validation error: boom', 'error'],
     ['operator', 'VIP', 'operator', 'VIP', 'ROUTE_TO_TEAM'],
     ['plan_error', 'boom', 'plan', 'Planning failed: boom', 'error'],
+    [
+      'partial_answer',
+      'one question (tax form)',
+      'draft',
+      'Partly answered: the reply left one question (tax form) for the team',
+      'partial',
+    ],
   ] as const)('%s', (kind, detail, source, reason, status) => {
     expect(escalation(kind, detail)).toEqual({ kind, source, reason, requested_by: null });
     expect(melvinStatusFor({ escalationKind: kind, delivered: false })).toBe(status);
   });
 
   test('covers every kind', () => {
-    expect(Object.keys(ESCALATION_TABLE)).toHaveLength(9);
+    expect(Object.keys(ESCALATION_TABLE)).toHaveLength(10);
   });
 });
 
@@ -99,4 +116,37 @@ test('the escalation note says whether the user was told a person will follow up
     '🚨 Escalation: User requested to talk to a human\n' +
       'The user could not be told a person will follow up (HTTP 422): please reply to them.',
   );
+});
+
+test('a partial answer’s note lists the questions left for the team in the user’s words, and those answered', () => {
+  const e = partialAnswer(
+    [
+      { intent: 'payment status', question: 'When will I get paid?' },
+      { intent: 'form 8821', question: 'Can you send my Form 8821 copy?' },
+    ],
+    ['form 8821'],
+  );
+  expect(e).toMatchObject({ kind: 'partial_answer', source: 'draft' });
+  expect(escalationNote(e)).toBe(
+    [
+      '🚨 Escalation: Partly answered: the reply left one question (form 8821) for the team',
+      'Open for the team:',
+      '- form 8821: “Can you send my Form 8821 copy?”',
+      'Answered in the reply:',
+      '- payment status: “When will I get paid?”',
+    ].join('\n'),
+  );
+  expect(melvinStatusFor({ escalationKind: 'partial_answer', delivered: true })).toBe('partial');
+});
+
+test('the escalation note ends with the run’s map as a Mermaid block', () => {
+  const note = escalationNote(escalation('validation_failed'), null, 'flowchart LR\n  n0["Initialize"]');
+  expect(note.split('\n')).toEqual([
+    '🚨 Escalation: Validation failed - see validation note for details',
+    'How Melvin got here:',
+    '```mermaid',
+    'flowchart LR',
+    '  n0["Initialize"]',
+    '```',
+  ]);
 });

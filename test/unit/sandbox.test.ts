@@ -1,7 +1,7 @@
 // The sandbox's own logic: the stand-in model's reasoning, gates, the knowledge base and scenario checking.
 import { Gates } from '../../sandbox/gates';
 import { codesMissingFrom, keyCodes } from '../../sandbox/key-codes';
-import { checkDraft } from '../../sandbox/validation/server';
+import { checkDraft } from '../../sandbox/validation/checks';
 import { currentQuestion, sandboxReasoning, spokenAmount, spokenDate } from '../../sandbox/model/reasoning';
 import { evaluate, loadScenario } from '../../sandbox/scenario-runner';
 import { loadKnowledgeBase, parseMarkdownDocs } from '../../sandbox/talent-mcp/knowledge-base';
@@ -96,6 +96,7 @@ describe('the sandbox model', () => {
     expect(sandboxReasoning('draft', { ...paid, user_name: 'Ana Ruiz' })).toEqual({
       text: 'Hi Ana, your payment of $240 is processing and expected on November 27.',
       response_type: 'REPLY',
+      open_intents: [],
     });
   });
 

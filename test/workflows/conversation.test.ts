@@ -21,6 +21,7 @@ import type { ScenarioConversation } from '../../sandbox/scenario';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { quietRuntime, waitFor } from '../helpers/runtime';
 import { ANA, ANA_TALENT, PAY_REPLY, startTestbed } from '../helpers/turns';
+import { withoutRunMaps } from '../helpers/sandbox';
 
 quietRuntime();
 
@@ -247,11 +248,11 @@ describe('ownership', () => {
         owner: 'team',
         reason: 'User requested to talk to a human',
       });
-      const notesAfterEscalation = testbed.sandbox.intercom.notes(id);
+      const notesAfterEscalation = withoutRunMaps(testbed.sandbox.intercom.notes(id));
 
       await c.deliver();
       expect((await c.state()).metadata.user_messages).toHaveLength(1);
-      expect(testbed.sandbox.intercom.notes(id)).toEqual(notesAfterEscalation);
+      expect(withoutRunMaps(testbed.sandbox.intercom.notes(id))).toEqual(notesAfterEscalation);
 
       const hello = await c.userWrites('Hello? Anyone there?');
       const again = await c.userWrites('Still waiting.');
@@ -260,7 +261,7 @@ describe('ownership', () => {
         return ledger.includes(hello) && ledger.includes(again);
       });
       expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
-      expect(testbed.sandbox.intercom.notes(id)).toEqual([
+      expect(withoutRunMaps(testbed.sandbox.intercom.notes(id))).toEqual([
         ...notesAfterEscalation,
         expect.stringMatching(/^💬 The user wrote again\. The team owns this conversation since .* \(User requested/),
       ]);
@@ -314,7 +315,7 @@ describe('ownership', () => {
 
       const state = await c.state();
       expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY, DEFAULT_HANDOVER_MESSAGE]);
-      expect(testbed.sandbox.intercom.notes(id).filter((n) => n.startsWith('🚨'))).toEqual([
+      expect(withoutRunMaps(testbed.sandbox.intercom.notes(id)).filter((n) => n.startsWith('🚨'))).toEqual([
         `🚨 Escalation: VIP talent\nRequested by: lead@team\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
       ]);
       expect(testbed.sandbox.intercom.melvinStatus(id)).toBe('ROUTE_TO_TEAM');
@@ -346,7 +347,7 @@ describe('a teammate acting in Intercom', () => {
         (await c.state()).metadata.conversation.handled_part_ids.includes(ignored),
       );
       expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY]);
-      expect(testbed.sandbox.intercom.notes(id).filter((n) => n.startsWith('💬'))).toEqual([
+      expect(withoutRunMaps(testbed.sandbox.intercom.notes(id)).filter((n) => n.startsWith('💬'))).toEqual([
         expect.stringContaining('(a teammate replied in Intercom)'),
       ]);
 
@@ -373,7 +374,7 @@ describe('a teammate acting in Intercom', () => {
       const state = await c.turnOver(1);
 
       expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
-      expect(testbed.sandbox.intercom.notes(id).at(-1)).toBe(
+      expect(withoutRunMaps(testbed.sandbox.intercom.notes(id)).at(-1)).toBe(
         // Intercom's plain text puts each paragraph on a line of its own, with no blank line between.
         `ℹ️ A teammate took over while Melvin was answering, so Melvin did not send its reply.\nDrafted reply:\n${PAY_REPLY}`,
       );
@@ -425,7 +426,7 @@ describe('approval and shadow modes', () => {
   test('approve sends the draft; the decision and who made it are in the state', async () => {
     await withWaitingDraft(async (id, c) => {
       expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
-      expect(testbed.sandbox.intercom.notes(id).at(-1)).toContain(`✋ Melvin's draft waits for a lead`);
+      expect(withoutRunMaps(testbed.sandbox.intercom.notes(id)).at(-1)).toContain(`✋ Melvin's draft waits for a lead`);
 
       await expect(decideReply(testbed.env.client, id, { decision: 'approve', by: 'lead@team' })).resolves.toEqual({
         accepted: 'approve',
@@ -497,7 +498,7 @@ describe('approval and shadow modes', () => {
         await c.deliver();
         const state = await c.turnOver(1);
         expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
-        expect(testbed.sandbox.intercom.notes(id).at(-1)).toBe(
+        expect(withoutRunMaps(testbed.sandbox.intercom.notes(id)).at(-1)).toBe(
           `👁 Shadow mode: Melvin would have replied:\n${PAY_REPLY}`,
         );
         expect(state.metadata.approval).toMatchObject({ mode: 'shadow', outcome: 'noted' });
@@ -521,7 +522,7 @@ describe('the user is told of a hand-over', () => {
         500,
       ]);
       expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
-      expect(testbed.sandbox.intercom.notes(id)).toEqual([
+      expect(withoutRunMaps(testbed.sandbox.intercom.notes(id))).toEqual([
         `🚨 Escalation: User requested to talk to a human\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
       ]);
       expect(state.escalate?.user_told).toMatchObject({ sent: true, text: DEFAULT_HANDOVER_MESSAGE });
@@ -537,7 +538,7 @@ describe('the user is told of a hand-over', () => {
       const state = await c.turnOver(1);
 
       expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
-      expect(testbed.sandbox.intercom.notes(id)).toEqual([
+      expect(withoutRunMaps(testbed.sandbox.intercom.notes(id))).toEqual([
         expect.stringMatching(/could not be told a person will follow up \(.*422.*\): please reply to them\.$/),
       ]);
       expect(state.escalate?.user_told).toMatchObject({ sent: false, error: expect.stringContaining('422') });
@@ -557,7 +558,7 @@ test('a run cancelled from Temporal during its turn still notes the conversation
 
     await expect(handle.result()).rejects.toThrow(/cancelled/i);
     expect((await handle.describe()).status.name).toBe('CANCELLED');
-    expect(testbed.sandbox.intercom.notes(id)).toEqual([
+    expect(withoutRunMaps(testbed.sandbox.intercom.notes(id))).toEqual([
       `🚨 Escalation: The run was cancelled in Temporal before Melvin finished\nRequested by: temporal\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
     ]);
     expect(testbed.sandbox.intercom.melvinStatus(id)).toBe('ROUTE_TO_TEAM');

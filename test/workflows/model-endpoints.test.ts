@@ -8,7 +8,7 @@ import { DraftOutput } from '../../src/schemas';
 import type { AgentState } from '../../src/state';
 import type { ModelEndpoint } from '../../sandbox/model/server';
 import { quietRuntime } from '../helpers/runtime';
-import { OPENAI_KEY, type Sandbox } from '../helpers/sandbox';
+import { OPENAI_KEY, type Sandbox, withoutRunMaps } from '../helpers/sandbox';
 import { ANA, ANA_TALENT, runTurnOnWorker, startTestbed } from '../helpers/turns';
 
 quietRuntime();
@@ -58,7 +58,7 @@ async function runTurn(endpoint: ModelEndpoint, llm: Omit<LlmOptions, 'model'> =
   return {
     state,
     replies: sandbox.intercom.replies(conversationId),
-    notes: sandbox.intercom.notes(conversationId),
+    notes: withoutRunMaps(sandbox.intercom.notes(conversationId)),
     status: sandbox.intercom.melvinStatus(conversationId),
   };
 }

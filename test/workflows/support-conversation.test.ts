@@ -11,7 +11,7 @@ import type { AgentState } from '../../src/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { quietRuntime, waitFor } from '../helpers/runtime';
-import type { Sandbox } from '../helpers/sandbox';
+import { withoutRunMaps, type Sandbox } from '../helpers/sandbox';
 import { ANA, ANA_TALENT, PAY_REPLY, runTurnOnWorker, startTestbed } from '../helpers/turns';
 
 quietRuntime();
@@ -85,7 +85,7 @@ async function runTurn(conversationId: string, during?: (handle: WorkflowHandle)
     state,
     handle,
     replies: sandbox.intercom.replies(conversationId),
-    notes: sandbox.intercom.notes(conversationId),
+    notes: withoutRunMaps(sandbox.intercom.notes(conversationId)),
     status: sandbox.intercom.melvinStatus(conversationId),
     snoozedUntil: sandbox.intercom.snoozedUntil(conversationId),
   };
