@@ -249,8 +249,9 @@ function callsFor(intent: AskedIntent, context: Context, taken: Set<string>): Pl
   const succeeded = new Set(gathered.filter((t) => t.success).map((t) => t.tool_name));
   const calls: PlanOutput['tool_calls'] = [];
   const terms = intent.reading.terms;
+  // A question about a job's own details wants the job, not the user's payments that its "pay" also matches.
   const scored = tools
-    .filter((t) => ownName(t.name) !== DOCS_TOOL)
+    .filter((t) => ownName(t.name) !== DOCS_TOOL && (!intent.reading.jobDetails || /job/.test(ownName(t.name))))
     .map((tool) => ({ tool, score: toolScore(tool, terms) }));
   const best = Math.max(0, ...scored.map((s) => s.score));
   const mention = intent.reading.jobDetails ? jobMention(intent.question) : undefined;
@@ -404,8 +405,8 @@ function judge(
 ): { available: string[]; missing: CoverageOutput['missing_data'] } {
   const { reading, question } = intent;
   if (reading.human) return { available: [], missing: [] };
-  const asksPayments = reading.terms.has('payment');
-  const asksApplications = reading.terms.has('application');
+  const asksPayments = reading.terms.has('payment') && !reading.jobDetails;
+  const asksApplications = reading.terms.has('application') && !reading.jobDetails;
   const payments = asksPayments ? records(context, 'get_user_payments', 'payments') : [];
   const applications = asksApplications ? records(context, 'get_user_applications_detailed', 'applications') : [];
   const jobs = reading.jobDetails ? jobDetails(context) : [];
@@ -515,7 +516,7 @@ function answerFor(context: Context, intent: AskedIntent, said: Set<string>): st
   const { reading, question } = intent;
   const sentences: string[] = [];
   if (reading.jobDetails) sentences.push(...jobDetails(context).map(jobSentence));
-  if (reading.terms.has('payment')) {
+  if (reading.terms.has('payment') && !reading.jobDetails) {
     const payments = records(context, 'get_user_payments', 'payments');
     // The payment still on its way matters most; otherwise the latest one.
     const open = payments.filter((p) => p.status !== 'paid');
@@ -555,9 +556,10 @@ function draft(context: Context): DraftOutput {
       open_intents: [],
     };
   const greeting = style.greeting ?? 'Hi';
+  const signed = (text: string) => (style.signOff ? `${text}\n\n${style.signOff}` : text);
   if (whole.greeting) {
     return {
-      text: `${greeting}${firstName ? ` ${firstName}` : ''}! How can I help you today?`,
+      text: signed(`${greeting}${firstName ? ` ${firstName}` : ''}! How can I help you today?`),
       response_type: 'REPLY',
       open_intents: [],
     };
@@ -585,7 +587,7 @@ function draft(context: Context): DraftOutput {
     ? `${greeting} ${firstName}, ${body.replace(/^(Your|The)\b/, (w) => w.toLowerCase())}`
     : body;
   return {
-    text: style.signOff ? `${opening}\n\n${style.signOff}` : opening,
+    text: signed(opening),
     response_type: 'REPLY',
     open_intents: answered.filter((a) => a.sentences.length === 0).map((a) => a.intent.intent),
   };

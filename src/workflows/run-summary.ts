@@ -94,9 +94,10 @@ function mapLabel(state: AgentState, node: NodeName, hop: number): string {
 
 /**
  * The path the turn took as a Mermaid flowchart (seed 004's run map): one box per node visited, hops numbered, the
- * edge into Escalate labelled with the escalation's kind. Coverage is a decision (a rhombus), Escalate stands out.
+ * edge into Escalate labelled with the escalation's kind (given while Escalate runs, before the state records it).
+ * Coverage is a decision (a rhombus), Escalate stands out.
  */
-export function runMap(state: AgentState): string {
+export function runMap(state: AgentState, escalationKind = state.escalate?.escalation_kind): string {
   const lines = ['flowchart LR'];
   let hop = 0;
   let previous: string | null = null;
@@ -107,7 +108,7 @@ export function runMap(state: AgentState): string {
     const label = mapLabel(state, node, hop).replace(/"/g, "'");
     lines.push(node === 'coverage' ? `  ${id}{"${label}"}` : `  ${id}["${label}"]`);
     if (previous) {
-      const kind = node === 'escalate' ? state.escalate?.escalation_kind : undefined;
+      const kind = node === 'escalate' ? escalationKind : undefined;
       lines.push(kind ? `  ${previous} -- "${kind}" --> ${id}` : `  ${previous} --> ${id}`);
     }
     if (node === 'escalate') lines.push(`  style ${id} fill:#ffe7b3,stroke:#d9822b`);

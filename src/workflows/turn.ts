@@ -781,7 +781,7 @@ async function escalate(t: Turn): Promise<Step> {
   state.escalation_reason = e.reason;
   // When a teammate has already taken over, a person is with the user: nothing to tell them.
   const told = state.metadata.conversation.ownership.owner === 'team' ? null : await tellUser(t, e.kind);
-  const note = await postNote(t, escalationNote(e, told, runMap(state)), 'note escalation');
+  const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind)), 'note escalation');
   state.escalate = {
     escalation_source: e.source,
     escalation_kind: e.kind,

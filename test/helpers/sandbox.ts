@@ -4,7 +4,7 @@ import { createActivities } from '../../src/activities';
 import { createOpenAiClient } from '../../src/activities/llm';
 import { McpConnections } from '../../src/activities/mcp';
 import type { Scenario } from '../../sandbox/scenario';
-import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices } from '../../sandbox/services';
+import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices, type SeedData } from '../../sandbox/services';
 import { allContractProblems } from '../contracts/intercom-api';
 
 export const ADMIN_ID = SANDBOX_SECRETS.adminId;
@@ -31,9 +31,12 @@ export interface Sandbox extends SandboxServices {
   close(): Promise<void>;
 }
 
-/** The sandbox a test talks to; its model answers from scripts first, then by its own reasoning. */
-export async function startSandbox(): Promise<Sandbox> {
-  const services = await startSandboxServices();
+/**
+ * The sandbox a test talks to; its model answers from scripts first, then by its own reasoning. `seed` is what the
+ * services start with, e.g. the team's resolved conversations (which make the talent server offer their search).
+ */
+export async function startSandbox(seed?: SeedData): Promise<Sandbox> {
+  const services = await startSandboxServices({ seed });
   const mcp = new McpConnections([{ name: 'talent', url: services.urls.mcp }]);
   const activities = createActivities({
     intercom: new IntercomClient({ token: INTERCOM_TOKEN, baseUrl: services.urls.intercom, maxRetries: 0 }),

@@ -4,9 +4,10 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { createActivities } from '../../src/activities';
-import { deliverUserMessage } from '../../src/conversations';
+import { deliverUserMessage, type TurnOptions } from '../../src/conversations';
 import { stateQuery } from '../../src/shared';
 import type { AgentState } from '../../src/state';
+import type { SeedData } from '../../sandbox/services';
 import { startSandbox, type Sandbox } from './sandbox';
 import { startTemporal } from './temporal';
 
@@ -43,10 +44,10 @@ export interface Testbed {
 }
 
 /** A Temporal dev server, the sandbox and the workflow bundle, started together; `close()` stops them. */
-export async function startTestbed(): Promise<Testbed & { sandbox: Sandbox; close(): Promise<void> }> {
+export async function startTestbed(seed?: SeedData): Promise<Testbed & { sandbox: Sandbox; close(): Promise<void> }> {
   const [env, sandbox, workflowBundle] = await Promise.all([
     startTemporal(),
-    startSandbox(),
+    startSandbox(seed),
     bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows') }),
   ]);
   return {
@@ -64,14 +65,16 @@ export async function startTestbed(): Promise<Testbed & { sandbox: Sandbox; clos
 }
 
 /**
- * Delivers the conversation's first message as the ingress does (`conversation.user.created`, at most two hops) and
- * runs a fresh worker with these activities until the run completes; `during` runs while the workflow is in flight.
+ * Delivers the conversation's first message as the ingress does (`conversation.user.created`, at most two hops, no
+ * hand-over message unless `options` say otherwise) and runs a fresh worker with these activities until the run
+ * completes; `during` runs while the workflow is in flight.
  */
 export async function runTurnOnWorker<T = void>(
   { env, workflowBundle }: Testbed,
   conversationId: string,
   activities: ReturnType<typeof createActivities>,
   during?: (handle: WorkflowHandle) => Promise<T>,
+  options: Partial<TurnOptions> = {},
 ): Promise<{ state: AgentState; handle: WorkflowHandle; during: T | undefined }> {
   const taskQueue = `test-${conversationId}`;
   const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities });
@@ -86,7 +89,7 @@ export async function runTurnOnWorker<T = void>(
           receivedAt: new Date().toISOString(),
         },
       },
-      { taskQueue, maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} },
+      { taskQueue, maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {}, ...options },
     );
     const handle = env.client.workflow.getHandle(workflowId);
     const duringResult = during ? await during(handle) : undefined;

@@ -1,5 +1,5 @@
 // What each model step is shown when Intercom returned only the newest parts of a long conversation.
-import { coverageContext, draftContext, planContext } from '../../src/workflows/contexts';
+import { coverageContext, draftContext, planContext, turnIntents } from '../../src/workflows/contexts';
 import { newState } from '../../src/workflows/turn-state';
 
 function stateWithOmitted(omitted: number) {
@@ -22,4 +22,74 @@ test('a conversation Intercom returned whole adds nothing to what the model read
   for (const context of [planContext(state, 1), coverageContext(state, 1), draftContext(state)]) {
     expect(context).not.toHaveProperty('earlier_parts_omitted');
   }
+});
+
+test('Draft is told which intents the data covers, what the user already said, and what is still missing', () => {
+  const state = stateWithOmitted(0);
+  state.metadata.user_name = 'Li Wei';
+  state.user_email = 'li.wei@example.com';
+  state.hops[0] = {
+    plan: {
+      user_query: 'pay and form',
+      intents: [
+        { intent: 'job details', question: 'How much does the Barista job pay?' },
+        { intent: 'form 8821', question: 'Where is my Form 8821?' },
+      ],
+      entities: [{ kind: 'job', mention: 'Barista' }],
+      reasoning: '',
+      tool_calls: [],
+    },
+    gather: {
+      tool_results: [
+        {
+          tool_name: 'get_job_details',
+          resolved: [
+            { argument: 'job_id', mention: 'Barista', id: 'job-23', tier: 'fuzzy', score: 1, label: 'Barista' },
+          ],
+        } as never,
+      ],
+      total_execution_time_ms: 1,
+      success_rate: 1,
+      execution_status: 'completed',
+    },
+    coverage: {
+      coverage_analysis: {
+        user_query: '',
+        data_sufficient: false,
+        coverage_score: 0.5,
+        available_data: [],
+        missing_data: [{ gap_type: 'docs', description: 'nothing about Form 8821' }],
+        intents: [
+          { intent: 'job details', covered: true },
+          { intent: 'form 8821', covered: false },
+        ],
+        reasoning: '',
+        confidence: 1,
+      },
+      data_sufficient: false,
+      next_node: 'draft',
+      escalation_reason: null,
+    },
+  };
+  const context = draftContext(state);
+  expect(context.intents.map((i) => [i.intent, i.covered])).toEqual([
+    ['job details', true],
+    ['form 8821', false],
+  ]);
+  expect(context.open_intents).toEqual(['form 8821']);
+  expect(context.known_context).toEqual([
+    "the user's name: Li Wei",
+    "the user's email address (the conversation's contact): never ask for it",
+    'the user named a job: “Barista”',
+    "“Barista” is the user's Barista",
+  ]);
+  expect(context.missing_context).toEqual(['docs: nothing about Form 8821']);
+  expect(context).not.toHaveProperty('style_examples');
+  expect(coverageContext(state, 1).intents).toHaveLength(2);
+});
+
+test('a plan from before intents reads as one intent, its question', () => {
+  const state = stateWithOmitted(0);
+  state.hops[0]!.plan = { user_query: 'When will I get paid?', reasoning: '', tool_calls: [] };
+  expect(turnIntents(state)).toEqual([{ intent: 'question', question: 'When will I get paid?' }]);
 });

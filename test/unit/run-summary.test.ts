@@ -1,7 +1,7 @@
 // What a support lead reads first in the Temporal UI: the list's one-line summary and a finished run's details.
 import { runSummary } from '../../src/conversations';
 import type { Hop } from '../../src/state';
-import { runMap, turnOutcomeDetails } from '../../src/workflows/run-summary';
+import { runMap, turnOutcomeDetails, turnSummary } from '../../src/workflows/run-summary';
 import { newState } from '../../src/workflows/turn-state';
 
 const trigger = { topic: 'conversation.user.created', notificationId: 'n-1', receivedAt: '2026-11-23T00:00:00Z' };
@@ -127,4 +127,46 @@ test('a turn that sent nothing says why', () => {
     '**The user** asked: “Thanks!”',
     '**Outcome: nothing sent** — shadow mode: the draft was noted for the team, not sent',
   ]);
+});
+
+test('a partial turn says which questions the reply answered and which went to the team, and its memo counts them', () => {
+  const state = newState({ conversationId: '7' }, '2026-11-23T00:00:00Z');
+  state.hops.push({
+    ...insufficientHop('get_user_payments'),
+    plan: {
+      user_query: 'q',
+      intents: [
+        { intent: 'payment status', question: 'When will I get paid?' },
+        { intent: 'form 8821', question: 'Where is my Form 8821?' },
+      ],
+      reasoning: '',
+      tool_calls: [],
+    },
+  });
+  state.draft = {
+    response: 'r',
+    response_type: 'REPLY',
+    open_intents: ['form 8821'],
+    generation_time_ms: 1,
+    timestamp: '2026-11-23T00:00:00Z',
+  };
+  state.finalize = {
+    melvin_status: 'partial',
+    status_updated: true,
+    conversation_snoozed: true,
+    snooze_duration_seconds: 300,
+    error: null,
+  };
+  state.metadata.usage = { calls: 3, prompt_tokens: 900, completion_tokens: 100, total_tokens: 1000 };
+  expect(turnOutcomeDetails(state)).toContain('Questions: ✓ payment status · → team: form 8821');
+  expect(turnSummary(state, 1234, 'a teammate replied in Intercom')).toMatchObject({
+    status: 'partial',
+    hops: 1,
+    turn_ms: 1234,
+    tools: [{ name: 'get_user_payments', ok: true }],
+    tokens: 1000,
+    intents: 2,
+    open_intents: 1,
+    reopened_by_team: 'a teammate replied in Intercom',
+  });
 });

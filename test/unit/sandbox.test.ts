@@ -2,7 +2,7 @@
 import { Gates } from '../../sandbox/gates';
 import { codesMissingFrom, keyCodes } from '../../sandbox/key-codes';
 import { checkDraft } from '../../sandbox/validation/checks';
-import { currentQuestion, sandboxReasoning, spokenAmount, spokenDate } from '../../sandbox/model/reasoning';
+import { currentQuestion, intentsOf, sandboxReasoning, spokenAmount, spokenDate } from '../../sandbox/model/reasoning';
 import { evaluate, loadScenario } from '../../sandbox/scenario-runner';
 import { loadKnowledgeBase, parseMarkdownDocs } from '../../sandbox/talent-mcp/knowledge-base';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
@@ -49,6 +49,73 @@ const toolsPlanned = (content: string) =>
   );
 
 describe('the sandbox model', () => {
+  test('names one intent per question or request; what a message only tells, and greetings, ask nothing', () => {
+    const names = (text: string) => intentsOf(text).map((i) => [i.intent, i.question]);
+    expect(names('Hi, I worked the Austin event shift last week. When will I get paid?')).toEqual([
+      ['payment status', 'Hi, I worked the Austin event shift last week. When will I get paid?'],
+    ]);
+    expect(names('Hi! When will I get paid? Also, can you send me my Form 8821 copy? Thanks!')).toEqual([
+      ['payment status', 'When will I get paid?'],
+      ['form 8821 copy', 'Also, can you send me my Form 8821 copy?'],
+    ]);
+    expect(names('Hello!')).toEqual([]);
+    expect(names('How much does the Barista job pay?')).toEqual([
+      ['job details', 'How much does the Barista job pay?'],
+    ]);
+  });
+
+  test('coverage judges each intent; a draft answers the covered ones and leaves the rest open', () => {
+    const question = 'When will I get paid? Also, can you send me my Form 8821 copy?';
+    const paid = ask(question, {
+      user_name: 'Ana Ruiz',
+      tool_data: {
+        get_user_payments: {
+          tool_name: 'get_user_payments',
+          success: true,
+          data: { payments: [{ amount: 240, currency: 'USD', status: 'processing', expected_date: '2026-11-27' }] },
+        },
+      },
+    });
+    expect(sandboxReasoning('coverage', paid)).toMatchObject({
+      data_sufficient: false,
+      intents: [
+        { intent: 'payment status', covered: true },
+        { intent: 'form 8821 copy', covered: false },
+      ],
+    });
+    const intents = [
+      { intent: 'payment status', question: 'When will I get paid?', covered: true },
+      { intent: 'form 8821 copy', question: 'Also, can you send me my Form 8821 copy?', covered: false },
+    ];
+    expect(sandboxReasoning('draft', { ...paid, intents })).toEqual({
+      text: 'Hi Ana, your payment of $240 is processing and expected on November 27.',
+      response_type: 'REPLY',
+      open_intents: ['form 8821 copy'],
+    });
+  });
+
+  test('a job asked about by name is planned with the user’s words, beside the applications to resolve them in', () => {
+    const planned = sandboxReasoning('plan', ask('What does the Barista job pay per hour?')) as {
+      tool_calls: { tool_name: string; arguments_json: string }[];
+      entities: unknown[];
+    };
+    expect(planned.tool_calls.map((c) => [c.tool_name, c.arguments_json])).toEqual([
+      ['get_user_applications_detailed', '{}'],
+      ['get_job_details', '{"job_id":"Barista"}'],
+    ]);
+    expect(planned.entities).toEqual([{ kind: 'job', mention: 'Barista' }]);
+  });
+
+  test('the team’s voice: greeting and sign-off of the closest past answer, none of its facts', () => {
+    const withExamples = ask('Hi', {
+      user_name: 'Ana Ruiz',
+      style_examples: [{ question: 'q', answer: 'Hey Jo! Paid on December 4.\n— Crewline Talent Support' }],
+    });
+    expect(sandboxReasoning('draft', withExamples)).toMatchObject({
+      text: 'Hey Ana! How can I help you today?\n\n— Crewline Talent Support',
+    });
+  });
+
   test('picks tools by matching the question to tool names and descriptions', () => {
     expect(toolsPlanned('When will I get paid for the Boulder shift?')).toEqual(['get_user_payments']);
     expect(toolsPlanned('Any news on my application?')).toEqual(['get_user_applications_detailed']);
@@ -180,6 +247,29 @@ test('the validation service fails a reply whose data never mentions the code th
     detail: 'the question names 8821, which nothing gathered mentions: the reply cannot be about it',
   });
   expect(relevance('Which form, the W9?')).toMatchObject({ passed: true });
+  // A partial answer is judged on the questions it answers: the one it leaves for the team is not held against it.
+  const partial = {
+    ...request('Which form do I need? And where is my Form 8821 copy?'),
+    intents: { answered: ['Which form do I need?'], open: ['And where is my Form 8821 copy?'] },
+  };
+  expect(checkDraft(partial).find((c) => c.name === 'answers_the_question')).toMatchObject({ passed: true });
+});
+
+test('the validation service shows an internal id only as a whole token: "pay-31" is one, the 31 of "$31" is not', () => {
+  const base = {
+    conversation_id: '1',
+    user_email: 'ana@example.com',
+    messages: [{ role: 'user', content: 'When will I get paid?' }],
+    internal_notes: [],
+    tool_data: { p: { data: { payments: [{ id: 'pay-31', job_id: '250', amount: 31 }] } } },
+    docs_data: {},
+  };
+  const ids = (response: string) => checkDraft({ ...base, response }).find((c) => c.name === 'no_internal_ids');
+  expect(ids('Your payment of $250 is on its way.')).toMatchObject({ passed: true });
+  expect(ids('Your payment pay-31 is on its way.')).toMatchObject({
+    passed: false,
+    detail: 'shows internal ids: pay-31',
+  });
 });
 
 test('gates hold one request at a node and let it go on release', async () => {
