@@ -1,5 +1,8 @@
 // What the sibling seeds do better, on a real Temporal server with the sandbox's own reasoning: several questions in one
 // message (a partial answer), a job named in words resolved against the user's records, the team's voice, the run map.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DEFAULT_KIND_HANDOVER_MESSAGES } from '../../src/shared';
 import type { AgentState } from '../../src/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
@@ -70,8 +73,13 @@ function conversationAsking(body: string): string {
   return id;
 }
 
-async function turn(id: string, options = {}) {
-  const { state } = await runTurnOnWorker(testbed, id, testbed.sandbox.activities, undefined, options);
+async function turn(id: string, options = {}, history?: string) {
+  const { state, handle } = await runTurnOnWorker(testbed, id, testbed.sandbox.activities, undefined, options);
+  // `RECORD_HISTORIES=1` keeps this run's history for the replay test, beside the histories of older code.
+  if (history && process.env.RECORD_HISTORIES === '1') {
+    const file = path.join(__dirname, '..', 'histories', `${history}.json`);
+    writeFileSync(file, `${historyToJSON(await handle.fetchHistory())}\n`);
+  }
   const { intercom } = testbed.sandbox;
   return { state, replies: intercom.replies(id), notes: intercom.notes(id), status: intercom.melvinStatus(id) };
 }
@@ -82,7 +90,11 @@ test('two questions, one the data answers: the reply answers it, the team gets t
   const id = conversationAsking(
     'Hi! When will I get paid for the Salem event shift? Also, can you send me my Form 8821 authorization copy?',
   );
-  const { state, replies, notes, status } = await turn(id, { handoverMessages: DEFAULT_KIND_HANDOVER_MESSAGES });
+  const { state, replies, notes, status } = await turn(
+    id,
+    { handoverMessages: DEFAULT_KIND_HANDOVER_MESSAGES },
+    'partial-answer-with-voice',
+  );
 
   expect(status).toBe('partial');
   expect(state.finalize?.melvin_status).toBe('partial');
