@@ -512,7 +512,7 @@ function excerpt(passage: Passage): string {
 }
 
 /** The sentences that answer one intent from the data, or none when the data does not answer it. */
-function answerFor(context: Context, intent: AskedIntent, said: Set<string>): string[] {
+function answerFor(context: Context, intent: AskedIntent): string[] {
   const { reading, question } = intent;
   const sentences: string[] = [];
   if (reading.jobDetails) sentences.push(...jobDetails(context).map(jobSentence));
@@ -527,7 +527,7 @@ function answerFor(context: Context, intent: AskedIntent, said: Set<string>): st
   }
   const passage = relevantPassage(context, question);
   if (passage) sentences.push(sentences.length ? `From our help center: ${excerpt(passage)}` : excerpt(passage));
-  return sentences.filter((s) => !said.has(s) && said.add(s));
+  return sentences;
 }
 
 /**
@@ -569,12 +569,9 @@ function draft(context: Context): DraftOutput {
   const judged = context.intents?.length
     ? mine.map((i) => ({ ...i, covered: context.intents!.find((c) => c.intent === i.intent)?.covered ?? true }))
     : mine.map((i) => ({ ...i, covered: true }));
-  const said = new Set<string>();
-  const answered = judged.map((intent) => ({
-    intent,
-    sentences: intent.covered ? answerFor(context, intent, said) : [],
-  }));
-  const sentences = answered.flatMap((a) => a.sentences);
+  const answered = judged.map((intent) => ({ intent, sentences: intent.covered ? answerFor(context, intent) : [] }));
+  // Two intents the same data answers ("when will I get paid? what is the payout schedule?") share their sentences.
+  const sentences = [...new Set(answered.flatMap((a) => a.sentences))];
   if (!sentences.length) {
     return {
       text: 'I could not find what the user asked about in their data or the help center.',

@@ -118,7 +118,11 @@ export function runMap(state: AgentState, escalationKind = state.escalate?.escal
 }
 
 /** The turn's summary for its run's memo, which reports read from Temporal visibility without opening any run. */
-export function turnSummary(state: AgentState, turnMs: number, reopenedByTeam: string | null = null): TurnSummary {
+export function turnSummary(
+  state: AgentState,
+  turn: { startedAt: number; endedAt: number },
+  reopenedByTeam: string | null = null,
+): TurnSummary {
   const escalate = state.escalate;
   return {
     status: state.finalize?.melvin_status ?? 'skipped',
@@ -127,8 +131,8 @@ export function turnSummary(state: AgentState, turnMs: number, reopenedByTeam: s
     escalation_reason: escalate ? oneLine(escalate.escalation_reason, MAX_REASON_SHOWN) : null,
     replied: state.response_delivery?.delivery_successful ?? false,
     hops: state.hops.length,
-    turn_ms: turnMs,
-    ended_at: new Date().toISOString(),
+    turn_ms: turn.endedAt - turn.startedAt,
+    ended_at: new Date(turn.endedAt).toISOString(),
     approval_outcome: state.metadata.approval?.outcome ?? null,
     tools: state.hops.flatMap(
       (h) =>

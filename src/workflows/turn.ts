@@ -81,9 +81,9 @@ export interface Turn {
   budget: DataBudget;
   /** Epoch seconds the run began: parts this run posts are at or after it (the fallback duplicate check). */
   notBefore: number;
-  /** Epoch ms the run began, and how long its turn took once it first ended (a later escalation does not lengthen it). */
+  /** Epoch ms the run began, and when its turn first ended (a later escalation neither lengthens nor re-dates it). */
   startedAt: number;
-  turnMs: number | null;
+  endedAt: number | null;
   prompts?: LoadedPrompts;
   /**
    * The conversation's part ids as last fetched, plus every part this run posted since: a post's retry takes a part of
@@ -112,7 +112,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     budget: state.metadata.data_budget!,
     notBefore: Math.floor(startedAt / 1000),
     startedAt,
-    turnMs: null,
+    endedAt: null,
     knownPartIds: null,
     fetchedUserPartIds: [],
     gathered: [],
@@ -193,8 +193,10 @@ const TURN_SUMMARY_PATCH = 'turn-summary-memo';
  */
 export function recordTurnSummary(t: Turn, reopenedByTeam: string | null = null): void {
   if (!patched(TURN_SUMMARY_PATCH)) return;
-  t.turnMs ??= Date.now() - t.startedAt;
-  upsertMemo({ [TURN_SUMMARY_MEMO]: turnSummary(t.state, t.turnMs, reopenedByTeam) });
+  t.endedAt ??= Date.now();
+  upsertMemo({
+    [TURN_SUMMARY_MEMO]: turnSummary(t.state, { startedAt: t.startedAt, endedAt: t.endedAt }, reopenedByTeam),
+  });
 }
 
 /** The end in the UI's details, the memo and the log: the outcome, or why nothing was sent. */

@@ -159,10 +159,12 @@ test('a partial turn says which questions the reply answered and which went to t
   };
   state.metadata.usage = { calls: 3, prompt_tokens: 900, completion_tokens: 100, total_tokens: 1000 };
   expect(turnOutcomeDetails(state)).toContain('Questions: ✓ payment status · → team: form 8821');
-  expect(turnSummary(state, 1234, 'a teammate replied in Intercom')).toMatchObject({
+  const turn = { startedAt: Date.parse('2026-11-23T10:00:00Z'), endedAt: Date.parse('2026-11-23T10:00:01.234Z') };
+  expect(turnSummary(state, turn, 'a teammate replied in Intercom')).toMatchObject({
     status: 'partial',
     hops: 1,
     turn_ms: 1234,
+    ended_at: '2026-11-23T10:00:01.234Z',
     tools: [{ name: 'get_user_payments', ok: true }],
     tokens: 1000,
     intents: 2,
