@@ -23,7 +23,8 @@ const STYLE = `
   th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #eceff2; vertical-align: top; }
   th { color: #55606b; font-weight: 500; }
   td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-  td.examples { color: #55606b; }
+  td.examples { color: #55606b; overflow-wrap: anywhere; white-space: pre-line; }
+  @media (min-width: 1000px) { .wide { grid-column: span 2; } }
   td.empty { color: #8a949e; }
   #chart svg { width: 100%; height: auto; }
   #chart .axis { stroke: #8a949e; }
@@ -195,7 +196,7 @@ const SCRIPT = `
     fillTable(
       'by-reason',
       ['kind', 'turns', 'recent reasons'],
-      report.escalations.by_reason.map((r) => [r.kind, r.turns, r.examples.join(' · ')]),
+      report.escalations.by_reason.map((r) => [r.kind, r.turns, r.examples.join('\\n')]),
     );
     byId('by-reason').querySelectorAll('tbody td:nth-child(3)').forEach((td) => td.classList.add('examples'));
     fillTable('statuses', ['Melvin Status', 'turns'], report.statuses.map((s) => [s.status, s.turns]));
@@ -311,11 +312,11 @@ export const REPORT_PAGE = `<!doctype html>
   <section class="panel"><h2>Turns per day</h2><div id="chart"></div></section>
   <section class="grid">
     <div class="panel"><h2>Escalations by source</h2><table id="by-source"></table></div>
-    <div class="panel"><h2>Escalations by reason</h2><table id="by-reason"></table></div>
+    <div class="panel wide"><h2>Escalations by reason</h2><table id="by-reason"></table></div>
     <div class="panel"><h2>Melvin Status</h2><table id="statuses"></table></div>
     <div class="panel"><h2>Approval outcomes</h2><table id="approvals"></table></div>
     <div class="panel"><h2>Hops</h2><table id="hops"></table></div>
-    <div class="panel"><h2>Top tools</h2><table id="tools"></table></div>
+    <div class="panel wide"><h2>Top tools</h2><table id="tools"></table></div>
   </section>
   <section class="panel"><h2>Per day</h2><table id="days"></table></section>
   <p id="runs-note"></p>
