@@ -214,10 +214,13 @@ export function reportFigures(
 
   const escalated = answered.filter((t) => isEscalated(t.summary));
   const resolved = answered.filter(isResolved).length;
-  const byKind = new Map<string, Turn[]>();
-  for (const t of escalated) {
-    const kind = t.summary.escalation_kind ?? '(no kind)';
-    byKind.set(kind, [...(byKind.get(kind) ?? []), t]);
+  const kindOf = (t: Turn) => t.summary.escalation_kind ?? '(no kind)';
+  // Newest first, so a lead sees what is escalating lately.
+  const examples = new Map<string, Set<string>>();
+  for (const t of [...escalated].reverse()) {
+    const kept = examples.get(kindOf(t)) ?? new Set<string>();
+    if (t.summary.escalation_reason && kept.size < EXAMPLES_PER_KIND) kept.add(t.summary.escalation_reason);
+    examples.set(kindOf(t), kept);
   }
 
   const tools = new Map<string, { calls: number; failures: number }>();
@@ -234,7 +237,7 @@ export function reportFigures(
     days.set(date, { date, turns: 0, resolved: 0, other_replies: 0, escalated: 0, failed: 0 });
   }
   for (const t of answered) {
-    const day = days.get(t.summary.ended_at.slice(0, 10));
+    const day = days.get(new Date(t.endedAt).toISOString().slice(0, 10));
     if (!day) continue;
     day.turns += 1;
     day[dayOutcome(t)] += 1;
@@ -263,18 +266,11 @@ export function reportFigures(
         turns: n,
         rate: rate(n, answered.length),
       })),
-      by_reason: countsOf(escalated.map((t) => t.summary.escalation_kind ?? '(no kind)')).map(([kind, n]) => ({
+      by_reason: countsOf(escalated.map(kindOf)).map(([kind, n]) => ({
         kind,
         turns: n,
         rate: rate(n, answered.length),
-        examples: [
-          ...new Set(
-            byKind
-              .get(kind)!
-              .flatMap((t) => t.summary.escalation_reason ?? [])
-              .reverse(),
-          ),
-        ].slice(0, EXAMPLES_PER_KIND),
+        examples: [...examples.get(kind)!],
       })),
     },
     statuses: countsOf(

@@ -228,6 +228,8 @@ test('per UTC day, each turn in one column: failed before escalated before resol
   const report = reportFigures(
     [
       run('1', '2026-11-21T23:59:59.999Z'),
+      // Written with an offset, it ended on the 21st in UTC.
+      run('6', '2026-11-22T01:00:00.000+05:00'),
       run('2', '2026-11-22T00:00:00.000Z', {
         status: 'error',
         escalation_source: 'plan',
@@ -243,12 +245,12 @@ test('per UTC day, each turn in one column: failed before escalated before resol
   );
   expect(report.days).toEqual([
     { date: '2026-11-20', turns: 0, resolved: 0, other_replies: 0, escalated: 0, failed: 0 },
-    { date: '2026-11-21', turns: 1, resolved: 1, other_replies: 0, escalated: 0, failed: 0 },
+    { date: '2026-11-21', turns: 2, resolved: 2, other_replies: 0, escalated: 0, failed: 0 },
     { date: '2026-11-22', turns: 3, resolved: 0, other_replies: 0, escalated: 1, failed: 2 },
     { date: '2026-11-23', turns: 0, resolved: 0, other_replies: 0, escalated: 0, failed: 0 },
   ]);
   // The headline escalation rate counts every hand-over, those that failed on the way included.
-  expect(report).toMatchObject({ turns: 4, skipped: 1, escalated: 3, escalation_rate: 0.75 });
+  expect(report).toMatchObject({ turns: 5, skipped: 1, escalated: 3, escalation_rate: 0.6 });
 });
 
 test('turn time percentiles by nearest rank, also with few turns; skipped turns are not timed', () => {
