@@ -182,7 +182,7 @@ const SCRIPT = `
   }
 
   function render(report) {
-    tile('turns', whole(report.turns), 'and ' + whole(report.skipped) + ' skipped (nothing to answer)');
+    tile('turns', whole(report.turns), 'and ' + whole(report.skipped) + ' skipped (Melvin sent nothing)');
     tile('resolution-rate', percent(report.resolution_rate), whole(report.resolved) + ' resolved');
     tile('escalation-rate', percent(report.escalation_rate), whole(report.escalated) + ' handed to the team');
     tile('turn-time', seconds(report.turn_ms.p50), 'p50 · p95 ' + seconds(report.turn_ms.p95));

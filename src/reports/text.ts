@@ -16,10 +16,10 @@ const seconds = (ms: number | null) => (ms === null ? '—' : `${(ms / 1000).toF
 const whole = (n: number) => n.toLocaleString('en-US');
 const minute = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 
-/** Rows of cells as aligned columns; a column with a number in it is aligned to the right. */
+/** Rows of cells as aligned columns; a column of counts or rates is aligned to the right, its heading too. */
 function table(rows: (string | number)[][], indent = '  '): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => String(r[i] ?? '').length)));
-  const right = widths.map((_, i) => rows.some((r) => typeof r[i] === 'number'));
+  const right = widths.map((_, i) => rows.some((r) => typeof r[i] === 'number' || /^[\d.]+%$/.test(String(r[i]))));
   return rows.map(
     (row) =>
       indent +
@@ -49,7 +49,7 @@ export function reportText(report: Report): string {
       (runs.unreadable ? ` · unreadable summaries: ${whole(runs.unreadable)}` : '') +
       (runs.truncated ? ` · TRUNCATED: only the first ${whole(runs.listed)} runs were read` : ''),
     '',
-    `Turns        ${whole(report.turns)} (and ${whole(report.skipped)} skipped: nothing to answer)`,
+    `Turns        ${whole(report.turns)} (and ${whole(report.skipped)} skipped: Melvin sent nothing)`,
     `Resolved     ${whole(report.resolved)} · ${percent(report.resolution_rate)} of turns`,
     `Escalated    ${whole(report.escalated)} · ${percent(report.escalation_rate)} of turns`,
     `Turn time    p50 ${seconds(report.turn_ms.p50)} · p95 ${seconds(report.turn_ms.p95)}`,
