@@ -29,6 +29,7 @@ Melvin is running.
   Temporal frontend:        ${stack.urls.temporal}
   Webhook (ingress):        ${stack.urls.webhook}
   Operator API:             ${stack.urls.ingress}/conversations/<id>/escalate (bearer ${SANDBOX_SECRETS.adminApiToken})
+  Reports (support leads):  ${stack.urls.ingress}/report#token=${encodeURIComponent(SANDBOX_SECRETS.adminApiToken)}
   Metrics:                  ${stack.urls.workerMetrics} (worker), ${stack.urls.ingressMetrics} (ingress)
   Sandbox control API:      ${stack.urls.sandboxControl}
 

@@ -1,4 +1,5 @@
-// The operator CLI: start a conversation turn, force an escalation, hand a conversation back, print state, list runs.
+// The operator CLI: start a conversation turn, force an escalation, hand a conversation back, print state, list runs,
+// report on the runs for support leads.
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -21,6 +22,9 @@ import {
   listRuns,
   turnOptions,
 } from './conversations';
+import { Since } from './reports/figures';
+import { reportText } from './reports/text';
+import { loadReport } from './reports/visibility';
 import { searchAttributes, type ReplyDecision } from './shared';
 
 const USAGE = `Usage:
@@ -35,7 +39,9 @@ const USAGE = `Usage:
                                                       keep the waiting draft from the user; the team takes over
   melvin state <conversationId>                       print the latest run's state as JSON
   melvin list [--status <MelvinStatus>] [--conversation <id>] [--limit <n>]
-                                                      list runs, newest first`;
+                                                      list runs, newest first
+  melvin report [--since <n>m|h|d] [--json]           turns, resolution and escalation rates, approvals, hops,
+                                                      turn times, tools, tokens and a table per day (default 7d)`;
 
 export class UsageError extends Error {}
 
@@ -80,6 +86,7 @@ const Command = z.discriminatedUnion('command', [
     conversation: ConversationId.optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(20),
   }),
+  z.object({ command: z.literal('report'), since: Since.prefault('7d'), json: z.boolean().default(false) }),
 ]);
 export type Command = z.infer<typeof Command>;
 
@@ -96,6 +103,8 @@ export function parseCommand(argv: string[]): Command {
         status: { type: 'string' },
         conversation: { type: 'string' },
         limit: { type: 'string' },
+        since: { type: 'string' },
+        json: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -103,6 +112,10 @@ export function parseCommand(argv: string[]): Command {
   }
   const [command, conversationId, ...extra] = parsed.positionals;
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  // `report 30d` would otherwise report on the default week without a word.
+  if (command === 'report' && conversationId !== undefined) {
+    throw new UsageError(`unexpected argument "${conversationId}": give the window as --since <n>m|h|d`);
+  }
   const result = Command.safeParse({ command, conversationId, ...parsed.values });
   if (!result.success) {
     const issue = result.error.issues[0]!;
@@ -174,6 +187,10 @@ async function run(command: Command, client: Client, temporal: TemporalConfig): 
         hopCount: r.typedSearchAttributes.get(searchAttributes.hopCount) ?? null,
       }));
     }
+    case 'report': {
+      const report = await loadReport(client, command.since);
+      return command.json ? report : reportText(report);
+    }
   }
 }
 
@@ -182,7 +199,8 @@ async function main(command: Command): Promise<void> {
   const connection = await Connection.connect(temporalConnectionOptions(temporal));
   try {
     const client = new Client({ connection, namespace: temporal.TEMPORAL_NAMESPACE });
-    console.log(JSON.stringify(await run(command, client, temporal), null, 2));
+    const result = await run(command, client, temporal);
+    console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2));
   } finally {
     await connection.close();
   }

@@ -4,7 +4,9 @@ import type { Server } from 'node:http';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createIngressApp } from '../src/ingress/app';
-import { searchAttributes, workflowIdFor } from '../src/shared';
+import type { Report } from '../src/reports/figures';
+import { listReportRuns } from '../src/reports/visibility';
+import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes, workflowIdFor, type TurnSummary } from '../src/shared';
 import { quietRuntime, waitFor } from './helpers/runtime';
 import { startTemporal } from './helpers/temporal';
 
@@ -342,5 +344,109 @@ describe('POST /conversations/:id/escalate', () => {
     const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();
     const signal = history.events?.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'handBack');
     expect(signal).toBeDefined();
+  });
+});
+
+describe('the support leads’ report', () => {
+  /** `token: null` sends no Authorization header. */
+  const reportData = (query = '', token: string | null = ADMIN_TOKEN, url = baseUrl) =>
+    fetch(`${url}/report/data${query}`, { headers: token !== null ? { authorization: `Bearer ${token}` } : {} });
+
+  /** A run with a turn summary in its memo, as a finished turn leaves it, on a task queue no worker polls. */
+  const runWithSummary = (conversationId: string, memo: Partial<TurnSummary> | Record<string, unknown>) =>
+    env.client.workflow.start(WORKFLOW_TYPE, {
+      workflowId: workflowIdFor(conversationId),
+      taskQueue: 'report-test-no-worker',
+      args: [{ conversationId }],
+      typedSearchAttributes: [{ key: searchAttributes.conversationId, value: conversationId }],
+      memo: { [TURN_SUMMARY_MEMO]: memo },
+    });
+  const summary = (over: Partial<TurnSummary>): TurnSummary => ({
+    status: 'success',
+    escalation_source: null,
+    escalation_kind: null,
+    escalation_reason: null,
+    replied: true,
+    hops: 1,
+    turn_ms: 2100,
+    // Visibility sets the start time, and a run's own summary always ends after its run started.
+    ended_at: new Date(Date.now() + 60_000).toISOString(),
+    approval_outcome: null,
+    tools: [{ name: 'get_user_payments', ok: true }],
+    tokens: 900,
+    reopened_by_team: null,
+    ...over,
+  });
+
+  test('GET /report is the page shell: no token needed, no data in it, only its own script may run', async () => {
+    const response = await fetch(`${baseUrl}/report`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'sha256-[^']+'/);
+    const html = await response.text();
+    expect(html).toContain('<div id="chart"></div>');
+    expect(html).not.toContain(ADMIN_TOKEN);
+  });
+
+  test('GET /report/data needs the operator token, and checks since', async () => {
+    expect((await reportData('', null)).status).toBe(401);
+    expect((await reportData('', 'wrong-token-wrong-token-000')).status).toBe(401);
+    const bad = await reportData('?since=7w');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({
+      error: 'invalid since',
+      issues: [{ path: 'since', message: 'a whole number followed by m, h or d, like 90m, 24h or 7d' }],
+    });
+    expect((await reportData('?since=400d')).status).toBe(400);
+    const { server: off, url } = await listenOn(
+      createIngressApp({ client: env.client, clientSecret: SECRET, turn: TURN, melvinAdminId: MELVIN_ADMIN_ID }),
+    );
+    try {
+      expect(await (await reportData('', ADMIN_TOKEN, url)).json()).toEqual({
+        error: 'the operator API is disabled: ADMIN_API_TOKEN is not set',
+      });
+      expect((await reportData('', ADMIN_TOKEN, url)).status).toBe(503);
+    } finally {
+      off.closeAllConnections();
+      off.close();
+    }
+  });
+
+  test('GET /report/data reads the runs’ summaries from this server’s visibility', async () => {
+    await runWithSummary('report-1', summary({}));
+    await runWithSummary(
+      'report-2',
+      summary({
+        status: 'VALIDATION_FAILED',
+        escalation_source: 'validate',
+        escalation_kind: 'validation_failed',
+        escalation_reason: 'Validation failed - see validation note for details',
+        replied: false,
+        tools: [{ name: 'get_user_payments', ok: false }],
+      }),
+    );
+    await runWithSummary('report-3', { status: 7 });
+    const report = await waitFor('the runs in visibility', async () => {
+      const response = await reportData('?since=1d');
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as Report;
+      return body.turns === 2 && body.runs.unreadable === 1 ? body : undefined;
+    });
+    expect(report).toMatchObject({
+      window: { label: '1d' },
+      turns: 2,
+      resolved: 1,
+      resolution_rate: 0.5,
+      escalated: 1,
+      escalations: { by_source: [{ source: 'validate', turns: 1, rate: 0.5 }] },
+      turn_ms: { p50: 2100, p95: 2100 },
+      tools: [{ name: 'get_user_payments', calls: 2, failures: 1, failure_rate: 0.5 }],
+      tokens: { total: 1800, per_turn: 900 },
+    });
+    // The conversations the tests above started have no worker: their runs are open, with no summary yet.
+    expect(report.runs.without_summary).toBeGreaterThan(0);
+    expect(report.runs.listed).toBe(report.runs.without_summary + report.runs.unreadable + 2);
+    const firstOnly = await listReportRuns(env.client, new Date(Date.now() - 86_400_000), 1);
+    expect(firstOnly).toMatchObject({ truncated: true, runs: [expect.any(Object)] });
   });
 });

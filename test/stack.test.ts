@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium';
 import type { ScenarioResult } from '../sandbox/scenario-runner';
+import type { Report } from '../src/reports/figures';
 import { SANDBOX_SECRETS } from '../sandbox/services';
 import { startNpmStart, type NpmStart } from './helpers/processes';
 import { waitFor } from './helpers/runtime';
@@ -18,8 +19,20 @@ const SHARED_SCENARIOS = path.join(ROOT, '..', 'shared', 'scenarios');
 const OUTPUT_DIR = path.join(ROOT, 'test-output');
 let start: NpmStart;
 let env: NodeJS.ProcessEnv;
-let urls: { inbox: string; temporalUi: string };
+let urls: { inbox: string; temporalUi: string; report: string };
 let ports: StackPorts;
+
+/** `npm run melvin -- <args>` against the stack, as a support lead runs it. */
+function runCli(...args: string[]) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn('npm', ['run', '--silent', 'melvin', '--', ...args], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 function runScenarios(...targets: string[]) {
   return new Promise<{ code: number | null; results: ScenarioResult[]; summary: string; stderr: string }>((resolve) => {
@@ -79,16 +92,19 @@ beforeAll(async () => {
   urls = {
     inbox: /Inbox \(talk to Melvin\):\s+(\S+)/.exec(output)![1]!,
     temporalUi: /Temporal UI:\s+(\S+)/.exec(output)![1]!,
+    report: /Reports \(support leads\):\s+(\S+)/.exec(output)![1]!,
   };
 }, 300_000);
 
 afterAll(() => start?.stop());
 
-test('npm start prints the inbox and Temporal UI URLs, and both answer', async () => {
+test('npm start prints the inbox, Temporal UI and report URLs, and they answer', async () => {
   expect(urls.inbox).toBe(`http://127.0.0.1:${ports.intercom}/inbox`);
   expect(urls.temporalUi).toBe(`http://127.0.0.1:${ports.temporalUi}`);
+  expect(urls.report).toBe(`http://127.0.0.1:${ports.ingress}/report#token=${SANDBOX_SECRETS.adminApiToken}`);
   expect((await fetch(urls.inbox)).status).toBe(200);
   expect((await fetch(urls.temporalUi)).status).toBe(200);
+  expect((await fetch(urls.report)).status).toBe(200);
   expect(start.output()).toContain('sandbox stand-in');
 });
 
@@ -236,6 +252,57 @@ test('the support leads’ list filters in the README run and find runs', async 
   }
 });
 
+test('npm run melvin -- report shows the scenarios’ turns: outcomes, escalations, approvals, tools, per day', async () => {
+  const json = await runCli('report', '--since', '1d', '--json');
+  expect({ code: json.code, stderr: json.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+  const report = JSON.parse(json.stdout) as Report;
+  expect(report.window.label).toBe('1d');
+  expect(report.runs.unreadable).toBe(0);
+  expect(report.turns).toBeGreaterThan(20);
+  expect(report.resolution_rate).toBeGreaterThan(0);
+  expect(report.resolution_rate).toBeLessThan(1);
+  expect(report.escalation_rate).toBeGreaterThan(0);
+  const sources = report.escalations.by_source.map((s) => s.source);
+  expect(sources).toEqual(expect.arrayContaining(['validate', 'operator', 'coverage', 'draft']));
+  expect(report.escalations.by_reason.find((r) => r.kind === 'hops_exhausted')?.examples[0]).toMatch(
+    /^Exceeded maximum hops/,
+  );
+  // The approval and shadow scenarios end in each of the five ways.
+  expect(Object.fromEntries(report.approvals.map((a) => [a.outcome, a.turns > 0]))).toEqual({
+    approved: true,
+    edited: true,
+    rejected: true,
+    timed_out: true,
+    noted: true,
+  });
+  expect(report.statuses.find((s) => s.status === 'MESSAGE_FAILED')!.turns).toBeGreaterThan(0);
+  expect(report.hops.map((h) => h.hops)).toEqual(expect.arrayContaining([1, 2]));
+  expect(report.turn_ms.p50).toBeGreaterThan(0);
+  expect(report.turn_ms.p95).toBeGreaterThanOrEqual(report.turn_ms.p50!);
+  const payments = report.tools.find((t) => t.name === 'get_user_payments');
+  expect(payments?.calls).toBeGreaterThan(0);
+  // The tool-error scenario's failing call is counted against its tool.
+  expect(report.tools.some((t) => t.failures > 0)).toBe(true);
+  expect(report.tokens.total).toBeGreaterThan(0);
+  // Each turn lands in one column of its day; the teammate who took a conversation over made one reply unresolved.
+  const sum = (key: 'turns' | 'resolved' | 'other_replies' | 'escalated' | 'failed') =>
+    report.days.reduce((total, day) => total + day[key], 0);
+  expect(sum('turns')).toBe(report.turns);
+  expect(sum('resolved') + sum('other_replies') + sum('escalated') + sum('failed')).toBe(report.turns);
+  expect(sum('resolved')).toBe(report.resolved);
+  expect(sum('other_replies')).toBeGreaterThan(0);
+
+  const text = await runCli('report', '--since', '1d');
+  expect(text.code).toBe(0);
+  mkdirSync(OUTPUT_DIR, { recursive: true });
+  writeFileSync(path.join(OUTPUT_DIR, 'report.txt'), text.stdout);
+  expect(text.stdout).toContain(`Turns        ${report.turns} `);
+  expect(text.stdout).toMatch(/Escalations by source\n( {2}.*\n)* {2}validate +\d+ +\d+\.\d%/);
+  const bad = await runCli('report', '--since', 'a week');
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('since: a whole number followed by m, h or d, like 90m, 24h or 7d');
+}, 120_000);
+
 describe('the inbox page in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
@@ -364,5 +431,69 @@ describe('the inbox page in headless Chromium', () => {
     await page.locator('tr', { hasText: 'intercom-conversation-1001' }).getByText('success', { exact: true }).waitFor();
     mkdirSync(OUTPUT_DIR, { recursive: true });
     await page.screenshot({ path: path.join(OUTPUT_DIR, 'temporal-ui-list.png'), fullPage: true });
+  }, 120_000);
+
+  test('the report page shows the figures and the chart of turns per day, with the token from the URL fragment', async () => {
+    const ingress = `http://127.0.0.1:${ports.ingress}`;
+    const authorization = `Bearer ${SANDBOX_SECRETS.adminApiToken}`;
+    // A reason a lead typed reaches the page as text, never as markup.
+    const reason = 'Check <img src=x onerror="document.title=1"> and <b id="injected">this</b>';
+    const escalated = await fetch(`${ingress}/conversations/1001/escalate`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason, requestedBy: 'report test' }),
+    });
+    expect(escalated.status).toBe(202);
+    await waitFor(
+      'the escalation in the report',
+      async () => {
+        const data = (await (
+          await fetch(`${ingress}/report/data?since=1d`, { headers: { authorization } })
+        ).json()) as Report;
+        return data.escalations.by_reason.some((r) => r.examples.includes(reason));
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(err.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    const dataRequests: { url: string; authorization?: string }[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/report/data'))
+        dataRequests.push({ url: request.url(), authorization: request.headers().authorization });
+    });
+    await page.goto(urls.report);
+    const bars = page.locator('#turns-chart rect.bar');
+    await bars.first().waitFor({ timeout: 30_000 });
+    expect(await bars.count()).toBeGreaterThan(0);
+    await expect(page.locator('#turns-chart .legend-item').allTextContents()).resolves.toEqual([
+      'resolved',
+      'other replies',
+      'escalated',
+      'failed',
+    ]);
+    await expect(page.locator('#turns-chart text', { hasText: 'turns' }).count()).resolves.toBeGreaterThan(0);
+    expect(Number((await page.locator('#turns').textContent())!.replace(/,/g, ''))).toBeGreaterThan(20);
+    expect(await page.locator('#resolution-rate').textContent()).toMatch(/^\d{1,2}\.\d%$/);
+    expect(await page.locator('#escalation-rate').textContent()).toMatch(/^\d{1,2}\.\d%$/);
+    await page.locator('#by-source td', { hasText: 'validate' }).waitFor();
+    await page.locator('#by-source td', { hasText: 'operator' }).waitFor();
+    await page.locator('#tools td', { hasText: 'get_user_payments' }).waitFor();
+    await expect(page.locator('#by-reason').innerText()).resolves.toContain(reason);
+    await expect(page.locator('#injected').count()).resolves.toBe(0);
+    await expect(page.title()).resolves.toBe('Melvin · report');
+    // The token left the address bar, was never in a URL the page requested, and went as a bearer header.
+    expect(page.url()).toBe(`${ingress}/report`);
+    expect(dataRequests.length).toBeGreaterThan(0);
+    for (const request of dataRequests) {
+      expect(request).toEqual({ url: `${ingress}/report/data?since=7d`, authorization });
+    }
+    expect(problems).toEqual([]);
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    await page.screenshot({ path: path.join(OUTPUT_DIR, 'report.png'), fullPage: true });
   }, 120_000);
 });

@@ -1,4 +1,5 @@
-// The ingress: Intercom webhooks → signal-with-start of the conversation's workflow; the operator API (escalate, hand back).
+// The ingress: Intercom webhooks → signal-with-start of the conversation's workflow; the operator API (escalate, hand back,
+// decide) and the support leads' report page.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -15,7 +16,10 @@ import {
 import type { TeamAction } from '../shared';
 import { logEvent } from '../log';
 import { htmlToText } from '../activities/intercom-text';
+import { Since } from '../reports/figures';
+import { loadReport } from '../reports/visibility';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
+import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Topics that carry a user's message; every other topic is acknowledged and ignored. */
@@ -265,6 +269,19 @@ export function createIngressApp(options: IngressOptions): express.Express {
     },
   );
 
+  /** The operator token check of every operator route: answers 503 or 401 and returns false when the caller may not. */
+  function operatorAllowed(req: Request, res: Response): boolean {
+    if (!options.adminApiToken) {
+      res.status(503).json({ error: 'the operator API is disabled: ADMIN_API_TOKEN is not set' });
+      return false;
+    }
+    if (!bearerMatches(req.header('authorization'), options.adminApiToken)) {
+      res.status(401).json({ error: 'a valid bearer token is required' });
+      return false;
+    }
+    return true;
+  }
+
   /**
    * The operator API's checks, shared by its routes: the bearer token, the conversation id and the body (`schema`)
    * first; then `act`, where a conversation with no open workflow is a 404 and a decision the workflow refused a 409.
@@ -275,11 +292,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
     act: (conversationId: string, body: z.infer<S>) => Promise<[status: number, body: unknown]>,
   ): express.RequestHandler {
     return async (req, res) => {
-      if (!options.adminApiToken)
-        return res.status(503).json({ error: 'the operator API is disabled: ADMIN_API_TOKEN is not set' });
-      if (!bearerMatches(req.header('authorization'), options.adminApiToken)) {
-        return res.status(401).json({ error: 'a valid bearer token is required' });
-      }
+      if (!operatorAllowed(req, res)) return;
       const id = ConversationId.safeParse(req.params.id);
       if (!id.success) return res.status(400).json({ error: 'invalid conversation id', issues: issuesOf(id.error) });
       const body = schema.safeParse(req.body ?? {});
@@ -327,6 +340,30 @@ export function createIngressApp(options: IngressOptions): express.Express {
       return [200, { ...accepted, conversationId: id }];
     }),
   );
+
+  // The page is a shell with no data in it, so it needs no token; it asks for one and fetches the figures below with it.
+  app.get('/report', (_req, res) => {
+    res.set(REPORT_PAGE_HEADERS).type('html').send(REPORT_PAGE);
+  });
+  app.get('/report/data', async (req, res) => {
+    if (!operatorAllowed(req, res)) return;
+    const since = Since.prefault('7d').safeParse(req.query.since);
+    if (!since.success) {
+      return res.status(400).json({
+        error: 'invalid since',
+        issues: issuesOf(since.error).map((i) => ({ ...i, path: i.path === '(root)' ? 'since' : `since.${i.path}` })),
+      });
+    }
+    try {
+      const report = await loadReport(options.client, since.data);
+      res.set('cache-control', 'no-store').json(report);
+    } catch (err) {
+      logEvent('error', 'report not built: Temporal visibility failed', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+      res.status(503).json({ error: 'Temporal visibility could not be read; try again' });
+    }
+  });
 
   app.get('/healthz', async (_req, res) => {
     try {

@@ -189,6 +189,11 @@ describe('CLI arguments', () => {
     [['reject', '123', '--reason', 'Wrong shift'], { command: 'reject', conversationId: '123', reason: 'Wrong shift' }],
     [['state', 'abc-1'], { command: 'state', conversationId: 'abc-1' }],
     [['list', '--status', 'ROUTE_TO_TEAM'], { command: 'list', status: 'ROUTE_TO_TEAM', limit: 20 }],
+    [['report'], { command: 'report', since: { text: '7d', ms: 7 * 86_400_000 }, json: false }],
+    [
+      ['report', '--since', '90m', '--json'],
+      { command: 'report', since: { text: '90m', ms: 90 * 60_000 }, json: true },
+    ],
   ])('%j', (argv, expected) => {
     expect(parseCommand(argv)).toEqual(expected);
   });
@@ -204,6 +209,9 @@ describe('CLI arguments', () => {
     [['approve', '1', '--text', ' '], 'text: --text must not be empty'],
     [['list', '--limit', '0'], 'limit:'],
     [['state', '1', '--colour'], "Unknown option '--colour'"],
+    [['report', '--since', '7'], 'since: a whole number followed by m, h or d, like 90m, 24h or 7d'],
+    [['report', '--since', '400d'], 'since: at most 366d'],
+    [['report', '30d'], 'unexpected argument "30d": give the window as --since <n>m|h|d'],
   ])('%j is a usage error', (argv, message) => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
     expect(() => parseCommand(argv)).toThrow(message);

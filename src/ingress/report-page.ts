@@ -1,0 +1,345 @@
+// The support leads' report page (`GET /report`): a shell with no data that fetches `/report/data` with the operator
+// token and draws the figures and a stacked bar chart of turns per day in inline SVG, without any library.
+import { createHash } from 'node:crypto';
+
+const STYLE = `
+  [hidden] { display: none !important; }
+  :root { font-family: system-ui, sans-serif; color: #1d2329; background: #f6f7f9; }
+  body { margin: 0 auto; max-width: 1100px; padding: 16px 24px 48px; }
+  header { display: flex; align-items: baseline; justify-content: space-between; gap: 16px; flex-wrap: wrap; }
+  h1 { font-size: 22px; margin: 8px 0; }
+  h2 { font-size: 15px; margin: 0 0 8px; }
+  form { display: flex; gap: 8px; align-items: center; }
+  #token-form { margin: 16px 0; padding: 12px; background: #fff; border: 1px solid #d5dae0; border-radius: 6px; }
+  #message { margin: 12px 0; }
+  #message.error { color: #b3261e; }
+  .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 12px; margin: 12px 0 20px; }
+  .tile, .panel { background: #fff; border: 1px solid #d5dae0; border-radius: 6px; padding: 12px 14px; }
+  .tile .label { display: block; font-size: 13px; color: #55606b; }
+  .tile .value { display: block; font-size: 26px; font-weight: 600; margin: 2px 0; }
+  .tile .note { display: block; font-size: 12px; color: #55606b; }
+  .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 12px; margin: 12px 0; }
+  table { border-collapse: collapse; width: 100%; font-size: 13px; }
+  th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #eceff2; vertical-align: top; }
+  th { color: #55606b; font-weight: 500; }
+  td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+  td.examples { color: #55606b; overflow-wrap: anywhere; white-space: pre-line; }
+  @media (min-width: 1000px) { .wide { grid-column: span 2; } }
+  td.empty { color: #8a949e; }
+  #chart svg { width: 100%; height: auto; }
+  #chart .axis { stroke: #8a949e; }
+  #chart .grid-line { stroke: #eceff2; }
+  #chart text { font-size: 11px; fill: #55606b; }
+  #runs-note { font-size: 12px; color: #55606b; }
+  .warning { color: #b3261e; }
+`;
+
+/*
+ * Browser code, kept to what every current browser runs. Every value from the data becomes a text node or an attribute
+ * set through the DOM, never markup, so no reason or tool name can inject HTML into the page.
+ */
+const SCRIPT = `
+'use strict';
+(function () {
+  const KEY = 'melvin-report-token';
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const OUTCOMES = ['resolved', 'other_replies', 'escalated', 'failed'];
+  const LABELS = { resolved: 'resolved', other_replies: 'other replies', escalated: 'escalated', failed: 'failed' };
+  const COLOURS = { resolved: '#2e7d32', other_replies: '#8fb4cc', escalated: '#ef8a17', failed: '#c62828' };
+  const byId = (id) => document.getElementById(id);
+  const dataUrl = location.pathname.replace(/\\/+$/, '') + '/data';
+
+  // The token comes in the URL fragment, which the browser never sends to a server; it moves to this tab's storage
+  // and out of the address bar at once.
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get('token')) {
+    sessionStorage.setItem(KEY, fragment.get('token'));
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+
+  const since = byId('since');
+  const asked = new URLSearchParams(location.search).get('since');
+  if (asked) {
+    if (![...since.options].some((o) => o.value === asked)) since.append(new Option('last ' + asked, asked));
+    since.value = asked;
+  }
+
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, String(value));
+    for (const child of children || []) node.append(child);
+    return node;
+  }
+
+  function svg(tag, attrs, text) {
+    const node = document.createElementNS(SVG_NS, tag);
+    for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, String(value));
+    if (text !== undefined) node.textContent = String(text);
+    return node;
+  }
+
+  const whole = (n) => Number(n).toLocaleString('en-US');
+  const percent = (rate) => (rate === null ? '—' : (rate * 100).toFixed(1) + '%');
+  const seconds = (ms) => (ms === null ? '—' : (ms / 1000).toFixed(1) + ' s');
+  const minute = (iso) => iso.slice(0, 16).replace('T', ' ') + ' UTC';
+
+  function message(text, isError) {
+    const node = byId('message');
+    node.textContent = text;
+    node.hidden = !text;
+    node.className = isError ? 'error' : '';
+  }
+
+  /** A table of rows; columns of counts and rates are aligned to the right, their headings too. */
+  function fillTable(id, head, rows) {
+    const numeric = head.map((_, i) => rows.some((row) => typeof row[i] === 'number' || /^([\\d.]+%|—)$/.test(row[i])));
+    const cell = (tag, value, i) =>
+      el(tag, numeric[i] ? { class: 'num' } : {}, [typeof value === 'number' ? whole(value) : value]);
+    const body = rows.length
+      ? rows.map((row) => el('tr', {}, row.map((value, i) => cell('td', value, i))))
+      : [el('tr', {}, [el('td', { class: 'empty', colspan: head.length }, ['none'])])];
+    byId(id).replaceChildren(el('thead', {}, [el('tr', {}, head.map((h, i) => cell('th', h, i)))]), el('tbody', {}, body));
+  }
+
+  /** A round step for the y axis, so its labels read 0, 5, 10 rather than 0, 3.7, 7.4. */
+  function niceStep(max) {
+    const rough = max / 5;
+    const power = Math.pow(10, Math.floor(Math.log10(rough)));
+    const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= rough);
+    return Math.max(1, step);
+  }
+
+  /** Turns per day, stacked by outcome, with axes, their labels and a legend. */
+  function chart(days) {
+    const width = 760;
+    const height = 300;
+    const left = 52;
+    const right = 12;
+    const top = 40;
+    const bottom = 52;
+    const plotWidth = width - left - right;
+    const plotHeight = height - top - bottom;
+    const busiest = Math.max(1, ...days.map((d) => d.turns));
+    const step = niceStep(busiest);
+    const yMax = Math.ceil(busiest / step) * step;
+    const yOf = (value) => top + plotHeight - (value / yMax) * plotHeight;
+    const root = svg('svg', {
+      id: 'turns-chart',
+      viewBox: '0 0 ' + width + ' ' + height,
+      role: 'img',
+      'aria-labelledby': 'turns-chart-title',
+    });
+    root.append(svg('title', { id: 'turns-chart-title' }, 'Turns per day (UTC), by outcome'));
+    for (let value = 0; value <= yMax; value += step) {
+      root.append(svg('line', { class: 'grid-line', x1: left, x2: width - right, y1: yOf(value), y2: yOf(value) }));
+      root.append(svg('text', { x: left - 6, y: yOf(value) + 4, 'text-anchor': 'end' }, value));
+    }
+    const slot = plotWidth / days.length;
+    const barWidth = Math.max(2, Math.min(36, slot * 0.7));
+    const labelEvery = Math.ceil(days.length / 12);
+    days.forEach((day, index) => {
+      const x = left + index * slot + (slot - barWidth) / 2;
+      let base = 0;
+      for (const outcome of OUTCOMES) {
+        if (!day[outcome]) continue;
+        const bar = svg('rect', {
+          class: 'bar ' + outcome,
+          'data-date': day.date,
+          x: x,
+          y: yOf(base + day[outcome]),
+          width: barWidth,
+          height: yOf(base) - yOf(base + day[outcome]),
+          fill: COLOURS[outcome],
+        });
+        bar.append(svg('title', {}, day.date + ': ' + day[outcome] + ' ' + LABELS[outcome]));
+        root.append(bar);
+        base += day[outcome];
+      }
+      if (index % labelEvery === 0) {
+        root.append(svg('text', { x: x + barWidth / 2, y: top + plotHeight + 16, 'text-anchor': 'middle' }, day.date.slice(5)));
+      }
+    });
+    root.append(svg('line', { class: 'axis', x1: left, x2: width - right, y1: top + plotHeight, y2: top + plotHeight }));
+    root.append(svg('line', { class: 'axis', x1: left, x2: left, y1: top, y2: top + plotHeight }));
+    root.append(svg('text', { x: left + plotWidth / 2, y: height - 10, 'text-anchor': 'middle' }, 'day (UTC, month-day)'));
+    root.append(
+      svg('text', { x: 14, y: top + plotHeight / 2, 'text-anchor': 'middle', transform: 'rotate(-90 14 ' + (top + plotHeight / 2) + ')' }, 'turns'),
+    );
+    let legendX = left;
+    for (const outcome of OUTCOMES) {
+      const item = svg('g', { class: 'legend-item' });
+      item.append(svg('rect', { x: legendX, y: 12, width: 12, height: 12, fill: COLOURS[outcome] }));
+      item.append(svg('text', { x: legendX + 17, y: 22 }, LABELS[outcome]));
+      root.append(item);
+      legendX += 30 + LABELS[outcome].length * 7;
+    }
+    return root;
+  }
+
+  function tile(id, value, note) {
+    byId(id).textContent = value;
+    byId(id + '-note').textContent = note;
+  }
+
+  function render(report) {
+    tile('turns', whole(report.turns), 'and ' + whole(report.skipped) + ' skipped (Melvin sent nothing)');
+    tile('resolution-rate', percent(report.resolution_rate), whole(report.resolved) + ' resolved');
+    tile('escalation-rate', percent(report.escalation_rate), whole(report.escalated) + ' handed to the team');
+    tile('turn-time', seconds(report.turn_ms.p50), 'p50 · p95 ' + seconds(report.turn_ms.p95));
+    tile(
+      'tokens',
+      report.tokens.per_turn === null ? '—' : whole(report.tokens.per_turn),
+      'per turn · ' + whole(report.tokens.total) + ' in all',
+    );
+    byId('chart').replaceChildren(chart(report.days));
+    fillTable('by-source', ['source', 'turns', 'of turns'], report.escalations.by_source.map((s) => [s.source, s.turns, percent(s.rate)]));
+    fillTable(
+      'by-reason',
+      ['kind', 'turns', 'recent reasons'],
+      report.escalations.by_reason.map((r) => [r.kind, r.turns, r.examples.join('\\n')]),
+    );
+    byId('by-reason').querySelectorAll('tbody td:nth-child(3)').forEach((td) => td.classList.add('examples'));
+    fillTable('statuses', ['Melvin Status', 'turns'], report.statuses.map((s) => [s.status, s.turns]));
+    fillTable('approvals', ['outcome', 'turns'], report.approvals.map((a) => [a.outcome, a.turns]));
+    fillTable('hops', ['hops', 'turns'], report.hops.map((h) => [String(h.hops), h.turns]));
+    fillTable(
+      'tools',
+      ['tool', 'calls', 'failed', 'failure rate'],
+      report.tools.slice(0, 15).map((t) => [t.name, t.calls, t.failures, percent(t.failure_rate)]),
+    );
+    fillTable(
+      'days',
+      ['date (UTC)', 'turns', 'resolved', 'other replies', 'escalated', 'failed'],
+      report.days.map((d) => [d.date, d.turns, d.resolved, d.other_replies, d.escalated, d.failed]),
+    );
+    const runs = report.runs;
+    byId('runs-note').replaceChildren(
+      'Turns that ended from ' + minute(report.window.since) + ' to ' + minute(report.window.until) + ' (last ' + report.window.label +
+        '). Read ' + whole(runs.listed) + ' runs from Temporal visibility; ' + whole(runs.without_summary) +
+        ' without a summary (older code, or a turn still going), ' + whole(runs.unreadable) + ' unreadable. ',
+      ...(runs.truncated ? [el('strong', { class: 'warning' }, ['The listing stopped at its limit: figures cover only the runs read.'])] : []),
+    );
+    byId('report').hidden = false;
+  }
+
+  function askForToken(text) {
+    byId('report').hidden = true;
+    byId('token-form').hidden = false;
+    message(text, !!text);
+    byId('token').focus();
+  }
+
+  async function load() {
+    const token = sessionStorage.getItem(KEY);
+    if (!token) return askForToken('');
+    message('Loading…');
+    let response;
+    try {
+      response = await fetch(dataUrl + '?since=' + encodeURIComponent(since.value), {
+        headers: { Authorization: 'Bearer ' + token },
+        cache: 'no-store',
+      });
+    } catch (err) {
+      return message('The ingress could not be reached: ' + err.message, true);
+    }
+    const body = await response.json().catch(() => ({}));
+    if (response.status === 401) {
+      sessionStorage.removeItem(KEY);
+      return askForToken('That token was refused. Enter the operator token (ADMIN_API_TOKEN).');
+    }
+    if (!response.ok) {
+      const issues = (body.issues || []).map((i) => i.path + ': ' + i.message).join('; ');
+      return message((body.error || 'HTTP ' + response.status) + (issues ? ' — ' + issues : ''), true);
+    }
+    render(body);
+    message('');
+  }
+
+  byId('token-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(KEY, byId('token').value);
+    byId('token').value = '';
+    byId('token-form').hidden = true;
+    void load();
+  });
+  since.addEventListener('change', () => {
+    const url = new URL(location.href);
+    url.searchParams.set('since', since.value);
+    history.replaceState(null, '', url.pathname + url.search);
+    void load();
+  });
+  void load();
+})();
+`;
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+export const REPORT_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Melvin · report</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+  <h1>Melvin report</h1>
+  <form id="window-form">
+    <label for="since">Turns that ended in the</label>
+    <select id="since">
+      <option value="24h">last 24 hours</option>
+      <option value="7d" selected>last 7 days</option>
+      <option value="30d">last 30 days</option>
+      <option value="90d">last 90 days</option>
+    </select>
+  </form>
+</header>
+<form id="token-form" hidden>
+  <label for="token">Operator token (ADMIN_API_TOKEN)</label>
+  <input id="token" type="password" autocomplete="off" required>
+  <button type="submit">Show the report</button>
+</form>
+<p id="message" role="status">Loading…</p>
+<main id="report" hidden>
+  <section class="tiles">
+    <div class="tile"><span class="label">Turns</span><span class="value" id="turns"></span><span class="note" id="turns-note"></span></div>
+    <div class="tile"><span class="label">Resolution rate</span><span class="value" id="resolution-rate"></span><span class="note" id="resolution-rate-note"></span></div>
+    <div class="tile"><span class="label">Escalation rate</span><span class="value" id="escalation-rate"></span><span class="note" id="escalation-rate-note"></span></div>
+    <div class="tile"><span class="label">Turn time</span><span class="value" id="turn-time"></span><span class="note" id="turn-time-note"></span></div>
+    <div class="tile"><span class="label">Tokens</span><span class="value" id="tokens"></span><span class="note" id="tokens-note"></span></div>
+  </section>
+  <section class="panel"><h2>Turns per day</h2><div id="chart"></div></section>
+  <section class="grid">
+    <div class="panel"><h2>Escalations by source</h2><table id="by-source"></table></div>
+    <div class="panel wide"><h2>Escalations by reason</h2><table id="by-reason"></table></div>
+    <div class="panel"><h2>Melvin Status</h2><table id="statuses"></table></div>
+    <div class="panel"><h2>Approval outcomes</h2><table id="approvals"></table></div>
+    <div class="panel"><h2>Hops</h2><table id="hops"></table></div>
+    <div class="panel wide"><h2>Top tools</h2><table id="tools"></table></div>
+  </section>
+  <section class="panel"><h2>Per day</h2><table id="days"></table></section>
+  <p id="runs-note"></p>
+</main>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+
+/**
+ * Only this page's own script and style run, it talks only to its own origin, and nothing can frame it: a reason or a
+ * tool name that got past the DOM's text nodes would still find no script to run.
+ */
+export const REPORT_PAGE_HEADERS = {
+  'content-security-policy': [
+    "default-src 'none'",
+    `script-src ${sha256(SCRIPT)}`,
+    `style-src ${sha256(STYLE)}`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
