@@ -374,6 +374,8 @@ describe('the support leads’ report', () => {
     approval_outcome: null,
     tools: [{ name: 'get_user_payments', ok: true }],
     tokens: 900,
+    intents: 1,
+    open_intents: 0,
     reopened_by_team: null,
     ...over,
   });

@@ -33,6 +33,8 @@ function run(conversationId: string, endedAt: string, summary: Partial<TurnSumma
       approval_outcome: null,
       tools: [],
       tokens: 100,
+      intents: 1,
+      open_intents: 0,
       reopened_by_team: null,
       ...summary,
     },
