@@ -326,6 +326,10 @@ describe('the inbox page in headless Chromium', () => {
     await page.locator('#send').click();
     await page.locator('#status', { hasText: 'ROUTE_TO_TEAM' }).waitFor({ timeout: 30_000 });
     await page.locator('.part.note .text', { hasText: 'Escalation: User requested to talk to a human' }).waitFor();
+    // The escalation note's run map is drawn, not shown as Mermaid source.
+    const map = page.locator('.part.note .run-map svg');
+    await map.first().waitFor({ timeout: 15_000 });
+    await expect(map.first().textContent()).resolves.toContain('Draft: ROUTE_TO_TEAM');
     mkdirSync(OUTPUT_DIR, { recursive: true });
     await page.screenshot({ path: path.join(OUTPUT_DIR, 'inbox.png'), fullPage: true });
   }, 120_000);

@@ -35,6 +35,11 @@ export function inboxRouter(
     res.type('html').send(INBOX_HTML);
   });
 
+  // Mermaid draws the run map Melvin's escalation notes end with; served from the package, never from a CDN.
+  router.get('/inbox/mermaid.min.js', (_req, res) => {
+    res.sendFile(require.resolve('mermaid/dist/mermaid.min.js'));
+  });
+
   router.get('/inbox/api/talent', (_req, res) => {
     res.json(talentUsers().map(({ email, name }) => ({ email, name })));
   });
@@ -163,7 +168,10 @@ const INBOX_HTML = `<!doctype html>
   .decision { display: grid; gap: 6px; margin-top: 8px; white-space: normal; }
   .decision textarea, .decision input { width: 100%; box-sizing: border-box; }
   .decision .answer { font-size: 12px; color: #555; }
+  .run-map { white-space: normal; background: #fff; border-radius: 6px; margin-top: 6px; padding: 4px; overflow-x: auto; }
+  .run-map svg { max-width: 100%; height: auto; }
 </style>
+<script src="/inbox/mermaid.min.js"></script>
 </head>
 <body>
 <aside>
@@ -234,11 +242,34 @@ async function refresh() {
     who.textContent = kind === 'event' ? p.part_type + ' by ' + p.author_name : (p.author_name || p.author_type) + (kind === 'note' ? ' (internal note)' : '');
     const text = document.createElement('div');
     text.className = 'text';
-    text.textContent = p.text;
+    const map = RUN_MAP.exec(p.text);
+    text.textContent = map ? p.text.slice(0, map.index) : p.text;
     div.append(who, text);
+    if (map) div.append(runMap(p.id, map[1]));
     if (p.id === waitingDraft) div.append(decisionForm(c.id, p.text));
     return div;
   }));
+}
+// Melvin's escalation notes end with the run's path as a Mermaid flowchart, drawn once per part and kept.
+const RUN_MAP = /\\n?How Melvin got here:\\n\`\`\`mermaid\\n([\\s\\S]*?)\\n\`\`\`\\s*$/;
+const drawnMaps = new Map();
+if (window.mermaid) mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' });
+function runMap(partId, source) {
+  const box = document.createElement('div');
+  box.className = 'run-map';
+  box.title = 'How Melvin got here';
+  if (drawnMaps.has(partId)) {
+    box.innerHTML = drawnMaps.get(partId);
+  } else if (window.mermaid) {
+    box.textContent = source;
+    mermaid.render('run-map-' + partId, source).then(
+      ({ svg }) => { drawnMaps.set(partId, svg); box.innerHTML = svg; },
+      () => { drawnMaps.set(partId, ''); },
+    );
+  } else {
+    box.textContent = source;
+  }
+  return box;
 }
 // Melvin's note asking for approval carries its draft after its first line.
 const APPROVAL_NOTE = "\u270b Melvin's draft waits for a lead";
