@@ -10,8 +10,8 @@ export const USAGE = `Usage: npm run eval -- [options] [scenario file or folderâ
   --faults <rate>|off  share of calls to the sandbox's services that fail with a transient fault (default 0.1)
   --seed <n>           seed of the random faults (default: a new one per run, printed)
   --concurrency <n>    tries at once (default 3)
-  --baseline <file>    compare with this baseline (default eval/baseline.json when present)
-  --save-baseline      write this run as the baseline (to --baseline, or eval/baseline.json)
+  --baseline <file>    compare with this baseline (default: eval/baseline.json, for the default set)
+  --save-baseline      write this run as the baseline (to --baseline, or eval/baseline.json for the whole set)
   --check              exit 1 when a scenario got worse than the baseline
   --out <dir>          where results.json, table.md and stack.log go (default test-output/eval)
 

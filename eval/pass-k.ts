@@ -13,8 +13,9 @@ export interface TryOutcome {
 /** n choose k, exactly for the small numbers an evaluation uses. */
 export function binomial(n: number, k: number): number {
   if (!Number.isInteger(n) || !Number.isInteger(k) || k < 0 || n < 0 || k > n) return 0;
+  const m = Math.min(k, n - k);
   let result = 1;
-  for (let i = 1; i <= Math.min(k, n - k); i += 1) result = (result * (n - k + i)) / i;
+  for (let i = 1; i <= m; i += 1) result = (result * (n - m + i)) / i;
   return Math.round(result);
 }
 

@@ -76,9 +76,14 @@ async function control(url: string, body?: unknown): Promise<unknown> {
 async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[]): Promise<number> {
   const started = Date.now();
   const set = loadSet(targets.length ? targets : [DEFAULT_SET], options.only);
+  // The committed baseline is the default set's: a run over other files compares only with a baseline it is given.
   const baselineFile = options.baseline ? path.resolve(options.baseline) : DEFAULT_BASELINE;
-  const baseline = existsSync(baselineFile) ? readBaseline(baselineFile) : undefined;
-  if (options.baseline && !baseline) throw new UsageError(`no baseline file ${options.baseline}`);
+  if (options.baseline && !existsSync(baselineFile)) throw new UsageError(`no baseline file ${options.baseline}`);
+  const compared = options.baseline !== undefined || (targets.length === 0 && existsSync(baselineFile));
+  const baseline = compared ? readBaseline(baselineFile) : undefined;
+  if (options['save-baseline'] && !options.baseline && (targets.length || options.only)) {
+    throw new UsageError('--save-baseline over part of the set or another set needs --baseline <file> to write to');
+  }
   const endpoint = env.OPENAI_BASE_URL
     ? {
         baseURL: env.OPENAI_BASE_URL,
