@@ -1,6 +1,7 @@
 // Runs every scenario of an evaluation k times against a running stack: each try its own conversation, tries of
 // scenarios that seed the same talent differently never at once, each try's tokens and time, and the judge's verdict.
 import type { Client } from '@temporalio/client';
+import { z } from 'zod';
 import { ScenarioRunner, type ExpectationResult } from '../sandbox/scenario-runner';
 import type { Scenario } from '../sandbox/scenario';
 import type { JudgeRequest } from '../sandbox/model/judge';
@@ -173,10 +174,11 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
   return records.sort((a, b) => order.get(a.scenario)! - order.get(b.scenario)! || a.try - b.try);
 }
 
-interface InspectedConversation {
-  replies: string[];
-  parts: { part_type: string; author_type: string; text: string }[];
-}
+/** What the sandbox's control API shows of a conversation, as far as a transcript needs it. */
+const InspectedConversation = z.looseObject({
+  replies: z.array(z.string()),
+  parts: z.array(z.looseObject({ part_type: z.string(), author_type: z.string(), text: z.string() })),
+});
 
 /**
  * The conversation as the user saw it, oldest first, from the sandbox's view of it: the first message (Intercom keeps it
@@ -185,7 +187,7 @@ interface InspectedConversation {
 async function transcriptOf(scenario: Scenario, controlUrl: string): Promise<JudgeRequest['transcript']> {
   const response = await fetch(`${controlUrl}/conversations/${scenario.conversation.id}`);
   if (!response.ok) throw new Error(`the sandbox has no conversation ${scenario.conversation.id}`);
-  const conversation = (await response.json()) as InspectedConversation;
+  const conversation = InspectedConversation.parse(await response.json());
   const replies = new Set(conversation.replies);
   const first = scenario.conversation.parts[0]!;
   return [

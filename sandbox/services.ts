@@ -78,10 +78,11 @@ export const RandomFaults = z.strictObject({
 });
 export type RandomFaults = z.infer<typeof RandomFaults>;
 
-export interface RandomFaultStatus extends RandomFaults {
-  /** Calls each service failed at random since the plan was set. */
-  drawn: { intercom: number; mcp: number; llm: number; validation: number };
-}
+/** The plan in force, and how many calls each service failed at random since it was set. */
+export const RandomFaultStatus = RandomFaults.extend({
+  drawn: z.strictObject({ intercom: z.number(), mcp: z.number(), llm: z.number(), validation: z.number() }),
+});
+export type RandomFaultStatus = z.infer<typeof RandomFaultStatus>;
 
 /**
  * The faults a random plan draws from: transient failures Melvin's retry policies are built to outlast, so a try that

@@ -9,7 +9,7 @@ import { Baseline, baselineOf, renderReport, summarize, type EvaluatedModel } fr
 import { runTries, unfitForEvaluation, type LoadedScenario } from '../eval/tries';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
-import type { RandomFaultStatus } from '../sandbox/services';
+import { RandomFaultStatus } from '../sandbox/services';
 import { freeStackPorts, startDevServer, startStack, type Stack } from './stack';
 import { findTemporalCli } from './temporal-cli';
 
@@ -164,7 +164,7 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[]): 
       },
     });
     const triesTimeMs = Date.now() - triesStarted;
-    const faults = rate ? ((await control(`${controlUrl}/faults/random`)) as RandomFaultStatus) : null;
+    const faults = rate ? RandomFaultStatus.parse(await control(`${controlUrl}/faults/random`)) : null;
     await stop();
 
     const model: Omit<EvaluatedModel, 'stand_in' | 'response_format'> = endpoint
