@@ -5,10 +5,16 @@ import type { HttpFault } from './scenario';
 export class FaultQueues<F extends { always?: boolean }> {
   private readonly queues = new Map<string, F[]>();
   private random: { rate: number; faults: Partial<Record<string, F[]>>; next: () => number } | undefined;
+  /** How many calls the random plan has failed since it was set. */
+  randomDrawn = 0;
 
-  set(plan: Partial<Record<string, F[]>> | undefined): void {
+  /**
+   * Replaces the planned faults. The random plan goes too, unless `keepRandom`: an evaluation sets one random plan for
+   * its whole run, and each scenario it seeds brings only its own planned faults.
+   */
+  set(plan: Partial<Record<string, F[]>> | undefined, options: { keepRandom?: boolean } = {}): void {
     this.queues.clear();
-    this.random = undefined;
+    if (!options.keepRandom) this.random = undefined;
     for (const [key, faults] of Object.entries(plan ?? {})) if (faults?.length) this.queues.set(key, [...faults]);
   }
 
@@ -18,6 +24,11 @@ export class FaultQueues<F extends { always?: boolean }> {
    */
   setRandom(rate: number, faults: Partial<Record<string, F[]>>, seed = 1): void {
     this.random = { rate, faults, next: seededRandom(seed) };
+    this.randomDrawn = 0;
+  }
+
+  clearRandom(): void {
+    this.random = undefined;
   }
 
   peek(key: string): F | undefined {
@@ -32,6 +43,7 @@ export class FaultQueues<F extends { always?: boolean }> {
     if (next || !this.random) return next;
     const candidates = this.random.faults[key];
     if (!candidates?.length || this.random.next() >= this.random.rate) return undefined;
+    this.randomDrawn += 1;
     return candidates[Math.floor(this.random.next() * candidates.length)];
   }
 }

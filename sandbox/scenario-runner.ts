@@ -158,6 +158,17 @@ export function evaluate(
   return results;
 }
 
+const emptyResult = (file: string): ScenarioResult => ({
+  id: null,
+  file,
+  passed: false,
+  error: null,
+  workflow_id: null,
+  run_id: null,
+  duration_ms: 0,
+  expectations: [],
+});
+
 const Delivery = z.looseObject({
   status: z.number().nullable(),
   response: z.unknown(),
@@ -186,21 +197,26 @@ export class ScenarioRunner {
     return json;
   }
 
+  /** Loads a scenario file and runs it; a file that does not load is a failed result naming the problem. */
   async run(file: string): Promise<ScenarioResult> {
-    const started = Date.now();
-    const result: ScenarioResult = {
-      id: null,
-      file,
-      passed: false,
-      error: null,
-      workflow_id: null,
-      run_id: null,
-      duration_ms: 0,
-      expectations: [],
-    };
+    let scenario: Scenario;
     try {
-      const scenario = loadScenario(file);
-      result.id = scenario.id;
+      scenario = loadScenario(file);
+    } catch (err) {
+      return { ...emptyResult(file), error: err instanceof Error ? err.message : String(err) };
+    }
+    return (await this.runScenario(scenario, file)).result;
+  }
+
+  /**
+   * Runs a scenario already loaded (an evaluation rewrites its conversation id per try); besides the result, the state
+   * of the run that handled each turn, in order, as far as the scenario got.
+   */
+  async runScenario(scenario: Scenario, file: string): Promise<{ result: ScenarioResult; states: AgentState[] }> {
+    const started = Date.now();
+    const result: ScenarioResult = { ...emptyResult(file), id: scenario.id };
+    const states: AgentState[] = [];
+    try {
       await this.endOpenConversation(scenario.conversation.id);
       await this.control('POST', '/scenarios', scenario);
       const [first, ...rest] = scenario.signals;
@@ -251,19 +267,20 @@ export class ScenarioRunner {
 
       if (scenario.decision) await this.decide(scenario.conversation.id, scenario.decision, () => ended);
       const state = await this.withTimeout(outcome, `the run of ${scenario.id}`);
+      states.push(state);
       const conversation = (await this.control(
         'GET',
         `/conversations/${scenario.conversation.id}`,
       )) as SandboxConversation;
       result.expectations = evaluate(scenario.expect, state, conversation);
-      result.expectations.push(...(await this.laterTurns(scenario, conversation)));
+      result.expectations.push(...(await this.laterTurns(scenario, conversation, states)));
       result.passed = result.expectations.every((e) => e.passed);
     } catch (err) {
       result.error = err instanceof Error ? err.message : String(err);
       await this.control('POST', '/gate/release').catch(() => undefined);
     }
     result.duration_ms = Date.now() - started;
-    return result;
+    return { result, states };
   }
 
   /**
@@ -271,7 +288,11 @@ export class ScenarioRunner {
    * added to the conversation (replies and notes since the turn before) and the conversation's state once it is
    * handled, by a turn of Melvin's or, when the team owns the conversation, by handing it over.
    */
-  private async laterTurns(scenario: Scenario, first: SandboxConversation): Promise<ExpectationResult[]> {
+  private async laterTurns(
+    scenario: Scenario,
+    first: SandboxConversation,
+    states: AgentState[],
+  ): Promise<ExpectationResult[]> {
     const id = scenario.conversation.id;
     const results: ExpectationResult[] = [];
     let before = first;
@@ -283,6 +304,7 @@ export class ScenarioRunner {
         body: turn.user,
       })) as { part_id: string };
       const state = await this.handled(id, partId);
+      states.push(state);
       const now = (await this.control('GET', `/conversations/${id}`)) as SandboxConversation;
       const added = {
         ...now,

@@ -187,5 +187,10 @@ export const Scenario = z.strictObject({
   decision: ScenarioDecision.optional(),
   expect: Expectations,
   turns: z.array(ScenarioTurn).default([]),
+  /**
+   * What a good reply does, in words (beyond the shared format): `npm run eval` asks an LLM judge whether Melvin's
+   * replies meet it when a real model endpoint is configured; the scenario runner and the sandbox model ignore it.
+   */
+  rubric: z.string().min(1).max(2000).optional(),
 });
 export type Scenario = z.infer<typeof Scenario>;

@@ -8,9 +8,9 @@ import { NewMessage, inboxRouter } from './intercom/inbox';
 import { renderPlaintext } from './intercom/plaintext';
 import { sandboxReasoning } from './model/reasoning';
 import { ModelEndpoint, SANDBOX_MODEL_NAME, SandboxModel, type Responder } from './model/server';
-import { Scenario, TalentData, Doc, ResolvedConversation } from './scenario';
+import { Scenario, TalentData, Doc, ResolvedConversation, type HttpFault, type McpFault } from './scenario';
 import { loadKnowledgeBase } from './talent-mcp/knowledge-base';
-import { TalentMcpService } from './talent-mcp/http';
+import { ANY_TOOL_CALL, TalentMcpService } from './talent-mcp/http';
 import { TalentStore } from './talent-mcp/server';
 import { ValidationService } from './validation/server';
 
@@ -65,8 +65,45 @@ export interface SandboxServices {
   urls: { intercom: string; inbox: string; control: string; mcp: string; model: string; validation: string };
   /** Seeds one scenario: its conversation, talent data, docs and faults (replacing the previous scenario's faults). */
   applyScenario(scenario: Scenario): void;
+  /** Fails a share of every service's calls with transient faults from now on (a rate of 0 stops it); see below. */
+  setRandomFaults(plan: RandomFaults): RandomFaultStatus;
+  randomFaults(): RandomFaultStatus;
   stop(): Promise<void>;
 }
+
+/** A random fault plan for a whole evaluation run: the share of calls to fail, and the seed of the draws. */
+export const RandomFaults = z.strictObject({
+  rate: z.number().min(0).max(1),
+  seed: z.number().int().min(0).max(4_294_967_295),
+});
+export type RandomFaults = z.infer<typeof RandomFaults>;
+
+/** The plan in force, and how many calls each service failed at random since it was set. */
+export const RandomFaultStatus = RandomFaults.extend({
+  drawn: z.strictObject({ intercom: z.number(), mcp: z.number(), llm: z.number(), validation: z.number() }),
+});
+export type RandomFaultStatus = z.infer<typeof RandomFaultStatus>;
+
+/**
+ * The faults a random plan draws from: transient failures Melvin's retry policies are built to outlast, so a try that
+ * meets them must still end as it would without them. Intercom answers 5xx, or 429 with its rate-limit reset a second
+ * ahead; the model endpoint 503; the talent MCP server fails the transport of a tool call; validation answers 503.
+ * Writes answered with an error after being applied, and timeouts, are left to the scenarios that plan them.
+ */
+const TRANSIENT_HTTP: HttpFault[] = [{ status: 500 }, { status: 503 }, { status: 429, retry_after_s: 1 }];
+const TRANSIENT_FAULTS: {
+  intercom: Record<string, HttpFault[]>;
+  llm: Record<string, HttpFault[]>;
+  mcp: Record<string, McpFault[]>;
+  validation: Record<string, HttpFault[]>;
+} = {
+  intercom: Object.fromEntries(
+    ['fetch', 'contact', 'reply', 'note', 'update', 'snooze'].map((operation) => [operation, TRANSIENT_HTTP]),
+  ),
+  llm: { plan: [{ status: 503 }], coverage: [{ status: 503 }], draft: [{ status: 503 }] },
+  mcp: { [ANY_TOOL_CALL]: [{ error: 'server' }] },
+  validation: { validate: [{ status: 503 }] },
+};
 
 const SeedFile = z.strictObject({
   talent: TalentData.optional(),
@@ -110,6 +147,7 @@ export async function startSandboxServices(
   intercom.mount(inboxRouter(intercom, () => talent.data.users, operatorApi));
   intercom.mount(controlRouter(() => services));
   const mcpService = new TalentMcpService(talent, gates);
+  let randomPlan: RandomFaults = { rate: 0, seed: 0 };
   const [intercomUrl, mcpUrl, modelUrl, validationUrl] = await Promise.all([
     intercom.start(options.ports?.intercom),
     mcpService.start(options.ports?.mcp),
@@ -139,11 +177,38 @@ export async function startSandboxServices(
         resolved_conversations: scenario.resolved_conversations,
       });
       const faults = scenario.faults ?? {};
-      intercom.faults.set(faults.intercom);
-      talent.faults.set(faults.mcp);
-      model.faults.set(faults.llm);
-      validation.faults.set(faults.validation ? { validate: [faults.validation] } : {});
+      // A random plan belongs to the whole run (an evaluation seeds scenario after scenario under it): it stays.
+      const keepRandom = { keepRandom: true };
+      intercom.faults.set(faults.intercom, keepRandom);
+      talent.faults.set(faults.mcp, keepRandom);
+      model.faults.set(faults.llm, keepRandom);
+      validation.faults.set(faults.validation ? { validate: [faults.validation] } : {}, keepRandom);
       gates.release();
+    },
+    setRandomFaults(plan) {
+      const { rate, seed } = RandomFaults.parse(plan);
+      const queues = [intercom.faults, talent.faults, model.faults, validation.faults] as const;
+      if (rate === 0) for (const faults of queues) faults.clearRandom();
+      else {
+        // One generator per service, seeded apart, so one service's calls do not shift another's draws.
+        intercom.faults.setRandom(rate, TRANSIENT_FAULTS.intercom, seed);
+        talent.faults.setRandom(rate, TRANSIENT_FAULTS.mcp, seed + 1);
+        model.faults.setRandom(rate, TRANSIENT_FAULTS.llm, seed + 2);
+        validation.faults.setRandom(rate, TRANSIENT_FAULTS.validation, seed + 3);
+      }
+      randomPlan = { rate, seed };
+      return services.randomFaults();
+    },
+    randomFaults() {
+      return {
+        ...randomPlan,
+        drawn: {
+          intercom: intercom.faults.randomDrawn,
+          mcp: talent.faults.randomDrawn,
+          llm: model.faults.randomDrawn,
+          validation: validation.faults.randomDrawn,
+        },
+      };
     },
     async stop() {
       gates.release();
@@ -222,6 +287,17 @@ function controlRouter(services: () => SandboxServices): express.Router {
     const parsed = ModelEndpoint.safeParse(req.body);
     if (!parsed.success) return badRequest(res, parsed.error);
     res.json(services().model.configure(parsed.data).endpoint);
+  });
+
+  router.get('/_sandbox/faults/random', (_req, res) => {
+    res.json(services().randomFaults());
+  });
+
+  /** `{ rate, seed }`: from now on a share `rate` of every service's calls fails with a transient fault (0 stops it). */
+  router.post('/_sandbox/faults/random', (req, res) => {
+    const parsed = RandomFaults.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    res.json(services().setRandomFaults(parsed.data));
   });
 
   router.get('/_sandbox/gate', (_req, res) => {

@@ -258,6 +258,8 @@ export async function startStack(options: {
   echo?: (line: string) => void;
   /** The worker's log level; `npm start` keeps its console to warnings. */
   workerLogLevel?: string;
+  /** Variables that replace the sandbox's in the worker's environment, e.g. a real model endpoint for an evaluation. */
+  workerEnv?: Record<string, string>;
 }): Promise<Stack> {
   const { ports, temporal } = options;
   const echo = options.echo ?? (() => undefined);
@@ -311,7 +313,14 @@ export async function startStack(options: {
       ),
     );
     await waitUntil('the sandbox', children, async () => (await fetch(`${urls.sandboxControl}/gate`)).ok);
-    children.push(startChild('worker', 'src/worker.ts', { ...env, LOG_LEVEL: options.workerLogLevel ?? 'INFO' }, echo));
+    children.push(
+      startChild(
+        'worker',
+        'src/worker.ts',
+        { ...env, LOG_LEVEL: options.workerLogLevel ?? 'INFO', ...options.workerEnv },
+        echo,
+      ),
+    );
     children.push(startChild('ingress', 'src/ingress/main.ts', env, echo));
     await waitUntil('the ingress', children, async () => (await fetch(`${urls.ingress}/healthz`)).ok);
     await waitUntil('the worker to poll its task queue', children, async () => {

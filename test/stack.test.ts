@@ -139,6 +139,19 @@ test('Melvin’s own scenarios pass: every escalation row, every fault kind, sig
   expect(code).toBe(0);
 }, 600_000);
 
+test('the evaluation set passes: every question the help center does not answer is handed over, no answerable one is', async () => {
+  const { code, results, summary } = await runScenarios(path.join(ROOT, 'eval', 'scenarios'));
+  expect(failures(results)).toEqual([]);
+  expect(results.length).toBeGreaterThanOrEqual(30);
+  expect(summary).toBe(`${results.length} passed, 0 failed`);
+  expect(code).toBe(0);
+  const status = (result: ScenarioResult) => result.expectations.find((e) => e.expectation === 'melvin_status')?.actual;
+  const unanswerable = results.filter((r) => r.id?.startsWith('unanswerable-'));
+  expect(unanswerable.map((r) => r.id)).toContain('unanswerable-form-8821');
+  expect(unanswerable.length).toBeGreaterThanOrEqual(5);
+  expect(unanswerable.map(status)).toEqual(unanswerable.map(() => 'ROUTE_TO_TEAM'));
+}, 600_000);
+
 test('a scenario file it has never seen is checked: an unknown field fails with its path, and the exit code says so', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'melvin-scenarios-'));
   const scenario = JSON.parse(

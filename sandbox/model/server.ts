@@ -7,6 +7,7 @@ import { FaultQueues, Latency, sendHttpFault, sleep } from '../faults';
 import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { HttpFault } from '../scenario';
+import { sandboxJudge } from './judge';
 import {
   checkJsonModeMessages,
   checkJsonSchemaFormat,
@@ -43,8 +44,11 @@ export interface ChatMessage {
   content: string;
 }
 
+/** Melvin's steps, or an evaluation's judge asking whether a reply meets a scenario's rubric. */
+export type CompletionStep = LlmStep | 'judge';
+
 export interface RecordedCompletion {
-  step: LlmStep;
+  step: CompletionStep;
   /** The data document Melvin sent between its delimiters, parsed. */
   context: Record<string, unknown>;
   messages: ChatMessage[];
@@ -57,10 +61,10 @@ export interface RecordedCompletion {
   refused?: OpenAiErrorBody;
 }
 
-const STEPS: LlmStep[] = ['plan', 'coverage', 'draft'];
+const STEPS: CompletionStep[] = ['plan', 'coverage', 'draft', 'judge'];
 
-/** Which of Melvin's steps a request is, from the `Task: <step>.` line its data message starts with. */
-function stepOf(body: unknown): LlmStep | undefined {
+/** Which of Melvin's steps (or the judge) a request is, from the `Task: <step>.` line its data message starts with. */
+function stepOf(body: unknown): CompletionStep | undefined {
   const messages = (body as { messages?: unknown })?.messages;
   if (!Array.isArray(messages)) return undefined;
   for (const message of messages as { content?: unknown }[]) {
@@ -171,7 +175,9 @@ export class SandboxModel extends HttpService {
     this.settings = this.options.endpoint ?? OPENAI;
   }
 
-  private answer(step: LlmStep, context: Record<string, unknown>, messages: ChatMessage[]): string {
+  private answer(step: CompletionStep, context: Record<string, unknown>, messages: ChatMessage[]): string {
+    // The judge is the evaluation's, not Melvin's: the stand-in answers it by its rules whatever the responder.
+    if (step === 'judge') return render(this.settings, sandboxJudge(context));
     const scripted = this.scripts.get(step)?.shift();
     if (scripted) return 'content' in scripted ? scripted.content : render(this.settings, scripted.output);
     if (!this.options.responder) throw new Error(`no answer scripted for ${step} and no responder`);
@@ -205,7 +211,7 @@ export class SandboxModel extends HttpService {
           .json(
             openAiError(
               400,
-              'expected messages, one of them starting "Task: plan.", "Task: coverage." or "Task: draft."',
+              'expected messages, one of them starting "Task: plan.", "Task: coverage.", "Task: draft." or "Task: judge."',
             ),
           );
       }

@@ -12,6 +12,13 @@ interface ToolCallMessage {
   params?: { name?: string; arguments?: Record<string, unknown> };
 }
 
+/**
+ * The key a random fault plan uses for transport failures of any tool call over HTTP. Planned faults name their tool;
+ * a random plan draws once per `tools/call` request here, before the request reaches a tool. Over stdio there is no
+ * transport to break, so a random plan under this key never applies there.
+ */
+export const ANY_TOOL_CALL = '*';
+
 /** The tool a JSON-RPC message calls, if it is a `tools/call`. */
 function toolCallName(body: unknown): string | undefined {
   const message = body as ToolCallMessage | undefined;
@@ -32,8 +39,13 @@ export function talentMcpApp(store: TalentStore, gates?: Gates): express.Express
       params?: { name?: string; arguments?: Record<string, unknown> };
     };
     const tool = message?.method === 'tools/call' ? message.params?.name : undefined;
-    if (tool && store.faults.peek(tool)?.error === 'server') {
-      store.faults.take(tool);
+    // The tool's own planned `server` fault, else what a random plan draws for any tool call.
+    const transportFault = !tool
+      ? undefined
+      : store.faults.peek(tool)?.error === 'server'
+        ? store.faults.take(tool)
+        : store.faults.take(ANY_TOOL_CALL);
+    if (tool && transportFault?.error === 'server') {
       store.calls.push({ tool, arguments: message.params?.arguments ?? {} });
       res.status(503).json({
         jsonrpc: '2.0',

@@ -1,0 +1,230 @@
+// `npm run eval`: runs the evaluation set k times per scenario against its own stack (the sandbox model, or the model
+// endpoint the environment names), prints pass^1…pass^k per scenario and overall, and compares with a baseline.
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createJudge } from '../eval/judge';
+import { USAGE, UsageError, baselineProblems, parseCommandLine, type EvalEnv, type EvalOptions } from '../eval/options';
+import { Baseline, baselineOf, renderReport, summarize, type EvaluatedModel } from '../eval/report';
+import { runTries, unfitForEvaluation, type LoadedScenario } from '../eval/tries';
+import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
+import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
+import { RandomFaultStatus } from '../sandbox/services';
+import { freeStackPorts, startDevServer, startStack, type Stack } from './stack';
+import { findTemporalCli } from './temporal-cli';
+
+const ROOT = path.resolve(__dirname, '..');
+const DEFAULT_SET = path.join(ROOT, 'eval', 'scenarios');
+const DEFAULT_BASELINE = path.join(ROOT, 'eval', 'baseline.json');
+
+function machine(): string {
+  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
+  return `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`;
+}
+
+/** The set to run: every scenario file under the targets, checked, fit for an evaluation, filtered by `--only`. */
+function loadSet(targets: string[], only: string[] | undefined): LoadedScenario[] {
+  const missing = targets.filter((t) => !existsSync(t));
+  if (missing.length) throw new UsageError(`no such file or folder: ${missing.join(', ')}`);
+  const all = scenarioFiles(targets).map((file) => {
+    try {
+      return { file: path.relative(ROOT, file), scenario: loadScenario(file) };
+    } catch (err) {
+      // A scenario file with a typo is the caller's to fix: said like any other usage error, naming file and field.
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
+  });
+  const unfit = all.flatMap(({ file, scenario }) => {
+    const reason = unfitForEvaluation(scenario);
+    return reason ? [`${file}: ${reason}`] : [];
+  });
+  if (unfit.length) throw new UsageError(`not fit for an evaluation:\n  ${unfit.join('\n  ')}`);
+  const ids = new Map<string, string>();
+  for (const { file, scenario } of all) {
+    const other = ids.get(scenario.id) ?? ids.get(`#${scenario.conversation.id}`);
+    if (other) throw new UsageError(`${file}: its id or conversation id is also ${other}'s`);
+    ids.set(scenario.id, file).set(`#${scenario.conversation.id}`, file);
+  }
+  if (!only) return all;
+  const unknown = only.filter((id) => !ids.has(id));
+  if (unknown.length) throw new UsageError(`--only names no scenario of the set: ${unknown.join(', ')}`);
+  return all.filter(({ scenario }) => only.includes(scenario.id));
+}
+
+function readBaseline(file: string): Baseline {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`${file} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const parsed = Baseline.safeParse(json);
+  if (!parsed.success) throw new UsageError(`${file} is not a baseline: ${baselineProblems(parsed.error)}`);
+  return parsed.data;
+}
+
+async function control(url: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(url, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
+  return response.json();
+}
+
+async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[]): Promise<number> {
+  const started = Date.now();
+  const set = loadSet(targets.length ? targets : [DEFAULT_SET], options.only);
+  // The committed baseline is the default set's: a run over other files compares only with a baseline it is given.
+  const baselineFile = options.baseline ? path.resolve(options.baseline) : DEFAULT_BASELINE;
+  if (options.baseline && !existsSync(baselineFile)) throw new UsageError(`no baseline file ${options.baseline}`);
+  const compared = options.baseline !== undefined || (targets.length === 0 && existsSync(baselineFile));
+  const baseline = compared ? readBaseline(baselineFile) : undefined;
+  if (options['save-baseline'] && !options.baseline && (targets.length || options.only)) {
+    throw new UsageError('--save-baseline over part of the set or another set needs --baseline <file> to write to');
+  }
+  const endpoint = env.OPENAI_BASE_URL
+    ? {
+        baseURL: env.OPENAI_BASE_URL,
+        apiKey: env.OPENAI_API_KEY!,
+        model: env.MODEL_NAME,
+        responseFormat: env.LLM_RESPONSE_FORMAT,
+      }
+    : undefined;
+  const rate = options.faults === 'off' ? 0 : options.faults;
+  const seed = options.seed ?? Math.floor(Math.random() * 1_000_000);
+  const outDir = path.resolve(options.out);
+  mkdirSync(outDir, { recursive: true });
+
+  console.error(
+    endpoint
+      ? `Evaluating ${endpoint.model} at ${endpoint.baseURL} (from OPENAI_BASE_URL)`
+      : `Evaluating the sandbox model "${SANDBOX_MODEL_NAME}": a deterministic stand-in, no LLM (set OPENAI_BASE_URL to evaluate a real one)`,
+  );
+  console.error(
+    `${set.length} scenarios × k = ${options.k}, ${options.concurrency} at once; faults ${rate ? `${rate} (seed ${seed})` : 'off'}`,
+  );
+
+  const stackLog = createWriteStream(path.join(outDir, 'stack.log'));
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'melvin-eval-'));
+  let stack: Stack | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await stack?.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      await new Promise((resolve) => stackLog.end(resolve));
+    })());
+  // Ctrl-C (or a test's SIGTERM) stops every process the stack started before the evaluation exits.
+  const interrupted = (signal: NodeJS.Signals) => {
+    console.error(`${signal}: stopping the stack…`);
+    void stop().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    console.error('Starting a Temporal dev server, the sandbox, the worker and the ingress on free ports…');
+    const ports = await freeStackPorts();
+    const temporal = await startDevServer({
+      port: ports.temporal,
+      uiPort: ports.temporalUi,
+      dataDir,
+      cli: await findTemporalCli(),
+    });
+    stack = await startStack({
+      ports,
+      temporal,
+      echo: (line) => stackLog.write(`${line}\n`),
+      workerLogLevel: 'WARN',
+      workerEnv: endpoint && {
+        OPENAI_BASE_URL: endpoint.baseURL,
+        OPENAI_API_KEY: endpoint.apiKey,
+        MODEL_NAME: endpoint.model,
+        ...(endpoint.responseFormat && { LLM_RESPONSE_FORMAT: endpoint.responseFormat }),
+      },
+    });
+    const controlUrl = stack.urls.sandboxControl;
+    await control(`${controlUrl}/faults/random`, { rate, seed });
+    const judge = endpoint && createJudge(endpoint);
+    const rubrics = set.filter((s) => s.scenario.rubric).length;
+
+    const triesStarted = Date.now();
+    const tries = await runTries(set, {
+      controlUrl,
+      client: temporal.client,
+      k: options.k,
+      concurrency: options.concurrency,
+      timeoutMs: env.SCENARIO_TIMEOUT_MS,
+      judge,
+      onTry: (record, done, total) => {
+        const outcome = record.passed ? 'pass' : record.error ? `error: ${record.error}` : 'FAIL';
+        const seconds = (record.duration_ms / 1000).toFixed(1);
+        console.error(`[${done}/${total}] ${record.scenario} try ${record.try}: ${outcome} (${seconds} s)`);
+      },
+    });
+    const triesTimeMs = Date.now() - triesStarted;
+    const faults = rate ? RandomFaultStatus.parse(await control(`${controlUrl}/faults/random`)) : null;
+    await stop();
+
+    const model: Omit<EvaluatedModel, 'stand_in' | 'response_format'> = endpoint
+      ? { configured_by: 'environment', base_url: endpoint.baseURL, name: endpoint.model }
+      : { configured_by: 'sandbox', base_url: `http://127.0.0.1:${ports.model}/v1`, name: SANDBOX_MODEL_NAME };
+    const results = summarize({
+      tries,
+      k: options.k,
+      concurrency: options.concurrency,
+      model,
+      faults,
+      judge: endpoint
+        ? { enabled: true, note: `${endpoint.model} at ${endpoint.baseURL}`, rubrics }
+        : { enabled: false, note: 'the sandbox model is not a judge', rubrics },
+      wallTimeMs: Date.now() - started,
+      triesTimeMs,
+      machine: machine(),
+      baseline: baseline && {
+        file: path.relative(ROOT, baselineFile),
+        data: baseline,
+        selected: options.only ? new Set(options.only) : undefined,
+      },
+    });
+    const report = renderReport(results);
+    console.log(report);
+    writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(path.join(outDir, 'table.md'), report);
+    const shown = (file: string) => path.relative(process.cwd(), path.join(outDir, file));
+    console.error(`Results: ${shown('results.json')}, ${shown('table.md')}; the stack's logs: ${shown('stack.log')}`);
+    if (options['save-baseline']) {
+      writeFileSync(baselineFile, `${JSON.stringify(baselineOf(results), null, 2)}\n`);
+      console.error(`Baseline written: ${path.relative(ROOT, baselineFile)}`);
+    }
+    return options.check && results.baseline?.worse.length ? 1 : 0;
+  } finally {
+    await stop();
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+  }
+}
+
+async function main(): Promise<number> {
+  try {
+    const { options, targets, env } = parseCommandLine(process.argv.slice(2), process.env);
+    if (options.help) {
+      console.log(USAGE);
+      return 0;
+    }
+    return await evaluate(options, env, targets);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    process.exit(1);
+  },
+);
