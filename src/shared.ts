@@ -163,6 +163,8 @@ export interface TurnSummary {
   escalation_kind: EscalationKind | null;
   /** The escalation's reason, cut to 200 characters. */
   escalation_reason: string | null;
+  /** When the turn escalated: an operator may hand it over long after it ended. */
+  escalated_at: string | null;
   /** Whether an answer reached the user (the hand-over message does not count). */
   replied: boolean;
   hops: number;

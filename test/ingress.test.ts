@@ -366,6 +366,7 @@ describe('the support leads’ report', () => {
     escalation_source: null,
     escalation_kind: null,
     escalation_reason: null,
+    escalated_at: null,
     replied: true,
     hops: 1,
     turn_ms: 2100,

@@ -1,7 +1,7 @@
 // The sandbox model's deterministic reasoning: plan, coverage and draft answers computed from the context Melvin sends.
 import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/schemas';
 import type { LlmStep } from '../../src/schemas';
-import { codesMissingFrom } from '../key-codes';
+import { codesMissingFrom, keyCodes } from '../key-codes';
 
 interface Message {
   role: string;
@@ -179,6 +179,20 @@ function intentName(reading: Reading, question: string): string {
   return content.slice(0, 4).join(' ') || 'question';
 }
 
+/** Whether a sentence names what it asks about: a payment, an application, a job, a policy, a code, or enough words. */
+function hasTopic(sentence: string): boolean {
+  const reading = readingOf(sentence);
+  return (
+    reading.human ||
+    reading.jobDetails ||
+    reading.policy ||
+    reading.terms.has('payment') ||
+    reading.terms.has('application') ||
+    keyCodes(sentence).size > 0 ||
+    words(sentence).length >= 3
+  );
+}
+
 /**
  * The intents of the user's latest messages: each sentence that asks something (a greeting asks nothing). A message of
  * one intent is read whole, so what it tells around its question ("I worked the Austin shift") still counts.
@@ -196,8 +210,15 @@ export function intentsOf(question: string): AskedIntent[] {
       ? [{ intent: intentName(whole, question), question: question.trim(), reading: whole }]
       : [];
   }
+  // A question with no topic of its own ("What do I need to upload?") goes on with the one before it.
+  const grouped: string[] = [];
+  for (const sentence of asked) {
+    if (grouped.length && !hasTopic(sentence)) grouped[grouped.length - 1] += ` ${sentence}`;
+    else grouped.push(sentence);
+  }
+  if (grouped.length === 1) return [{ intent: intentName(whole, question), question: question.trim(), reading: whole }];
   const names = new Map<string, number>();
-  return asked.map((sentence) => {
+  return grouped.map((sentence) => {
     const reading = readingOf(sentence);
     const base = intentName(reading, sentence);
     const seen = (names.get(base) ?? 0) + 1;
@@ -293,7 +314,12 @@ function callsFor(intent: AskedIntent, context: Context, taken: Set<string>): Pl
     });
   }
   const docsTool = tools.find((t) => ownName(t.name) === DOCS_TOOL);
-  const earlierQueries = new Set(Object.values(context.docs_data ?? {}).map((d) => d.query));
+  // A search that failed is tried again on the next hop; one that came back is not repeated.
+  const earlierQueries = new Set(
+    Object.values(context.docs_data ?? {})
+      .filter((d) => d.success)
+      .map((d) => d.query),
+  );
   const docsQuery = words(intent.question).slice(0, 8).join(' ');
   const ownCalls = calls.filter((c) => ownName(c.tool_name) !== 'get_user_applications_detailed' || !mention).length;
   if (
@@ -426,6 +452,9 @@ function judge(
     missing.push({ gap_type: 'payments', description: "the user's payments or the payout policy" });
   } else if (asksApplications && !applications.length && !passage && !jobs.length) {
     missing.push({ gap_type: 'applications', description: "the user's applications or the application process" });
+  } else if (reading.policy && !passage && !reading.jobDetails) {
+    // How something works is in the help center: the user's own records do not say how to change a bank account.
+    missing.push({ gap_type: 'docs', description: `the help-center passage on: ${question.slice(0, 120)}` });
   }
   if (available.length === 0 && missing.length === 0) {
     missing.push({ gap_type: 'answer', description: `nothing relevant found for: ${question.slice(0, 120)}` });

@@ -28,13 +28,14 @@ export class ValidationService extends HttpService {
       app.use(this.options.gates.middleware((req) => (req.path === '/validate' ? 'validation' : undefined)));
     app.post('/validate', async (req, res) => {
       const parsed = ValidationRequestBody.safeParse(req.body);
-      if (!parsed.success) return res.status(400).json({ error: z.prettifyError(parsed.error) });
-      const request = parsed.data;
-      this.requests.push(request);
+      if (parsed.success) this.requests.push(parsed.data);
+      // An outage answers before anything reads the body.
       const fault = this.faults.take('validate');
       if (fault?.delay_ms) await sleep(fault.delay_ms);
       if (fault?.status !== undefined)
         return sendHttpFault(res, fault, (status) => ({ error: `sandbox fault: ${status}` }));
+      if (!parsed.success) return res.status(400).json({ error: z.prettifyError(parsed.error) });
+      const request = parsed.data;
       const raw = this.rawAnswers.shift();
       if (raw !== undefined) return res.type('application/json').send(raw);
       const checks = checkDraft(request);

@@ -24,6 +24,7 @@ export const TurnSummaryMemo = z.object({
   escalation_source: z.string().nullable().default(null),
   escalation_kind: z.string().nullable().default(null),
   escalation_reason: z.string().nullable().default(null),
+  escalated_at: z.iso.datetime({ offset: true }).nullable().default(null),
   replied: z.boolean(),
   hops: z.number().int().min(0),
   turn_ms: z.number().min(0),
@@ -215,9 +216,10 @@ export function reportFigures(
   const escalated = answered.filter((t) => isEscalated(t.summary));
   const resolved = answered.filter(isResolved).length;
   const kindOf = (t: Turn) => t.summary.escalation_kind ?? '(no kind)';
-  // Newest first, so a lead sees what is escalating lately.
+  // Newest escalation first, so a lead sees what is escalating lately; a lead may hand a turn over long after it ended.
+  const escalatedAt = (t: Turn) => Date.parse(t.summary.escalated_at ?? t.summary.ended_at);
   const examples = new Map<string, Set<string>>();
-  for (const t of [...escalated].reverse()) {
+  for (const t of [...escalated].sort((a, b) => escalatedAt(b) - escalatedAt(a))) {
     const kept = examples.get(kindOf(t)) ?? new Set<string>();
     if (t.summary.escalation_reason && kept.size < EXAMPLES_PER_KIND) kept.add(t.summary.escalation_reason);
     examples.set(kindOf(t), kept);

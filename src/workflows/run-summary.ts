@@ -129,6 +129,7 @@ export function turnSummary(
     escalation_source: escalate?.escalation_source ?? null,
     escalation_kind: escalate?.escalation_kind ?? null,
     escalation_reason: escalate ? oneLine(escalate.escalation_reason, MAX_REASON_SHOWN) : null,
+    escalated_at: escalate?.timestamp ?? null,
     replied: state.response_delivery?.delivery_successful ?? false,
     hops: state.hops.length,
     turn_ms: turn.endedAt - turn.startedAt,

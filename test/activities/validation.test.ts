@@ -90,3 +90,12 @@ test('an unreachable endpoint is retryable', async () => {
   const nowhere = createValidationActivities({ endpoint: 'http://127.0.0.1:9/validate', apiKey: KEY });
   expect((await failureOf(run(REQUEST, nowhere))).name).toBe('ValidationUnavailableError');
 });
+
+test('a request that is not the contract’s shape is refused with what is wrong, and never retried', async () => {
+  const { tool_data: _dropped, ...withoutData } = REQUEST;
+  const refused = await failureOf(run({ ...withoutData, intents: { answered: 'x' } } as never));
+  expect(refused.name).toBe('ValidationRejectedError');
+  expect(refused.message).toContain('validation endpoint answered 400');
+  expect(refused.message).toMatch(/tool_data/);
+  expect(refused.message).toMatch(/intents\.answered/);
+});

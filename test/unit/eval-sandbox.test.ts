@@ -71,7 +71,15 @@ describe('a random fault plan', () => {
       );
       const validation = await post(
         sandbox.urls.validation,
-        { response: 'Hi', messages: [], tool_data: {}, docs_data: {}, internal_notes: [] },
+        {
+          conversation_id: '1',
+          user_email: null,
+          response: 'Hi',
+          messages: [],
+          tool_data: {},
+          docs_data: {},
+          internal_notes: [],
+        },
         { authorization: `Bearer ${SANDBOX_SECRETS.validationKey}` },
       );
       return { intercom: intercom.status, model: model.status, mcp: mcp.status, validation: validation.status };

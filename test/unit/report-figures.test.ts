@@ -26,6 +26,7 @@ function run(conversationId: string, endedAt: string, summary: Partial<TurnSumma
       escalation_source: null,
       escalation_kind: null,
       escalation_reason: null,
+      escalated_at: null,
       replied: true,
       hops: 1,
       turn_ms: 2000,
@@ -224,6 +225,22 @@ test('escalations by source and by reason, with the most recent distinct reasons
       examples: ['Validation failed - see validation note for details'],
     },
   ]);
+});
+
+test('a lead’s escalation of an old turn is a recent example: examples are ordered by when the turn escalated', () => {
+  const report = reportFigures(
+    [
+      run('1', '2026-11-21T10:00:00.000Z', {
+        ...operator('Escalated days later'),
+        escalated_at: '2026-11-23T09:00:00Z',
+      }),
+      run('2', '2026-11-22T10:00:00.000Z', operator('B')),
+      run('3', '2026-11-22T10:01:00.000Z', operator('C')),
+      run('4', '2026-11-22T10:02:00.000Z', operator('D')),
+    ],
+    WINDOW,
+  );
+  expect(report.escalations.by_reason[0]?.examples).toEqual(['Escalated days later', 'D', 'C']);
 });
 
 test('per UTC day, each turn in one column: failed before escalated before resolved before other replies', () => {
