@@ -49,13 +49,15 @@ export function forTry(scenario: Scenario, attempt: number): Scenario {
 
 /**
  * What a scenario seeds into the sandbox's shared stores, keyed as the stores key it: users by email, jobs by id,
- * contacts by id, help-center docs by title. Two scenarios that seed one key differently must not run at once.
+ * contacts by id, help-center docs by title, resolved conversations by question. Two scenarios that seed one key
+ * differently must not run at once.
  */
 function seededKeys(scenario: Scenario): Map<string, string> {
   const keys = new Map<string, string>();
   for (const user of scenario.talent.users) keys.set(`user:${user.email.toLowerCase()}`, JSON.stringify(user));
   for (const job of scenario.talent.jobs) keys.set(`job:${job.id}`, JSON.stringify(job));
   for (const doc of scenario.docs) keys.set(`doc:${doc.title}`, doc.body);
+  for (const past of scenario.resolved_conversations) keys.set(`resolved:${past.question}`, past.answer);
   const { contact } = scenario.conversation;
   keys.set(`contact:${contact.id}`, JSON.stringify(contact));
   return keys;
