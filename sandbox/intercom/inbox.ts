@@ -250,7 +250,8 @@ async function refresh() {
     return div;
   }));
 }
-// Melvin's escalation notes end with the run's path as a Mermaid flowchart, drawn once per part and kept.
+// Melvin's escalation notes end with the run's path as a Mermaid flowchart, drawn once per part and kept (null while
+// it is being drawn, or when it cannot be).
 const RUN_MAP = /\\n?How Melvin got here:\\n\`\`\`mermaid\\n([\\s\\S]*?)\\n\`\`\`\\s*$/;
 const drawnMaps = new Map();
 if (window.mermaid) mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' });
@@ -258,16 +259,16 @@ function runMap(partId, source) {
   const box = document.createElement('div');
   box.className = 'run-map';
   box.title = 'How Melvin got here';
-  if (drawnMaps.has(partId)) {
+  // Until it is drawn, or when it cannot be, the map shows as its source.
+  box.textContent = source;
+  if (drawnMaps.get(partId)) {
     box.innerHTML = drawnMaps.get(partId);
-  } else if (window.mermaid) {
-    box.textContent = source;
+  } else if (window.mermaid && !drawnMaps.has(partId)) {
+    drawnMaps.set(partId, null);
     mermaid.render('run-map-' + partId, source).then(
       ({ svg }) => { drawnMaps.set(partId, svg); box.innerHTML = svg; },
-      () => { drawnMaps.set(partId, ''); },
+      () => {},
     );
-  } else {
-    box.textContent = source;
   }
   return box;
 }

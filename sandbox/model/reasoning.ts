@@ -205,18 +205,17 @@ export function intentsOf(question: string): AskedIntent[] {
       (s.endsWith('?') || REQUEST.test(s.replace(/^(hi|hello|hey|also|and|ok|okay|thanks)[,!.\s]+/i, ''))) &&
       !GREETING_ONLY.test(s),
   );
-  if (asked.length <= 1) {
-    return words(question).length
-      ? [{ intent: intentName(whole, question), question: question.trim(), reading: whole }]
-      : [];
-  }
   // A question with no topic of its own ("What do I need to upload?") goes on with the one before it.
   const grouped: string[] = [];
   for (const sentence of asked) {
     if (grouped.length && !hasTopic(sentence)) grouped[grouped.length - 1] += ` ${sentence}`;
     else grouped.push(sentence);
   }
-  if (grouped.length === 1) return [{ intent: intentName(whole, question), question: question.trim(), reading: whole }];
+  if (grouped.length <= 1) {
+    return words(question).length
+      ? [{ intent: intentName(whole, question), question: question.trim(), reading: whole }]
+      : [];
+  }
   const names = new Map<string, number>();
   return grouped.map((sentence) => {
     const reading = readingOf(sentence);
@@ -321,11 +320,10 @@ function callsFor(intent: AskedIntent, context: Context, taken: Set<string>): Pl
       .map((d) => d.query),
   );
   const docsQuery = words(intent.question).slice(0, 8).join(' ');
-  const ownCalls = calls.filter((c) => ownName(c.tool_name) !== 'get_user_applications_detailed' || !mention).length;
   if (
     docsTool &&
     docsQuery &&
-    (intent.reading.policy || ownCalls === 0) &&
+    (intent.reading.policy || calls.length === 0) &&
     !earlierQueries.has(docsQuery) &&
     !taken.has(`docs:${docsQuery}`)
   ) {

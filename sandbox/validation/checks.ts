@@ -126,13 +126,14 @@ export function checkDraft(request: ValidationRequestBody): CheckResult[] {
   const knownDates = datesIn(gathered);
   const knownNumbers = new Set((gathered.match(/\d+(?:\.\d+)?/g) ?? []).map(Number));
   const missingCodes = unansweredCodes(request);
+  const quoted = quotedNotes(request).length > 0;
   return [
     check('no_other_user_data', strangersAddresses(request), 'names no other user', 'names other addresses'),
     check('no_internal_ids', shownIdentifiers(request), 'shows no internal ids', 'shows internal ids'),
     {
       name: 'no_internal_notes',
-      passed: quotedNotes(request).length === 0,
-      detail: quotedNotes(request).length ? 'repeats the text of an internal note' : 'repeats no internal note',
+      passed: !quoted,
+      detail: quoted ? 'repeats the text of an internal note' : 'repeats no internal note',
     },
     check(
       'dates_backed_by_data',

@@ -574,7 +574,8 @@ async function retrieveStyleExamples(t: Turn): Promise<StyleExamples | null> {
     ]);
     const parsed = ResolvedConversations.safeParse(outcome.data);
     if (outcome.is_error || !parsed.success) {
-      found.error = outcome.is_error ? String(outcome.data) : 'the result is not a list of { question, answer }';
+      const text = typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data);
+      found.error = outcome.is_error ? text : 'the result is not a list of { question, answer }';
     } else {
       found.examples = parsed.data.results.slice(0, MAX_EXAMPLES).map((r) => ({
         question: r.question.slice(0, MAX_EXAMPLE_CHARS),
