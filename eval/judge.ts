@@ -4,11 +4,9 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import {
-  FALLBACK_AFTER,
+  ResponseFormatLadder,
   extractJson,
-  formatRefusal,
   formatRequest,
-  type ResponseFormatMode,
   type ResponseFormatSetting,
 } from '../src/activities/llm-formats';
 import { STAND_IN_FINGERPRINT } from '../src/schemas';
@@ -47,20 +45,22 @@ export function judgeMessage(request: JudgeRequest): string {
 
 export class Judge {
   private readonly format = zodResponseFormat(JudgeVerdict, 'judgement');
-  private mode: ResponseFormatMode;
+  /** Shared by the tries judged at once, as Melvin's worker shares its own. */
+  private readonly formats: ResponseFormatLadder;
 
   constructor(
     private readonly openai: OpenAI,
     readonly model: string,
-    private readonly setting: ResponseFormatSetting = 'auto',
+    setting: ResponseFormatSetting = 'auto',
   ) {
-    this.mode = setting === 'auto' ? 'json_schema' : setting;
+    this.formats = new ResponseFormatLadder(setting);
   }
 
   /** Asks once (stepping down a response format the endpoint refuses, under `auto`); an unreadable verdict fails. */
   async judge(request: JudgeRequest): Promise<Judgement> {
     for (;;) {
-      const { response_format, system } = formatRequest(this.mode, this.format, PROMPT);
+      const mode = this.formats.mode;
+      const { response_format, system } = formatRequest(mode, this.format, PROMPT);
       let completion: OpenAI.ChatCompletion;
       try {
         completion = await this.openai.chat.completions.create({
@@ -73,9 +73,7 @@ export class Judge {
           temperature: 0,
         });
       } catch (err) {
-        const next = FALLBACK_AFTER[this.mode];
-        if (this.setting !== 'auto' || next === undefined || formatRefusal(err, this.mode) === null) throw err;
-        this.mode = next;
+        if (!this.formats.afterFailure(err, mode).retry) throw err;
         continue;
       }
       const json = extractJson(completion.choices[0]?.message.content ?? '');

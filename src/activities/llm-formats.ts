@@ -130,3 +130,32 @@ export function formatRefusal(err: unknown, mode: ResponseFormatMode): string | 
   const namesFormat = param === 'response_format' || /response[_ ]format/i.test(text) || text.includes(mode);
   return namesFormat ? text : null;
 }
+
+/**
+ * What a client has learnt about an endpoint's response formats: the mode to ask in, and why it is less than strict.
+ * One ladder serves every request of the client, so requests refused together move it down only once.
+ */
+export class ResponseFormatLadder {
+  mode: ResponseFormatMode;
+  /** Each refusal that moved the ladder down, e.g. `json_schema refused (…)`; null while it asks for strict outputs. */
+  fallback: string | null = null;
+
+  constructor(private readonly setting: ResponseFormatSetting) {
+    this.mode = setting === 'auto' ? 'json_schema' : setting;
+  }
+
+  /**
+   * After a request asked in `used` failed with `err`: whether to ask again, in the mode now current. Under `auto` an
+   * endpoint's refusal of the format moves the ladder one step down (unless another request already moved it), and
+   * `steppedDown` holds the refusal when this call moved it; anything else is the request's own failure.
+   */
+  afterFailure(err: unknown, used: ResponseFormatMode): { retry: boolean; steppedDown: string | null } {
+    const refusal = this.setting === 'auto' ? formatRefusal(err, used) : null;
+    const next = FALLBACK_AFTER[used];
+    if (refusal === null || next === undefined) return { retry: false, steppedDown: null };
+    if (this.mode !== used) return { retry: true, steppedDown: null };
+    this.mode = next;
+    this.fallback = [this.fallback, `${used} refused (${refusal})`].filter(Boolean).join('; ');
+    return { retry: true, steppedDown: refusal };
+  }
+}

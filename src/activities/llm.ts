@@ -16,10 +16,9 @@ import type { CoverageAnalysis, LlmUsage, PlanData } from '../state';
 import { LlmInvalidOutputError, LlmRejectedError, LlmUnavailableError, withRetryContract } from './errors';
 import { withHeartbeats } from './heartbeat';
 import {
-  FALLBACK_AFTER,
+  ResponseFormatLadder,
   STEP_SCHEMAS,
   extractJson,
-  formatRefusal,
   formatRequest,
   jsonSchemaFormats,
   type ResponseFormatMode,
@@ -137,20 +136,8 @@ export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
   const schemas: StepSchemas = { ...STEP_SCHEMAS, ...options.schemas };
   // Each step has one fixed schema; converting it to JSON Schema once keeps it off every request.
   const formats = jsonSchemaFormats(schemas);
-  const setting = options.responseFormat ?? 'auto';
   // What this worker has learnt about the endpoint: the mode to ask in, and why it is less than strict.
-  const endpoint: { mode: ResponseFormatMode; fallback: string | null } = {
-    mode: setting === 'auto' ? 'json_schema' : setting,
-    fallback: null,
-  };
-
-  /** Remembers the weaker mode for every later call; requests refused together move the endpoint on only once. */
-  function stepDown(from: ResponseFormatMode, to: ResponseFormatMode, reason: string): void {
-    if (endpoint.mode !== from) return;
-    endpoint.mode = to;
-    endpoint.fallback = [endpoint.fallback, `${from} refused (${reason})`].filter(Boolean).join('; ');
-    log.warn(`the model endpoint refused response format ${from}; asking in ${to} mode from now on`, { reason });
-  }
+  const endpoint = new ResponseFormatLadder(options.responseFormat ?? 'auto');
 
   async function complete(
     step: LlmStep,
@@ -173,10 +160,13 @@ export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
         );
         return { completion, mode };
       } catch (err) {
-        const refusal = setting === 'auto' ? formatRefusal(err, mode) : null;
-        const next = FALLBACK_AFTER[mode];
-        if (refusal === null || next === undefined) throw llmFailure(err, step);
-        stepDown(mode, next, refusal);
+        const { retry, steppedDown } = endpoint.afterFailure(err, mode);
+        if (!retry) throw llmFailure(err, step);
+        if (steppedDown) {
+          log.warn(`the model endpoint refused response format ${mode}; asking in ${endpoint.mode} mode from now on`, {
+            reason: steppedDown,
+          });
+        }
       }
     }
   }

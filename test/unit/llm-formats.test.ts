@@ -3,6 +3,7 @@
 import { BadRequestError, InternalServerError, UnprocessableEntityError } from 'openai';
 import { z } from 'zod';
 import {
+  ResponseFormatLadder,
   STEP_SCHEMAS,
   extractJson,
   formatRefusal,
@@ -191,5 +192,32 @@ describe('a refusal of the format, not of the schema', () => {
     ['a 500 that names no format', new InternalServerError(500, { message: 'overloaded' }, undefined, headers)],
   ])('not %s', (_what, err) => {
     expect(formatRefusal(err, 'json_schema')).toBeNull();
+  });
+});
+
+describe('the response-format ladder a client shares across its requests', () => {
+  const refusal = new BadRequestError(
+    400,
+    {
+      message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+      param: 'response_format',
+    },
+    undefined,
+    new Headers(),
+  );
+
+  test('requests refused together step down once, and each asks again in the weaker mode', () => {
+    const ladder = new ResponseFormatLadder('auto');
+    expect(ladder.afterFailure(refusal, 'json_schema')).toEqual({ retry: true, steppedDown: refusal.message });
+    // A second request sent in strict mode before the first was refused: it asks again, the ladder stays.
+    expect(ladder.afterFailure(refusal, 'json_schema')).toEqual({ retry: true, steppedDown: null });
+    expect(ladder.mode).toBe('json_object');
+    expect(ladder.fallback).toBe(`json_schema refused (${refusal.message})`);
+  });
+
+  test('a fixed mode never steps down, and a failure that is not a refusal is the request’s own', () => {
+    expect(new ResponseFormatLadder('json_schema').afterFailure(refusal, 'json_schema').retry).toBe(false);
+    const overloaded = new InternalServerError(500, { message: 'overloaded' }, undefined, new Headers());
+    expect(new ResponseFormatLadder('auto').afterFailure(overloaded, 'json_schema').retry).toBe(false);
   });
 });
