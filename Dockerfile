@@ -7,9 +7,8 @@ COPY package.json package-lock.json ./
 # Not `npm ci`: see scripts/ensure-deps.mjs. Install scripts stay off, as package.json's allowScripts says.
 RUN npm install --no-save --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+# Only the product: the sandbox, scripts, tests and experiments never enter the image.
 COPY src ./src
-COPY sandbox ./sandbox
-COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim AS runtime

@@ -5,7 +5,7 @@ import { createOpenAiClient } from '../../src/activities/llm';
 import { McpConnections } from '../../src/activities/mcp';
 import type { Scenario } from '../../sandbox/scenario';
 import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices, type SeedData } from '../../sandbox/services';
-import { allContractProblems } from '../contracts/intercom-api';
+import { allContractProblems } from '../sandbox/intercom-api';
 
 export const ADMIN_ID = SANDBOX_SECRETS.adminId;
 export const INTERCOM_TOKEN = SANDBOX_SECRETS.intercomToken;

@@ -57,7 +57,7 @@ function sourceId(id: string): string {
   return testbed.sandbox.intercom.mustGet(id).source.id;
 }
 
-/** With RECORD_HISTORIES=1, commits one run's history for the determinism gate (test/replay.test.ts). */
+/** With RECORD_HISTORIES=1, commits one run's history for the determinism gate (test/workflows/replay.test.ts). */
 async function recordHistory(id: string, runId: string, name: string): Promise<void> {
   if (!RECORD_HISTORIES) return;
   const history = await testbed.env.client.workflow.getHandle(workflowIdFor(id), runId).fetchHistory();

@@ -1,12 +1,12 @@
 // The talent MCP server against tools nobody here wrote: the MCP Inspector CLI and the MCP conformance suite (both on
 // Node 22), and Melvin's MCP client activity against the reference "everything" server.
 import { spawn } from 'node:child_process';
-import { McpConnections, createMcpActivities } from '../src/activities/mcp';
-import { loadKnowledgeBase } from '../sandbox/talent-mcp/knowledge-base';
-import { TalentMcpService } from '../sandbox/talent-mcp/http';
-import { TalentStore } from '../sandbox/talent-mcp/server';
-import { ensureMcpTools, type McpTools } from '../scripts/mcp-tools';
-import { failureOf, runActivity } from './helpers/activity';
+import { McpConnections, createMcpActivities } from '../../src/activities/mcp';
+import { loadKnowledgeBase } from '../../sandbox/talent-mcp/knowledge-base';
+import { TalentMcpService } from '../../sandbox/talent-mcp/http';
+import { TalentStore } from '../../sandbox/talent-mcp/server';
+import { ensureMcpTools, type McpTools } from '../../scripts/mcp-tools';
+import { failureOf, runActivity } from '../helpers/activity';
 
 /** Conformance scenarios that apply to a tools-only server; the others test logging, completions, resources,
  * prompts, sampling, elicitation, or call the suite's own test tools. */

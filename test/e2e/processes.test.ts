@@ -4,13 +4,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DEFAULT_HANDOVER_MESSAGE, stateQuery } from '../src/shared';
-import type { AgentState } from '../src/state';
-import { coverage, draft, plan } from './helpers/model-answers';
-import { quietRuntime, waitFor } from './helpers/runtime';
-import { ROOT, runNode, startWorkerProcess, workerEnvironment } from './helpers/processes';
-import { startSandbox, withoutRunMaps, type Sandbox } from './helpers/sandbox';
-import { startTemporal } from './helpers/temporal';
+import { DEFAULT_HANDOVER_MESSAGE, stateQuery } from '../../src/shared';
+import type { AgentState } from '../../src/state';
+import { coverage, draft, plan } from '../helpers/model-answers';
+import { quietRuntime, waitFor } from '../helpers/runtime';
+import { ROOT, runNode, startWorkerProcess, workerEnvironment } from '../helpers/processes';
+import { startSandbox, withoutRunMaps, type Sandbox } from '../helpers/sandbox';
+import { startTemporal } from '../helpers/temporal';
 
 quietRuntime();
 

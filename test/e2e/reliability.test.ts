@@ -1,9 +1,9 @@
 // The reliability suite's representative subset (the full suite is `npm run reliability`): a worker killed mid-run,
 // fuzzed bad input, and the prompt-injection set. Each experiment's checks must all hold.
-import { badInput } from '../reliability/bad-input';
-import { workerCrash } from '../reliability/faults';
-import { promptInjection } from '../reliability/injection';
-import type { Report } from '../reliability/report';
+import { badInput } from '../../reliability/bad-input';
+import { workerCrash } from '../../reliability/faults';
+import { promptInjection } from '../../reliability/injection';
+import type { Report } from '../../reliability/report';
 
 beforeAll(() => {
   process.env.LOG_LEVEL = 'warn';

@@ -6,11 +6,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { freeStackPorts, portEnvironment } from '../scripts/stack';
-import { turnOver } from '../src/conversations';
-import { startNpmStart } from './helpers/processes';
-import { IntercomEmulator } from '../sandbox/intercom/emulator';
-import { inboxRouter } from '../sandbox/intercom/inbox';
+import { freeStackPorts, portEnvironment } from '../../scripts/stack';
+import { turnOver } from '../../src/conversations';
+import { startNpmStart } from '../helpers/processes';
+import { IntercomEmulator } from '../../sandbox/intercom/emulator';
+import { inboxRouter } from '../../sandbox/intercom/inbox';
 
 /** A webhook receiver that accepts every notification, as the ingress does. */
 async function acceptingReceiver(): Promise<{ url: string; close(): Promise<void> }> {

@@ -2,14 +2,14 @@
 // a local LangSmith-compatible endpoint: runs arrive with tracing on, and nothing leaves the process with it off.
 import express from 'express';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { readBundledPrompts, PROMPT_NAMES } from '../src/activities/prompts';
-import { deliverUserMessage } from '../src/conversations';
-import { listen, type RunningServer } from '../sandbox/http';
-import { coverage, draft, plan } from './helpers/model-answers';
-import { startWorkerProcess, workerEnvironment } from './helpers/processes';
-import { quietRuntime } from './helpers/runtime';
-import { startSandbox, type Sandbox } from './helpers/sandbox';
-import { startTemporal } from './helpers/temporal';
+import { readBundledPrompts, PROMPT_NAMES } from '../../src/activities/prompts';
+import { deliverUserMessage } from '../../src/conversations';
+import { listen, type RunningServer } from '../../sandbox/http';
+import { coverage, draft, plan } from '../helpers/model-answers';
+import { startWorkerProcess, workerEnvironment } from '../helpers/processes';
+import { quietRuntime } from '../helpers/runtime';
+import { startSandbox, type Sandbox } from '../helpers/sandbox';
+import { startTemporal } from '../helpers/temporal';
 
 quietRuntime();
 

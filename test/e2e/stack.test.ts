@@ -6,15 +6,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_ARGS, ensureChromium } from '../scripts/chromium';
-import type { ScenarioResult } from '../sandbox/scenario-runner';
-import type { Report } from '../src/reports/figures';
-import { SANDBOX_SECRETS } from '../sandbox/services';
-import { startNpmStart, type NpmStart } from './helpers/processes';
-import { waitFor } from './helpers/runtime';
-import { freeStackPorts, portEnvironment, type StackPorts } from '../scripts/stack';
+import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium';
+import { describeNeeding } from '../helpers/requirements';
+import type { ScenarioResult } from '../../sandbox/scenario-runner';
+import type { Report } from '../../src/reports/figures';
+import { SANDBOX_SECRETS } from '../../sandbox/services';
+import { startNpmStart, type NpmStart } from '../helpers/processes';
+import { waitFor } from '../helpers/runtime';
+import { freeStackPorts, portEnvironment, type StackPorts } from '../../scripts/stack';
 
-const ROOT = path.join(__dirname, '..');
+const ROOT = path.join(__dirname, '..', '..');
 const SHARED_SCENARIOS = path.join(ROOT, '..', 'shared', 'scenarios');
 const OUTPUT_DIR = path.join(ROOT, 'test-output');
 let start: NpmStart;
@@ -316,7 +317,7 @@ test('npm run melvin -- report shows the scenarios’ turns: outcomes, escalatio
   expect(bad.stderr).toContain('since: a whole number followed by m, h or d, like 90m, 24h or 7d');
 }, 120_000);
 
-describe('the inbox page in headless Chromium', () => {
+describeNeeding(['Chromium'])('the inbox page in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
     browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });

@@ -6,9 +6,9 @@ import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import { CONFIGURATION_VARIABLES } from '../src/config';
+import { CONFIGURATION_VARIABLES } from '../../src/config';
 
-const ROOT = path.join(__dirname, '..');
+const ROOT = path.join(__dirname, '..', '..');
 /** The Compose Specification's own schema, from the compose-spec project's Go module (the Go module proxy serves it). */
 const COMPOSE_GO = 'github.com/compose-spec/compose-go/v2@v2.16.2';
 

@@ -1,7 +1,7 @@
 // The determinism gate: every committed history replays with the current workflow code, and a changed one is caught.
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { CHANGED_WORKFLOWS, WORKFLOWS, committedHistories, replayAll } from '../reliability/determinism';
-import { quietRuntime } from './helpers/runtime';
+import { CHANGED_WORKFLOWS, WORKFLOWS, committedHistories, replayAll } from '../../reliability/determinism';
+import { quietRuntime } from '../helpers/runtime';
 
 quietRuntime();
 

@@ -3,12 +3,12 @@ import { createHmac } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createIngressApp } from '../src/ingress/app';
-import type { Report } from '../src/reports/figures';
-import { listReportRuns } from '../src/reports/visibility';
-import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes, workflowIdFor, type TurnSummary } from '../src/shared';
-import { quietRuntime, waitFor } from './helpers/runtime';
-import { startTemporal } from './helpers/temporal';
+import { createIngressApp } from '../../src/ingress/app';
+import type { Report } from '../../src/reports/figures';
+import { listReportRuns } from '../../src/reports/visibility';
+import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes, workflowIdFor, type TurnSummary } from '../../src/shared';
+import { quietRuntime, waitFor } from '../helpers/runtime';
+import { startTemporal } from '../helpers/temporal';
 
 quietRuntime();
 

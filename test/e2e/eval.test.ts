@@ -4,11 +4,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { EvalResults } from '../eval/report';
-import { sandboxReasoning } from '../sandbox/model/reasoning';
-import { SandboxModel } from '../sandbox/model/server';
+import type { EvalResults } from '../../eval/report';
+import { sandboxReasoning } from '../../sandbox/model/reasoning';
+import { SandboxModel } from '../../sandbox/model/server';
 
-const ROOT = path.join(__dirname, '..');
+const ROOT = path.join(__dirname, '..', '..');
 const SET = path.join(ROOT, 'eval', 'scenarios');
 const running = new Set<ChildProcess>();
 

@@ -1,0 +1,43 @@
+// The production topology without Docker: a Temporal server built from Go modules on PostgreSQL (schema set up by
+// temporal-sql-tool), with the worker, the ingress and the sandbox as separate processes; every scenario passes.
+import path from 'node:path';
+import { ScenarioRunner, scenarioFiles, type ScenarioResult } from '../../sandbox/scenario-runner';
+import { startPostgresTemporal, TEMPORAL_SERVER_VERSION } from '../../scripts/postgres-temporal';
+import { freeStackPorts, startStack, type Stack } from '../../scripts/stack';
+import { describeNeeding } from '../helpers/requirements';
+
+const ROOT = path.join(__dirname, '..', '..');
+describeNeeding(['PostgreSQL', 'Go'])('the production topology on PostgreSQL', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    const temporal = await startPostgresTemporal({
+      postgres: {
+        host: process.env.PGHOST ?? '127.0.0.1',
+        port: Number(process.env.PGPORT ?? 5432),
+        user: process.env.PGUSER ?? 'postgres',
+        password: process.env.PGPASSWORD,
+      },
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    stack = await startStack({
+      ports: await freeStackPorts(),
+      temporal,
+    });
+  }, 900_000);
+
+  afterAll(() => stack?.stop());
+
+  test(`the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL runs every scenario`, async () => {
+    const system = await stack.temporal.client.workflowService.getSystemInfo({});
+    expect(system.serverVersion).toBe(TEMPORAL_SERVER_VERSION);
+    const runner = new ScenarioRunner({ controlUrl: stack.urls.sandboxControl, client: stack.temporal.client });
+    const results: ScenarioResult[] = [];
+    for (const file of scenarioFiles([path.join(ROOT, 'scenarios')])) results.push(await runner.run(file));
+    const failed = results
+      .filter((r) => !r.passed)
+      .map((r) => ({ id: r.id, error: r.error, failed: r.expectations.filter((e) => !e.passed) }));
+    expect(failed).toEqual([]);
+    expect(results.length).toBeGreaterThanOrEqual(20);
+  }, 900_000);
+});
