@@ -7,6 +7,7 @@ import type { Scenario } from '../sandbox/scenario';
 import type { JudgeRequest } from '../sandbox/model/judge';
 import type { AgentState, LlmUsage } from '../src/state';
 import type { Judge, Judgement } from './judge';
+import { errorMessage } from '../src/error-message';
 
 export interface LoadedScenario {
   file: string;
@@ -217,7 +218,7 @@ async function judgeTry(record: TryRecord, scenario: Scenario, judge: Judge, con
     expectation = { expectation: 'judge', passed: judgement.passed, expected: rubric, actual: judgement.reasoning };
   } catch (err) {
     // A judge that cannot answer is a failed check of this try, not a failed evaluation.
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     expectation = { expectation: 'judge', passed: false, expected: rubric, actual: `the judge failed: ${reason}` };
   }
   record.expectations.push(expectation);

@@ -10,6 +10,7 @@ import type { AgentState } from '../src/state';
 import type { GateSpec } from './gates';
 import { Scenario, type ScenarioDecision } from './scenario';
 import { waitFor } from './wait';
+import { errorMessage } from '../src/error-message';
 
 export interface ExpectationResult {
   expectation: string;
@@ -67,7 +68,7 @@ export function loadScenario(file: string): Scenario {
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`${file}: not valid JSON: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(`${file}: not valid JSON: ${errorMessage(err)}`, { cause: err });
   }
   const parsed = Scenario.safeParse(json);
   if (!parsed.success) {
@@ -203,7 +204,7 @@ export class ScenarioRunner {
     try {
       scenario = loadScenario(file);
     } catch (err) {
-      return { ...emptyResult(file), error: err instanceof Error ? err.message : String(err) };
+      return { ...emptyResult(file), error: errorMessage(err) };
     }
     return (await this.runScenario(scenario, file)).result;
   }
@@ -276,7 +277,7 @@ export class ScenarioRunner {
       result.expectations.push(...(await this.laterTurns(scenario, conversation, states)));
       result.passed = result.expectations.every((e) => e.passed);
     } catch (err) {
-      result.error = err instanceof Error ? err.message : String(err);
+      result.error = errorMessage(err);
       await this.control('POST', '/gate/release').catch(() => undefined);
     }
     result.duration_ms = Date.now() - started;

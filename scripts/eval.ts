@@ -12,6 +12,7 @@ import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
 import { RandomFaultStatus } from '../sandbox/services';
 import { freeStackPorts, startDevServer, startStack, type Stack } from './stack';
 import { findTemporalCli } from './temporal-cli';
+import { errorMessage } from '../src/error-message';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_SET = path.join(ROOT, 'eval', 'scenarios');
@@ -31,7 +32,7 @@ function loadSet(targets: string[], only: string[] | undefined): LoadedScenario[
       return { file: path.relative(ROOT, file), scenario: loadScenario(file) };
     } catch (err) {
       // A scenario file with a typo is the caller's to fix: said like any other usage error, naming file and field.
-      throw new UsageError(err instanceof Error ? err.message : String(err));
+      throw new UsageError(errorMessage(err));
     }
   });
   const unfit = all.flatMap(({ file, scenario }) => {
@@ -56,7 +57,7 @@ function readBaseline(file: string): Baseline {
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new UsageError(`${file} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`${file} is not JSON: ${errorMessage(err)}`);
   }
   const parsed = Baseline.safeParse(json);
   if (!parsed.success) throw new UsageError(`${file} is not a baseline: ${baselineProblems(parsed.error)}`);

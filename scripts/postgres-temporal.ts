@@ -12,6 +12,7 @@ import { allSearchAttributes } from '../src/shared';
 import { waitFor } from '../sandbox/wait';
 import { freeLowPorts, type TemporalServer } from './stack';
 import { cacheDir, goAvailable, goInstall } from './temporal-cli';
+import { errorMessage } from '../src/error-message';
 
 /** The server version the Temporal CLI 1.5.1 bundles (`temporal --version` says "Server 1.29.1"). */
 export const TEMPORAL_SERVER_VERSION = '1.29.1';
@@ -183,7 +184,7 @@ export async function startPostgresTemporal(options: {
       try {
         sqlTool(tools.sqlTool, options.postgres, database, ['drop-database', '--force']);
       } catch (err) {
-        log(`could not drop ${database}: ${err instanceof Error ? err.message : String(err)}`);
+        log(`could not drop ${database}: ${errorMessage(err)}`);
       }
     }
   };

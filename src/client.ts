@@ -25,7 +25,9 @@ import {
 import { Since } from './reports/figures';
 import { reportText } from './reports/text';
 import { loadReport } from './reports/visibility';
+import { ConversationIdText } from './schemas';
 import { searchAttributes, type ReplyDecision } from './shared';
+import { errorMessage } from './error-message';
 
 const USAGE = `Usage:
   melvin start <conversationId>                       start (or join) a turn for the conversation
@@ -45,9 +47,7 @@ const USAGE = `Usage:
 
 export class UsageError extends Error {}
 
-const ConversationId = z
-  .string({ error: 'a conversation id is required' })
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a conversation id is 1-64 letters, digits, "_" or "-"');
+const ConversationId = z.string({ error: 'a conversation id is required' }).pipe(ConversationIdText);
 
 /** Why an operator acts (escalate, hand back, reject), and who: recorded in the run's state and the team's note. */
 const Reason = z.string({ error: '--reason is required' }).trim().min(1, '--reason must not be empty').max(1000);
@@ -108,7 +108,7 @@ export function parseCommand(argv: string[]): Command {
       },
     });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(errorMessage(err));
   }
   const [command, conversationId, ...extra] = parsed.positionals;
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);

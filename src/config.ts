@@ -14,6 +14,7 @@ import {
 } from './shared';
 import type { EscalationKind } from './state';
 import { ESCALATION_TABLE } from './workflows/routing';
+import { errorMessage } from './error-message';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -170,7 +171,7 @@ const WorkerEnv = TemporalEnv.extend({
     try {
       return parseMcpServers(value);
     } catch (err) {
-      ctx.addIssue({ code: 'custom', message: err instanceof Error ? err.message : String(err) });
+      ctx.addIssue({ code: 'custom', message: errorMessage(err) });
       return z.NEVER;
     }
   }),

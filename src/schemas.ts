@@ -2,6 +2,9 @@
 import { z } from 'zod';
 import type { Intent, Message, StoredDocsData, StoredToolData, StyleExample, ToolDefinition } from './state';
 
+/** A conversation id as Intercom gives it and as workflow IDs and CLI arguments carry it. */
+export const ConversationIdText = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"');
+
 /*
  * The three step schemas are the single source of what the model must answer. Their JSON Schema goes to the model as
  * an OpenAI strict Structured Outputs `response_format`, so they stay inside the subset strict mode accepts: every

@@ -34,9 +34,16 @@ export const DEFAULT_KIND_HANDOVER_MESSAGES: Partial<Record<EscalationKind, stri
 /** How long a conversation's workflow waits for the user's next message before it ends: a week. */
 export const DEFAULT_QUIET_PERIOD_SECONDS = 7 * 24 * 3600;
 
+const WORKFLOW_ID_PREFIX = 'intercom-conversation-';
+
 /** One workflow ID per conversation: every turn of a conversation is one search in the Temporal UI. */
 export function workflowIdFor(conversationId: string): string {
-  return `intercom-conversation-${conversationId}`;
+  return `${WORKFLOW_ID_PREFIX}${conversationId}`;
+}
+
+/** The conversation a workflow ID names, or undefined for a workflow that is not a conversation's. */
+export function conversationIdOf(workflowId: string): string | undefined {
+  return workflowId.startsWith(WORKFLOW_ID_PREFIX) ? workflowId.slice(WORKFLOW_ID_PREFIX.length) : undefined;
 }
 
 export interface Trigger {

@@ -1,4 +1,6 @@
-// The run's state with seed 001's field names: the workflow result and the answer of the `state` query.
+// The run's state: the workflow's result and the answer of its `state` query, with the field names operators and
+// dashboards read (plan_data, tool_data, coverage_data, …).
+import type { CoverageOutput, DraftOutput } from './schemas';
 import type { ReplyMode, Trigger } from './shared';
 
 export type NodeName =
@@ -39,7 +41,7 @@ export interface PlannedToolCall {
   reasoning: string;
 }
 
-/** One thing the user asks: a message may ask several (seed 003's multi-intent emails). */
+/** One thing the user asks: a message may ask several and each is judged on its own. */
 export interface Intent {
   intent: string;
   question: string;
@@ -88,7 +90,7 @@ export interface ToolResult extends Omit<GatheredCall, 'data'> {
 }
 
 /**
- * A reference argument resolved in tiers (seed 003): `exact` when it names an id, `fuzzy` when it matched one of the
+ * A reference argument resolved in tiers: `exact` when it names an id, `fuzzy` when it matched one of the
  * user's own records by its words; a reference that resolves to nothing is never sent to the tool.
  */
 export interface EntityResolution {
@@ -111,22 +113,8 @@ export interface GatherData {
   execution_status: GatherStatus;
 }
 
-export interface MissingData {
-  gap_type: string;
-  description: string;
-}
-
-export interface CoverageAnalysis {
-  user_query: string;
-  data_sufficient: boolean;
-  coverage_score: number;
-  available_data: string[];
-  missing_data: MissingData[];
-  /** Absent in analyses recorded before intents were judged one by one. */
-  intents?: { intent: string; covered: boolean }[];
-  reasoning: string;
-  confidence: number;
-}
+/** Coverage's answer as its schema defines it; `intents` is absent in analyses recorded before intents were judged. */
+export type CoverageAnalysis = Omit<CoverageOutput, 'intents'> & Partial<Pick<CoverageOutput, 'intents'>>;
 
 export interface CoverageData {
   coverage_analysis: CoverageAnalysis | null;
@@ -160,7 +148,7 @@ export interface StoredDocsData {
   truncated: boolean;
 }
 
-export type ResponseType = 'REPLY' | 'ROUTE_TO_TEAM';
+export type ResponseType = DraftOutput['response_type'];
 
 export interface DraftData {
   response: string;
@@ -364,7 +352,7 @@ export interface RunMetadata {
   data_budget?: DataBudget;
   /** What the model endpoint reported the turn's LLM calls cost, summed (repair requests included). */
   usage?: LlmUsage;
-  /** The team's past answers to similar questions that Draft was shown for its tone (seed 002), never as facts. */
+  /** The team's past answers to similar questions that Draft was shown for its tone, never as facts. */
   style_examples?: StyleExamples | null;
 }
 

@@ -1,8 +1,7 @@
 // The worker's runtime telemetry: JSON log lines that name the conversation, and the SDK's Prometheus metrics.
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
 import { writeLogLine } from './log';
-
-const CONVERSATION_WORKFLOW = /^intercom-conversation-(.+)$/;
+import { conversationIdOf } from './shared';
 
 /**
  * The SDK's workflow and activity logs carry `workflowId` and `runId`; the conversation id is read off the workflow
@@ -12,7 +11,7 @@ export function jsonTemporalLogger(level: LogLevel): DefaultLogger {
   return new DefaultLogger(level, (entry: LogEntry) => {
     const meta = (entry.meta ?? {}) as Record<string, unknown>;
     const workflowId = typeof meta.workflowId === 'string' ? meta.workflowId : undefined;
-    const conversationId = workflowId ? CONVERSATION_WORKFLOW.exec(workflowId)?.[1] : undefined;
+    const conversationId = workflowId ? conversationIdOf(workflowId) : undefined;
     const levelName = entry.level.toLowerCase();
     writeLogLine(levelName, {
       time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(),

@@ -80,7 +80,3 @@ function cancellationOf(): unknown {
     return undefined;
   }
 }
-
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

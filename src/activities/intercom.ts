@@ -130,7 +130,7 @@ function roleOf(authorType: string | undefined): Role | undefined {
 }
 
 /**
- * Seed 000's role mapping: the source is the first message; user/lead/contact parts are the user's, admin/bot/team
+ * Roles: the source is the first message; user/lead/contact parts are the user's, admin/bot/team
  * parts the assistant's; notes are kept apart (never shown to the model) and event parts with no text are dropped.
  */
 export function messagesFromConversation(conversation: IntercomConversation): {

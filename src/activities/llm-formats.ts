@@ -4,6 +4,7 @@ import { zodResponseFormat } from 'openai/helpers/zod';
 import type { ResponseFormatJSONObject, ResponseFormatJSONSchema } from 'openai/resources/shared';
 import type { z } from 'zod';
 import { CoverageOutput, DraftOutput, PlanOutput, type LlmStep } from '../schemas';
+import { errorMessage } from '../error-message';
 
 /**
  * `json_schema`: OpenAI strict Structured Outputs. `json_object`: JSON mode, the schema spelled out in the system
@@ -81,7 +82,7 @@ export function extractJson(content: string): Extracted {
         // Not this span; the next one may be the answer.
       }
     }
-    return { ok: false, problem: `the answer is not JSON (${err instanceof Error ? err.message : String(err)})` };
+    return { ok: false, problem: `the answer is not JSON (${errorMessage(err)})` };
   }
 }
 

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { Client as LangSmithClient } from 'langsmith';
 import { z } from 'zod';
 import type { PromptsUsed } from '../state';
-import { PromptUnavailableError, errorMessage, withRetryContract } from './errors';
+import { errorMessage } from '../error-message';
+import { PromptUnavailableError, withRetryContract } from './errors';
 
 export const PROMPT_NAMES = {
   plan: 'agent-plan-prompt',

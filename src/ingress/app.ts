@@ -13,6 +13,7 @@ import {
   sendTeamAction,
   type TurnOptions,
 } from '../conversations';
+import { ConversationIdText } from '../schemas';
 import type { TeamAction } from '../shared';
 import { logEvent } from '../log';
 import { htmlToText } from '../activities/intercom-text';
@@ -20,6 +21,7 @@ import { Since } from '../reports/figures';
 import { loadReport } from '../reports/visibility';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
 import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
+import { errorMessage } from '../error-message';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Topics that carry a user's message; every other topic is acknowledged and ignored. */
@@ -34,10 +36,7 @@ export const TEAM_TOPICS = {
 const TEMPORAL_DEADLINE_MS = 3_000;
 const REMEMBERED_NOTIFICATIONS = 10_000;
 
-const ConversationId = z
-  .union([z.string(), z.number()])
-  .transform(String)
-  .pipe(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"'));
+const ConversationId = z.union([z.string(), z.number()]).transform(String).pipe(ConversationIdText);
 
 /** Intercom's `notification_event`; only what Melvin reads is checked, the rest passes through. */
 export const Notification = z.looseObject({
@@ -190,7 +189,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
     try {
       json = JSON.parse(raw.toString('utf8'));
     } catch (err) {
-      return reject(400, 'bad_json', `invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+      return reject(400, 'bad_json', `invalid JSON: ${errorMessage(err)}`);
     }
     const notification = Notification.safeParse(json);
     if (!notification.success) {
@@ -240,7 +239,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
       logEvent('error', 'webhook not delivered: Temporal unavailable', {
         topic,
         conversation_id: conversationId,
-        error: err instanceof Error ? err.message : String(err),
+        error: errorMessage(err),
       });
       // A 5xx makes Intercom deliver again later, so the message is not lost.
       return { ...reject(503, 'temporal_unavailable', 'Temporal is unavailable; retry the delivery'), topic };
@@ -359,7 +358,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
       res.set('cache-control', 'no-store').json(report);
     } catch (err) {
       logEvent('error', 'report not built: Temporal visibility failed', {
-        error: err instanceof Error ? err.message : String(err),
+        error: errorMessage(err),
       });
       res.status(503).json({ error: 'Temporal visibility could not be read; try again' });
     }
@@ -372,7 +371,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
       );
       res.json({ status: 'ok', temporal: 'serving' });
     } catch (err) {
-      res.status(503).json({ status: 'unavailable', temporal: err instanceof Error ? err.message : String(err) });
+      res.status(503).json({ status: 'unavailable', temporal: errorMessage(err) });
     }
   });
 

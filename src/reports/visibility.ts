@@ -1,7 +1,7 @@
 // Reads the runs a report covers from Temporal visibility alone: one listing with each run's memo and search attributes,
 // never a query or a history (a query replays a closed run on a worker: far too slow for thousands of runs).
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes } from '../shared';
+import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, conversationIdOf, searchAttributes } from '../shared';
 import { reportFigures, type Report, type RunRecord, type Since } from './figures';
 
 /** Runs one report reads at most; past it the report says it is truncated rather than hold the ingress's memory. */
@@ -23,7 +23,8 @@ export function runRecord(info: WorkflowExecutionInfo): RunRecord {
     // Every run sets the attribute at its start; the workflow id says the same for a run that has not yet.
     conversationId:
       info.typedSearchAttributes.get(searchAttributes.conversationId) ??
-      info.workflowId.replace(/^intercom-conversation-/, ''),
+      conversationIdOf(info.workflowId) ??
+      info.workflowId,
     runId: info.runId,
     startTime: info.startTime,
     memo: info.memo?.[TURN_SUMMARY_MEMO],

@@ -78,7 +78,7 @@ export function coverageContext(state: AgentState, hop: number): CoverageContext
 }
 
 /**
- * What the user already said and what Melvin holds (seed 002's known context), so the reply never asks for it again:
+ * What the user already said and what Melvin holds (its known context), so the reply never asks for it again:
  * the contact's name and email, what the user named, what resolved to their records, what earlier turns asked.
  */
 export function knownContext(state: AgentState): string[] {

@@ -1,4 +1,4 @@
-// Tiered entity resolution (seed 003's product mentions, for talent): a reference the model wrote for an id argument
+// Tiered entity resolution: a reference the model wrote for an id argument
 // ("the Barista job" for `job_id`) is resolved to a record of the user's own data before the tool is called. Pure.
 import type { EntityResolution, StoredToolData } from '../state';
 

@@ -1,4 +1,4 @@
-// DESIGN.md's activity policy table in one place: a named retry policy per external system, one proxy per policy.
+// Every activity's timeouts and retries in one place: a named retry policy per external system, one proxy per policy.
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { IntercomActivities } from '../activities/intercom';
@@ -60,7 +60,7 @@ export const promptPolicy: ActivityOptions = {
 
 /**
  * 408/409/429/5xx and timeouts are retried; 400/401/403/404 and output still invalid after one repair are not.
- * Six attempts, one more than DESIGN.md's five: the backoffs of five add up to exactly 30 s, so a 30 s outage of the
+ * Six attempts, not five: the backoffs of five add up to exactly 30 s, so a 30 s outage of the
  * model endpoint would race the last attempt; the sixth comes 32 s later.
  */
 export const llmPolicy: ActivityOptions = {

@@ -1,4 +1,4 @@
-// Routing as pure functions of the state: seed 000's decision rules, the escalation table and the status mapping.
+// Routing as pure functions of the state: the decision rules after each node, the escalation table and the status mapping.
 import type {
   EscalationKind,
   EscalationSource,
@@ -15,7 +15,7 @@ interface EscalationRow {
   reason: (detail: string) => string;
 }
 
-/** DESIGN.md's escalation table, one row per kind; `plan_error` is ours (the seed is silent on a failed Plan). */
+/** Every kind of escalation: which node raises it, the Melvin Status it sets, and the reason the note gives. */
 export const ESCALATION_TABLE: Record<EscalationKind, EscalationRow> = {
   hops_exhausted: {
     source: 'coverage',
@@ -38,7 +38,7 @@ export const ESCALATION_TABLE: Record<EscalationKind, EscalationRow> = {
   validation_error: { source: 'validate', status: 'error', reason: (detail) => `Validation error: ${detail}` },
   operator: { source: 'operator', status: 'ROUTE_TO_TEAM', reason: (detail) => detail },
   plan_error: { source: 'plan', status: 'error', reason: (detail) => `Planning failed: ${detail}` },
-  // Ours too: the reply answered what the data covers, and the team answers the rest (seed 003's multi-intent emails).
+  // The reply answered what the data covers, and the team answers the rest of a message that asked several things.
   partial_answer: {
     source: 'draft',
     status: 'partial',
@@ -80,7 +80,7 @@ export function partialAnswer(intents: Intent[], open: string[]): Escalation {
 }
 
 /**
- * The note Escalate adds: seed 000's format, plus who asked when an operator forced it, and whether the user was told
+ * The note Escalate adds: the reason and its details, plus who asked when an operator forced it, and whether the user was told
  * a person will follow up (so nobody tells them twice, and somebody does when Melvin could not).
  */
 export function escalationNote(e: Escalation, told: UserTold | null = null, map: string | null = null): string {
@@ -90,7 +90,7 @@ export function escalationNote(e: Escalation, told: UserTold | null = null, map:
   if (told?.sent) lines.push(`The user was told: "${told.text}"`);
   else if (told)
     lines.push(`The user could not be told a person will follow up (${told.error}): please reply to them.`);
-  // The run's path as a Mermaid flowchart (seed 004's run map): the inbox draws it, Intercom shows its source.
+  // The run's path as a Mermaid flowchart: the inbox draws it, Intercom shows its source.
   if (map) lines.push('How Melvin got here:', '```mermaid', map, '```');
   return lines.join('\n');
 }
@@ -111,7 +111,7 @@ export function replyDecisionProblem(d: unknown): string | null {
 }
 
 /**
- * Seed 000's coverage rule: sufficient → Draft; insufficient with hops left → Plan again; else escalate (row 1). With
+ * The coverage rule: sufficient → Draft; insufficient with hops left → Plan again; else escalate (`hops_exhausted`). With
  * several intents, the last hop drafts a partial answer when the data covers at least one of them.
  */
 export function routeAfterCoverage(input: {
@@ -130,7 +130,7 @@ export function routeAfterCoverage(input: {
   return { next: 'escalate', escalation: escalation('hops_exhausted', String(input.maxHops)) };
 }
 
-/** A draft that routes to the team skips validation: there is no reply to check (seed 000, decision 4). */
+/** A draft that routes to the team skips validation: there is no reply to check. */
 export function routeAfterDraft(responseType: ResponseType): {
   next: 'validate' | 'escalate';
   escalation: Escalation | null;

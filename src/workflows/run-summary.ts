@@ -93,7 +93,7 @@ function mapLabel(state: AgentState, node: NodeName, hop: number): string {
 }
 
 /**
- * The path the turn took as a Mermaid flowchart (seed 004's run map): one box per node visited, hops numbered, the
+ * The path the turn took as a Mermaid flowchart: one box per node visited, hops numbered, the
  * edge into Escalate labelled with the escalation's kind (given while Escalate runs, before the state records it).
  * Coverage is a decision (a rhombus), Escalate stands out.
  */

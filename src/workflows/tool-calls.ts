@@ -121,12 +121,12 @@ function freeKey(existing: Record<string, unknown>, candidates: string[]): strin
   for (let n = 2; ; n++) if (!(`${last} #${n}` in existing)) return `${last} #${n}`;
 }
 
-/** `tool_data` is keyed by tool name (seed 001); a repeat call is kept as `<tool> (hop N)`, then numbered. */
+/** `tool_data` is keyed by tool name, as dashboards read it; a repeat call is kept as `<tool> (hop N)`, then numbered. */
 export function toolDataKey(existing: Record<string, unknown>, toolName: string, hop: number): string {
   return freeKey(existing, [toolName, `${toolName} (hop ${hop})`]);
 }
 
-/** `docs_data` is keyed `"<query> (hop N)"` (seed 001); a repeated query in one hop is numbered. */
+/** `docs_data` is keyed `"<query> (hop N)"`; a repeated query in one hop is numbered. */
 export function docsDataKey(existing: Record<string, unknown>, query: string, hop: number): string {
   return freeKey(existing, [`${query} (hop ${hop})`]);
 }

@@ -1,5 +1,5 @@
-// One user turn as seed 000's graph: a table of nodes, each returning the node to go to next (and the escalation, when
-// it escalates), driven by one short loop. Workflow code: every side effect is an activity from ./policies.
+// One user turn as a graph: a table of nodes (Initialize, Plan, Gather, Coverage, Draft, Validate, Escalate, Response),
+// each returning the node to go to next (and the escalation, when it escalates), driven by one short loop. Workflow code: every side effect is an activity from ./policies.
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -67,6 +67,7 @@ import {
 } from './tool-calls';
 import { runMap, turnOutcomeDetails, turnSummary } from './run-summary';
 import { applyFetchedConversation, durationText, readValidationAnswer, storeGathered } from './turn-state';
+import { errorMessage } from '../error-message';
 
 /** What a node decides: where the turn goes next and, when it goes to Escalate, why. */
 export interface Step {
@@ -259,7 +260,7 @@ export function describeFailure(err: unknown): string {
   if (err instanceof ActivityFailure && err.cause) return describeFailure(err.cause);
   if (err instanceof TimeoutFailure) return `timed out (${err.timeoutType})`;
   if (err instanceof ApplicationFailure) return err.message || err.type || 'failed';
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 export function operatorEscalation(t: Turn): Escalation {
@@ -512,7 +513,7 @@ async function gather(t: Turn): Promise<Step> {
   return { next: 'coverage' };
 }
 
-/** Seed 000's coverage rule: enough data → Draft; not enough with hops left → Plan again; else escalate. */
+/** The coverage rule: enough data → Draft; not enough with hops left → Plan again; else escalate. */
 async function coverage(t: Turn): Promise<Step> {
   await refetchIfNewMessages(t);
   const { state } = t;
@@ -556,7 +557,7 @@ const MAX_EXAMPLES = 3;
 const MAX_EXAMPLE_CHARS = 600;
 
 /**
- * The team's voice (seed 002): past conversations a teammate resolved, retrieved by similarity to the question, for
+ * The team's voice: past conversations a teammate resolved, retrieved by similarity to the question, for
  * Draft to match their tone. Null when no MCP server offers the search; a failed search leaves Draft without examples.
  */
 async function retrieveStyleExamples(t: Turn): Promise<StyleExamples | null> {

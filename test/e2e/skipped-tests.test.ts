@@ -26,7 +26,7 @@ function jestRun(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output:
 
 test('without PostgreSQL the topology test is skipped with the reason, and fails under CI=true', async () => {
   const port = await closedPort();
-  const env = { ...process.env, PGHOST: '127.0.0.1', PGPORT: String(port) };
+  const env: NodeJS.ProcessEnv = { ...process.env, PGHOST: '127.0.0.1', PGPORT: String(port) };
   delete env.CI;
 
   const laptop = await jestRun(env);

@@ -202,7 +202,7 @@ describe('CLI arguments', () => {
     [[], 'unknown command ""'],
     [['launch', '1'], 'unknown command "launch"'],
     [['start'], 'conversation id: a conversation id is required'],
-    [['start', '../etc'], 'conversation id: a conversation id is 1-64 letters'],
+    [['start', '../etc'], 'conversation id: must be 1-64 letters'],
     [['escalate', '1'], 'reason: --reason is required'],
     [['hand-back', '1'], 'reason: --reason is required'],
     [['reject', '1'], 'reason: --reason is required'],
