@@ -16,7 +16,11 @@ async function closedPort(): Promise<number> {
 function jestRun(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    const child = spawn(npm, ['run', 'test:only', '--', 'test/e2e/postgres-topology.test.ts'], { cwd: ROOT, env });
+    const child = spawn(npm, ['run', 'test:only', '--', 'test/e2e/postgres-topology.test.ts'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
