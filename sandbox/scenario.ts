@@ -1,4 +1,4 @@
-// The shared scenario format (shared/scenarios/README.md) as strict zod schemas: an unknown field is an error naming its path.
+// The scenario format (scenarios/FORMAT.md) as strict zod schemas: an unknown field is an error naming its path.
 import { z } from 'zod';
 
 const IsoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'must be an ISO date');

@@ -1,7 +1,8 @@
 // `npm run eval`: runs the evaluation set k times per scenario against its own stack (the sandbox model, or the model
-// endpoint the environment names), prints pass^1…pass^k per scenario and overall, and compares with a baseline.
+// endpoint the environment names), prints pass^1…pass^k per scenario and overall, and compares with a baseline. A run
+// of the whole evaluation set also writes what it printed to docs/figures/eval.md.
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os, { tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createJudge } from '../eval/judge';
 import { USAGE, UsageError, baselineProblems, parseCommandLine, type EvalEnv, type EvalOptions } from '../eval/options';
@@ -11,6 +12,7 @@ import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
 import { RandomFaultStatus } from '../sandbox/services';
 import { freeStackPorts, startDevServer, startStack, type Stack } from './stack';
+import { commandLine, figuresBlock, machine, writeFigures } from './figures';
 import { findTemporalCli } from './temporal-cli';
 import { errorMessage } from '../src/error-message';
 
@@ -18,10 +20,10 @@ const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_SET = path.join(ROOT, 'eval', 'scenarios');
 const DEFAULT_BASELINE = path.join(ROOT, 'eval', 'baseline.json');
 
-function machine(): string {
-  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
-  return `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`;
-}
+const FIGURES_PREAMBLE = `# Evaluation figures
+
+Written by \`npm run eval\` (\`scripts/eval.ts\`) when it runs the whole evaluation set; do not edit by hand. How to read
+it: [evaluation.md](../evaluation.md).`;
 
 /** The set to run: every scenario file under the targets, checked, fit for an evaluation, filtered by `--only`. */
 function loadSet(targets: string[], only: string[] | undefined): LoadedScenario[] {
@@ -74,7 +76,7 @@ async function control(url: string, body?: unknown): Promise<unknown> {
   return response.json();
 }
 
-async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[]): Promise<number> {
+async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], args: string[]): Promise<number> {
   const started = Date.now();
   const set = loadSet(targets.length ? targets : [DEFAULT_SET], options.only);
   // The committed baseline is the default set's: a run over other files compares only with a baseline it is given.
@@ -195,6 +197,11 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[]): 
     writeFileSync(path.join(outDir, 'table.md'), report);
     const shown = (file: string) => path.relative(process.cwd(), path.join(outDir, file));
     console.error(`Results: ${shown('results.json')}, ${shown('table.md')}; the stack's logs: ${shown('stack.log')}`);
+    if (targets.length === 0 && !options.only) {
+      const run = { command: commandLine('eval', args), date: results.created_at, machine: results.machine };
+      const figures = writeFigures('eval.md', `${FIGURES_PREAMBLE}\n\n${figuresBlock({ ...run, output: report })}\n`);
+      console.error(`Figures: ${path.relative(process.cwd(), figures)}`);
+    }
     if (options['save-baseline']) {
       writeFileSync(baselineFile, `${JSON.stringify(baselineOf(results), null, 2)}\n`);
       console.error(`Baseline written: ${path.relative(ROOT, baselineFile)}`);
@@ -209,12 +216,13 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[]): 
 
 async function main(): Promise<number> {
   try {
-    const { options, targets, env } = parseCommandLine(process.argv.slice(2), process.env);
+    const args = process.argv.slice(2);
+    const { options, targets, env } = parseCommandLine(args, process.env);
     if (options.help) {
       console.log(USAGE);
       return 0;
     }
-    return await evaluate(options, env, targets);
+    return await evaluate(options, env, targets, args);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     console.error(`${err.message}\n\n${USAGE}`);

@@ -1,7 +1,7 @@
 // `npm run reliability`: every reliability experiment at full size, printed as one table with the machine it ran on;
-// `npm run reliability -- load faults` runs only the named ones. Exits 1 when any check fails.
+// `npm run reliability -- load faults` runs only the named ones. Exits 1 when any check fails. The table goes to
+// test-output/reliability.md, and each experiment's rows replace its section of docs/figures/reliability.md.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { badInput } from '../reliability/bad-input';
 import { determinism } from '../reliability/determinism';
@@ -10,6 +10,7 @@ import { dependencyFaults, serverRestart, workerCrash } from '../reliability/fau
 import { promptInjection } from '../reliability/injection';
 import { load } from '../reliability/load';
 import { table, type Report } from '../reliability/report';
+import { commandLine, figuresBlock, machine, mergeSections, writeFigures } from './figures';
 
 const EXPERIMENTS: Record<string, () => Promise<Report>> = {
   crash: () => workerCrash({ conversations: 30, kills: 5 }),
@@ -22,10 +23,11 @@ const EXPERIMENTS: Record<string, () => Promise<Report>> = {
   history: () => historySize({ turns: 10 }),
 };
 
-function machine(): string {
-  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
-  return `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`;
-}
+const FIGURES_PREAMBLE = `# Reliability figures
+
+Written by \`npm run reliability\` (\`scripts/reliability.ts\`); do not edit by hand. A run replaces the sections of the
+experiments it ran and keeps the others, so each section says which run measured it. What each experiment does and
+checks: [reliability.md](../reliability.md).`;
 
 async function main(): Promise<number> {
   // The experiments provoke rejected webhooks and failed calls by the thousand: only errors are worth printing.
@@ -36,19 +38,33 @@ async function main(): Promise<number> {
     console.error(`Unknown experiment(s): ${unknown.join(', ')}. Known: ${Object.keys(EXPERIMENTS).join(', ')}`);
     return 2;
   }
-  const reports: Report[] = [];
+  const reports: { name: string; report: Report }[] = [];
   for (const name of names.length ? names : Object.keys(EXPERIMENTS)) {
     const started = Date.now();
     console.error(`Running ${name}…`);
-    reports.push(await EXPERIMENTS[name]!());
+    reports.push({ name, report: await EXPERIMENTS[name]!() });
     console.error(`${name} done in ${Math.round((Date.now() - started) / 1000)} s`);
   }
-  const output = `Machine: ${machine()}\nDate: ${new Date().toISOString()}\n\n${table(reports)}\n`;
+  const run = { command: commandLine('reliability', names), date: new Date().toISOString(), machine: machine() };
+  const output = `Machine: ${run.machine}\nDate: ${run.date}\n\n${table(reports.map((r) => r.report))}\n`;
   console.log(output);
   const dir = path.join(__dirname, '..', 'test-output');
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'reliability.md'), output);
-  return reports.every((r) => r.checks.every((c) => c.passed)) ? 0 : 1;
+  const figures = writeFigures('reliability.md', (existing) =>
+    mergeSections({
+      existing,
+      preamble: FIGURES_PREAMBLE,
+      order: Object.keys(EXPERIMENTS),
+      sections: reports.map(({ name, report }) => ({
+        key: name,
+        title: report.experiment,
+        block: figuresBlock({ ...run, output: table([report]) }),
+      })),
+    }),
+  );
+  console.error(`Figures: ${path.relative(process.cwd(), figures)}`);
+  return reports.every(({ report }) => report.checks.every((c) => c.passed)) ? 0 : 1;
 }
 
 main().then(

@@ -558,7 +558,7 @@ function answerFor(context: Context, intent: AskedIntent): string[] {
 }
 
 /**
- * The team's voice from its past answers (seed 002): the greeting word and the sign-off line of the closest example,
+ * The team's voice from its past answers (the closest resolved conversation): the greeting word and the sign-off line of the closest example,
  * never its facts. Null when there are no examples, or the example has no greeting to follow.
  */
 function houseStyle(context: Context): { greeting: string | null; signOff: string | null } {

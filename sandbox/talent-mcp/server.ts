@@ -92,7 +92,7 @@ export class TalentStore {
   }
 
   /**
-   * Past answers ranked by similarity to the query, with seed 002's recency boost: an answer resolved today counts up to
+   * Past answers ranked by similarity to the query, boosted by recency: an answer resolved today counts up to
    * a fifth more than one resolved half a year ago, so the team's current voice wins among equals.
    */
   searchResolved(query: string, limit: number): (ResolvedConversation & { score: number })[] {

@@ -241,7 +241,7 @@ test('logs are JSON lines naming conversation, workflow and run, with no secret 
   }
 });
 
-test('the support leads’ list filters in the README run and find runs', async () => {
+test('the support leads’ list filters in docs/operations.md run and find runs', async () => {
   const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
   try {
     const client = new Client({ connection });
@@ -432,7 +432,7 @@ describeNeeding(['Chromium'])('the inbox page in headless Chromium', () => {
     120_000,
   );
 
-  test('with the two columns the README names, an escalated run stands out in the workflow list', async () => {
+  test('with the two columns docs/operations.md names, an escalated run stands out in the workflow list', async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await page.goto(`${urls.temporalUi}/namespaces/default/workflows`);
     await page.getByTestId('workflows-summary-table-configuration-button').click();

@@ -1,4 +1,4 @@
-// Routing and status as pure functions: one case per seed rule and escalation-table row.
+// Routing and status as pure functions: one case per routing rule and per escalation case (source, reason, status).
 import {
   ESCALATION_TABLE,
   awaitsReply,
@@ -11,7 +11,7 @@ import {
   routeAfterValidation,
 } from '../../src/workflows/routing';
 
-describe('coverage routing (seed 000 decision logic)', () => {
+describe('coverage routing: sufficient → draft; insufficient → plan while hops are left, else escalate', () => {
   test.each([
     [true, 1, 2, 'draft'],
     [true, 2, 2, 'draft'],
@@ -33,7 +33,7 @@ describe('coverage routing (seed 000 decision logic)', () => {
     expect(routeAfterCoverage({ dataSufficient: false, hop: 2, maxHops: 2, intentsCovered: 0 }).next).toBe('escalate');
   });
 
-  test('exhausted hops carry row 1’s reason with the configured maximum', () => {
+  test('exhausted hops escalate from coverage with a reason naming the configured maximum', () => {
     expect(routeAfterCoverage({ dataSufficient: false, hop: 3, maxHops: 3 }).escalation).toMatchObject({
       source: 'coverage',
       reason: 'Exceeded maximum hops (3). Unable to gather sufficient data.',
@@ -49,12 +49,12 @@ test('a ROUTE_TO_TEAM draft bypasses validation; a REPLY goes to validation', ()
   expect(routeAfterDraft('REPLY')).toEqual({ next: 'validate', escalation: null });
 });
 
-test('validation: passed → response; failed → escalate (row 3)', () => {
+test('validation: passed → response; failed → escalate with the validation-failed reason', () => {
   expect(routeAfterValidation(true).next).toBe('response');
   expect(routeAfterValidation(false).escalation?.reason).toBe('Validation failed - see validation note for details');
 });
 
-describe('the escalation table (DESIGN.md)', () => {
+describe('the escalation table: each case’s source, reason and Melvin Status', () => {
   test.each([
     [
       'hops_exhausted',
@@ -100,7 +100,7 @@ test('without escalation the status says whether the reply was delivered', () =>
   expect(melvinStatusFor({ escalationKind: null, delivered: false })).toBe('MESSAGE_FAILED');
 });
 
-test('the escalation note is seed 000’s format, plus who asked when an operator did', () => {
+test('the escalation note is “🚨 Escalation: <reason>”, plus who asked when an operator did', () => {
   expect(escalationNote(escalation('draft_error', 'x'))).toBe('🚨 Escalation: Draft generation error: x');
   expect(escalationNote(escalation('operator', 'VIP', 'lead@team'))).toBe(
     '🚨 Escalation: VIP\nRequested by: lead@team',

@@ -1,5 +1,5 @@
-// What the sibling seeds do better, on a real Temporal server with the sandbox's own reasoning: several questions in one
-// message (a partial answer), a job named in words resolved against the user's records, the team's voice, the run map.
+// On a real Temporal server with the sandbox's own reasoning: several questions in one message (a partial answer), a
+// job named in words resolved against the user's records, the team's voice, the run map.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
