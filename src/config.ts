@@ -1,4 +1,7 @@
 // Configuration: environment variables read once at start-up and checked with zod, failing with the variable's name.
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
 import {
@@ -56,13 +59,73 @@ export function parseMcpServers(value: string): McpServerConfig[] {
   return servers;
 }
 
+/** A PEM file a variable names, read at start-up: a wrong path or a file of the wrong kind fails there, named. */
+interface PemFile {
+  file: string;
+  pem: Buffer;
+}
+
+function pemFile(kind: 'certificate' | 'private key') {
+  return optional(
+    z
+      .string()
+      .transform((file, ctx): PemFile => {
+        let pem: Buffer;
+        try {
+          pem = readFileSync(file);
+        } catch (err) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`,
+          });
+          return z.NEVER;
+        }
+        try {
+          if (kind === 'certificate') new X509Certificate(pem);
+          else createPrivateKey(pem);
+        } catch {
+          ctx.addIssue({ code: 'custom', message: `${file} holds no PEM ${kind}` });
+          return z.NEVER;
+        }
+        return { file, pem };
+      })
+      .optional(),
+  );
+}
+
 const TemporalEnv = z.object({
   TEMPORAL_ADDRESS: optional(z.string().min(1).default('127.0.0.1:7233')),
   TEMPORAL_NAMESPACE: optional(z.string().min(1).default('default')),
-  /** Temporal Cloud API key; when set the connection uses TLS. */
+  /** Temporal Cloud API key; when set the connection uses TLS, unless TEMPORAL_TLS=false. */
   TEMPORAL_API_KEY: optional(z.string().min(1).optional()),
+  /** TLS with the system's CAs and no client certificate; any TEMPORAL_TLS_* file or name below switches it on too. */
+  TEMPORAL_TLS: optional(z.enum(['true', 'false']).optional()),
+  /** The CA that signed the server's certificate, when the system does not trust it (a private CA). */
+  TEMPORAL_TLS_CA: pemFile('certificate'),
+  /** mTLS: the client certificate Melvin presents, and its key. */
+  TEMPORAL_TLS_CERT: pemFile('certificate'),
+  TEMPORAL_TLS_KEY: pemFile('private key'),
+  /** The name the server's certificate must carry, when TEMPORAL_ADDRESS is not it (an IP, a load balancer). */
+  TEMPORAL_TLS_SERVER_NAME: optional(z.string().min(1).optional()),
   TASK_QUEUE: optional(z.string().min(1).default(DEFAULT_TASK_QUEUE)),
 });
+
+const TLS_SETTINGS = ['TEMPORAL_TLS_CA', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_SERVER_NAME'] as const;
+
+/** The TLS variables as a whole: a client certificate comes with its own key, and TLS settings need TLS on. */
+function checkTemporalTls(env: z.infer<typeof TemporalEnv>, ctx: z.RefinementCtx): void {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  const { TEMPORAL_TLS_CERT: cert, TEMPORAL_TLS_KEY: key } = env;
+  if (cert && !key) issue('TEMPORAL_TLS_KEY', 'required with TEMPORAL_TLS_CERT: the client certificate’s private key');
+  if (key && !cert) issue('TEMPORAL_TLS_CERT', 'required with TEMPORAL_TLS_KEY: the certificate the key belongs to');
+  if (cert && key && !new X509Certificate(cert.pem).checkPrivateKey(createPrivateKey(key.pem))) {
+    issue('TEMPORAL_TLS_KEY', `${key.file} is not the private key of the certificate in ${cert.file}`);
+  }
+  const set = TLS_SETTINGS.filter((name) => env[name] !== undefined);
+  if (env.TEMPORAL_TLS === 'false' && set.length) {
+    issue('TEMPORAL_TLS', `is false, but ${set.join(', ')} ${set.length > 1 ? 'are' : 'is'} set: they need TLS`);
+  }
+}
 
 /** The bot admin Melvin posts as: the worker posts with it, the ingress tells Melvin's own events from the team's. */
 const melvinAdminId = optional(z.string().regex(/^\d+$/, 'must be a numeric Intercom admin id').default('8918000'));
@@ -190,6 +253,7 @@ const WorkerEnv = TemporalEnv.extend({
   LANGSMITH_TRACING: optional(z.enum(['true', 'false']).default('false')),
   LANGSMITH_PROJECT: optional(z.string().min(1).default('melvin')),
 }).superRefine((env, ctx) => {
+  checkTemporalTls(env, ctx);
   if (env.LANGSMITH_TRACING === 'true' && !env.LANGSMITH_API_KEY) {
     ctx.addIssue({ code: 'custom', path: ['LANGSMITH_TRACING'], message: 'tracing needs LANGSMITH_API_KEY' });
   }
@@ -225,7 +289,8 @@ export type TurnConfig = z.infer<typeof TurnEnv>;
 export type WorkerConfig = z.infer<typeof WorkerEnv>;
 export type IngressConfig = z.infer<typeof IngressEnv>;
 
-export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): TemporalConfig => load(TemporalEnv, env);
+export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): TemporalConfig =>
+  load(TemporalEnv.superRefine(checkTemporalTls), env);
 export const loadTurnConfig = (env: NodeJS.ProcessEnv = process.env): TurnConfig => load(TurnEnv, env);
 
 /**
@@ -243,13 +308,31 @@ export function handoverMessages(config: TurnConfig): Record<EscalationKind, str
   ) as Record<EscalationKind, string>;
 }
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);
-export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => load(IngressEnv, env);
+export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig =>
+  load(IngressEnv.superRefine(checkTemporalTls), env);
 
-/** How every Melvin process connects to Temporal: an API key (Temporal Cloud) switches TLS on. */
-export function temporalConnectionOptions(config: Pick<TemporalConfig, 'TEMPORAL_ADDRESS' | 'TEMPORAL_API_KEY'>) {
+type TemporalConnectionConfig = Pick<
+  TemporalConfig,
+  'TEMPORAL_ADDRESS' | 'TEMPORAL_API_KEY' | 'TEMPORAL_TLS' | (typeof TLS_SETTINGS)[number]
+>;
+
+/**
+ * The TLS of a connection to Temporal: on with TEMPORAL_TLS=true, any TLS setting or an API key (Temporal Cloud takes
+ * keys over TLS only); `false` when TEMPORAL_TLS=false, which an API key alone would otherwise override.
+ */
+function temporalTls(config: TemporalConnectionConfig): TLSConfig | false | undefined {
+  if (config.TEMPORAL_TLS === 'false') return false;
+  const wanted = config.TEMPORAL_TLS === 'true' || config.TEMPORAL_API_KEY || TLS_SETTINGS.some((name) => config[name]);
+  if (!wanted) return undefined;
+  const { TEMPORAL_TLS_CA: ca, TEMPORAL_TLS_CERT: cert, TEMPORAL_TLS_KEY: key } = config;
   return {
-    address: config.TEMPORAL_ADDRESS,
-    tls: config.TEMPORAL_API_KEY ? true : undefined,
-    apiKey: config.TEMPORAL_API_KEY,
+    ...(ca ? { serverRootCACertificate: ca.pem } : {}),
+    ...(cert && key ? { clientCertPair: { crt: cert.pem, key: key.pem } } : {}),
+    ...(config.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME } : {}),
   };
+}
+
+/** How every Melvin process (worker, ingress, CLI) connects to Temporal, for `Connection` and `NativeConnection` alike. */
+export function temporalConnectionOptions(config: TemporalConnectionConfig) {
+  return { address: config.TEMPORAL_ADDRESS, tls: temporalTls(config), apiKey: config.TEMPORAL_API_KEY };
 }

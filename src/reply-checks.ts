@@ -35,6 +35,19 @@ export function internalIds(value: unknown, found = new Set<string>()): Set<stri
   return found;
 }
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Whether `text` shows `id` as a token of its own, in any case. A token is a run of letters, digits, "_" and "-", so
+ * `pay_123`, `app-11` and `12345` are one token each: `250` shows in "ref 250." or "(250)", not in "app-250" or "2501".
+ * A number written as an amount is not an id either: "$250", "€250", "250.00" and "1,250" do not show `250`.
+ */
+export function showsId(text: string, id: string): boolean {
+  const notPrecededBy = '(?<![\\p{L}\\p{N}_\\-$€£¥]|\\d[.,])';
+  const notFollowedBy = '(?![\\p{L}\\p{N}_\\-]|[.,]\\d)';
+  return new RegExp(`${notPrecededBy}${escapeRegExp(id)}${notFollowedBy}`, 'iu').test(text);
+}
+
 export interface ReplyCheck {
   name: string;
   passed: boolean;
@@ -47,14 +60,17 @@ const PROMPT_RUN = 8;
 
 /**
  * Melvin's own last line before a reply goes out, whatever the validation service says: no other user's address, no
- * internal id from the data, no internal note, no prompt text.
+ * internal id from the data, no internal note, no prompt text. `idsAsSubstrings` is how ids were matched before they
+ * were matched as tokens (any substring of the reply), kept for runs that replay a guard decided that way.
  */
 export function checkReply(
   reply: string,
   known: { userEmail: string | null; internalNotes: string[]; toolData: unknown; prompts?: string[] },
+  options: { idsAsSubstrings?: boolean } = {},
 ): ReplyCheck[] {
   const emails = otherEmailsIn(reply, known.userEmail);
-  const ids = [...internalIds(known.toolData)].filter((id) => id.length >= 3 && reply.includes(id));
+  const shown = (id: string) => (options.idsAsSubstrings ? reply.includes(id) : showsId(reply, id));
+  const ids = [...internalIds(known.toolData)].filter((id) => id.length >= 3 && shown(id));
   const quotesNote = known.internalNotes.some((note) => repeatsWordsOf(reply, note, NOTE_RUN));
   const quotesPrompt = known.prompts?.some((prompt) => repeatsWordsOf(reply, prompt, PROMPT_RUN));
   const checks: ReplyCheck[] = [

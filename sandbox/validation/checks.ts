@@ -50,12 +50,16 @@ function identifiers(value: unknown, into = new Set<string>()): Set<string> {
   return into;
 }
 
-/** Ids shown in the reply as whole tokens: "pay-31" is an id, the "31" of "$31" is not. */
+/**
+ * Ids shown in the reply as whole tokens, a token being a run of letters, digits, "_" and "-": "pay-31", "job_21" and
+ * "31" alone are shown, the "31" of "pay-31", "$31", "31.50" or "1,031" is not.
+ */
 function shownIdentifiers(request: ValidationRequestBody): string[] {
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return [...identifiers(request.tool_data)].filter(
-    (id) => id.length >= 3 && new RegExp(`(?<![\\w$€£-])${escape(id)}(?![\\w-])`, 'i').test(request.response),
-  );
+  const tokenChar = '[\\p{L}\\p{N}_\\-]';
+  const shown = (id: string) =>
+    new RegExp(`(?<!${tokenChar}|[$€£¥]|\\d[.,])${escape(id)}(?!${tokenChar}|[.,]\\d)`, 'iu').test(request.response);
+  return [...identifiers(request.tool_data)].filter((id) => id.length >= 3 && shown(id));
 }
 
 const tokens = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];

@@ -130,10 +130,15 @@ function roleOf(authorType: string | undefined): Role | undefined {
 }
 
 /**
- * Roles: the source is the first message; user/lead/contact parts are the user's, admin/bot/team
- * parts the assistant's; notes are kept apart (never shown to the model) and event parts with no text are dropped.
+ * The conversation as messages: the source is the first message; user/lead/contact parts are the user's, admin/bot/team
+ * parts the assistant's; event parts with no text are dropped. Notes are kept apart (never shown to the model) as the
+ * team's internal notes, which a reply must not repeat; Melvin's own notes (by `melvinAdminId`: its escalation notes,
+ * its shadow drafts) are not the team's, and a later reply saying the same as one of them leaks nothing.
  */
-export function messagesFromConversation(conversation: IntercomConversation): {
+export function messagesFromConversation(
+  conversation: IntercomConversation,
+  melvinAdminId: string,
+): {
   messages: Message[];
   internal_notes: string[];
   user_part_ids: string[];
@@ -154,7 +159,7 @@ export function messagesFromConversation(conversation: IntercomConversation): {
     const text = (part.body ?? '').trim();
     if (!text) continue;
     if (part.part_type === 'note' || part.part_type === 'note_and_reopen') {
-      internal_notes.push(text);
+      if (part.author?.id !== melvinAdminId) internal_notes.push(text);
       continue;
     }
     const role = roleOf(part.author?.type);
@@ -269,7 +274,7 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
   return withRetryContract({
     async fetchConversation({ conversationId }: { conversationId: string }): Promise<FetchedConversation> {
       const conversation = await findConversation(conversationId);
-      const { messages, internal_notes, user_part_ids } = messagesFromConversation(conversation);
+      const { messages, internal_notes, user_part_ids } = messagesFromConversation(conversation, adminId);
       const contactId = conversation.contacts?.contacts[0]?.id;
       let contact: FetchedConversation['contact'] = null;
       if (contactId) {

@@ -15,7 +15,6 @@ export type McpServerConfig = { name: string; url: string } | { name: string; co
 
 /** Tool results kept in workflow state are capped so no payload nears Temporal's 2 MB limit. */
 export const MAX_TOOL_RESULT_BYTES = 32 * 1024;
-const CALL_TIMEOUT_MS = 25_000;
 /**
  * A server that accepts the connection but never answers must not hold the listing past the activity's 15 s
  * start-to-close (the SDK's own request timeout is 60 s): the handshake gets 10 s (a stdio server may take seconds to
@@ -23,6 +22,16 @@ const CALL_TIMEOUT_MS = 25_000;
  */
 const CONNECT_TIMEOUT_MS = 10_000;
 const LIST_TIMEOUT_MS = 12_000;
+
+/**
+ * How long one tool call may take (within the activity's 30 s start-to-close), and how long a session has to answer a
+ * ping after a request on it timed out or failed oddly. The ping fits in what is left of both activities' timeouts.
+ */
+export interface McpSessionTimings {
+  callTimeoutMs: number;
+  probeTimeoutMs: number;
+}
+const DEFAULT_TIMINGS: McpSessionTimings = { callTimeoutMs: 25_000, probeTimeoutMs: 2_000 };
 
 /** Every configured server's tools under distinct names, and how listing each server went. */
 export interface ToolListing {
@@ -33,8 +42,14 @@ export interface ToolListing {
 /** The worker's MCP sessions: one client per server, connected on first use and re-opened after a transport failure. */
 export class McpConnections {
   private readonly clients = new Map<string, Promise<Client>>();
+  readonly timings: McpSessionTimings;
 
-  constructor(readonly servers: McpServerConfig[]) {}
+  constructor(
+    readonly servers: McpServerConfig[],
+    timings: Partial<McpSessionTimings> = {},
+  ) {
+    this.timings = { ...DEFAULT_TIMINGS, ...timings };
+  }
 
   /** The server's session: the same promise for every caller until the session is reset. */
   client(serverName: string): Promise<Client> {
@@ -124,15 +139,24 @@ function errorText(err: unknown): string {
 }
 
 /**
- * Whether a failure means the session itself is gone: the connection closed or timed out, the server forgot the
- * session (HTTP 404, which the Streamable HTTP spec answers with a new session), or the request never reached the
- * server. An HTTP error status or a JSON-RPC error that the server answered with leaves the session sound, and closing
- * it then would abort every other call in flight on it, from this run and from others on the worker.
+ * Whether a request's failure means the session itself is gone, so it must be closed and the next call reconnect.
+ * Closing a session fails every other call in flight on it, from other conversations on this worker too, and over stdio
+ * it kills the server's process: so only a failed transport counts. It failed when the connection closed (a stdio server
+ * that exited, a cut stream) or the server forgot the session (HTTP 404, which the Streamable HTTP spec answers with a
+ * new session). It did not when the server answered: an HTTP error status, a JSON-RPC error. A request that timed out
+ * or was aborted ended alone (the SDK sent the server a cancellation), and the session is kept unless it then fails to
+ * answer a ping; so is it for any other failure (a refused connection, "fetch failed", "Not connected" do fail the
+ * ping). `client` is undefined when connecting failed: that attempt is already forgotten.
  */
-function sessionLost(err: unknown): boolean {
-  if (err instanceof StreamableHTTPError) return err.code === 404;
-  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed || err.code === ErrorCode.RequestTimeout;
-  return !(err instanceof McpUnknownToolError);
+async function sessionLost(err: unknown, client: Client | undefined, probeTimeoutMs: number): Promise<boolean> {
+  if (!client) return false;
+  if (err instanceof StreamableHTTPError && err.code !== undefined && err.code > 0) return err.code === 404;
+  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return true;
+  if (err instanceof McpError && err.code !== ErrorCode.RequestTimeout) return false;
+  return client.ping({ timeout: probeTimeoutMs }).then(
+    () => false,
+    () => true,
+  );
 }
 
 function mcpFailure(err: unknown, what: string): Error {
@@ -153,8 +177,9 @@ async function listServerTools(mcp: McpConnections, server: McpServerConfig): Pr
   const deadline = Date.now() + LIST_TIMEOUT_MS;
   const tools: ListedTool[] = [];
   const session = mcp.client(server.name);
+  let client: Client | undefined;
   try {
-    const client = await session;
+    client = await session;
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor ? { cursor } : {}, { timeout: Math.max(1, deadline - Date.now()) });
@@ -170,7 +195,7 @@ async function listServerTools(mcp: McpConnections, server: McpServerConfig): Pr
     } while (cursor);
     return tools;
   } catch (err) {
-    if (sessionLost(err)) await mcp.reset(server.name, session);
+    if (await sessionLost(err, client, mcp.timings.probeTimeoutMs)) await mcp.reset(server.name, session);
     throw mcpFailure(err, `list tools of MCP server "${server.name}"`);
   }
 }
@@ -213,18 +238,23 @@ export function createMcpActivities(mcp: McpConnections) {
     }): Promise<ToolCallOutcome> {
       const what = `call ${input.name} on MCP server "${input.server}"`;
       const session = mcp.client(input.server);
+      let client: Client | undefined;
       try {
-        const client = await session;
+        client = await session;
+        const open = client;
         const result = (await withHeartbeats((signal) =>
-          client.callTool({ name: input.name, arguments: input.arguments }, undefined, {
+          open.callTool({ name: input.name, arguments: input.arguments }, undefined, {
             signal,
-            timeout: CALL_TIMEOUT_MS,
+            timeout: mcp.timings.callTimeoutMs,
           }),
         )) as CallToolResult;
         return { is_error: result.isError === true, ...capPayload(toolResultData(result)) };
       } catch (err) {
-        // A cancelled call (forced escalation) says nothing about the session either.
-        if (sessionLost(err) && !Context.current().cancellationSignal.aborted) await mcp.reset(input.server, session);
+        // A cancelled call (forced escalation) says nothing about the session, and its activity must end now.
+        const cancelled = Context.current().cancellationSignal.aborted;
+        if (!cancelled && (await sessionLost(err, client, mcp.timings.probeTimeoutMs))) {
+          await mcp.reset(input.server, session);
+        }
         throw mcpFailure(err, what);
       }
     },

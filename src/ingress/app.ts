@@ -22,6 +22,7 @@ import { loadReport } from '../reports/visibility';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
 import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
 import { errorMessage } from '../error-message';
+import { classifyTemporalFailure } from './temporal-failures';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Topics that carry a user's message; every other topic is acknowledged and ignored. */
@@ -172,12 +173,39 @@ export function createIngressApp(options: IngressOptions): express.Express {
       if (err instanceof WorkflowNotFoundError) {
         return { status: 202, body: { ignored: true, reason: 'no open workflow' }, outcome: 'ignored', topic };
       }
-      logEvent('warn', 'team action not delivered: Temporal unavailable', { topic, conversation_id: item.id });
-      return { ...reject(503, 'temporal_unavailable', 'Temporal is unavailable; retry the delivery'), topic };
+      return notDelivered(err, 'team action', topic, item.id);
     }
     remember(notificationId);
     logEvent('info', 'team action delivered', { topic, conversation_id: item.id });
     return { status: 202, body: { signalled: 'teamAction', action }, outcome: 'signalled', topic };
+  }
+
+  /**
+   * A delivery Temporal did not take. A failure that can pass is a 503, which Intercom delivers again later, so the
+   * message is not lost. One that fails the same way until an operator acts (a missing namespace, refused credentials,
+   * an invalid request) is a 500 with the reason, logged as an error and counted apart as `temporal_rejected`.
+   */
+  function notDelivered(err: unknown, what: string, topic: string, conversationId: string): Delivery {
+    const { retryable, reason } = classifyTemporalFailure(err);
+    if (retryable) {
+      logEvent('warn', `${what} not delivered: Temporal unavailable`, {
+        topic,
+        conversation_id: conversationId,
+        reason,
+      });
+      return { ...reject(503, 'temporal_unavailable', 'Temporal is unavailable; retry the delivery'), topic };
+    }
+    logEvent('error', `${what} not delivered: Temporal rejected it`, {
+      topic,
+      conversation_id: conversationId,
+      reason,
+    });
+    return {
+      status: 500,
+      body: { error: 'Temporal rejected the delivery; it fails the same way until an operator acts', reason },
+      outcome: 'temporal_rejected',
+      topic,
+    };
   }
 
   /** Everything a delivery can come to: the answer, and the outcome the metrics count it under. */
@@ -236,13 +264,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
       });
       return { status: 202, body: run, outcome: 'signalled', topic };
     } catch (err) {
-      logEvent('error', 'webhook not delivered: Temporal unavailable', {
-        topic,
-        conversation_id: conversationId,
-        error: errorMessage(err),
-      });
-      // A 5xx makes Intercom deliver again later, so the message is not lost.
-      return { ...reject(503, 'temporal_unavailable', 'Temporal is unavailable; retry the delivery'), topic };
+      return notDelivered(err, 'webhook', topic, conversationId);
     }
   }
 

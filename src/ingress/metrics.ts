@@ -11,6 +11,8 @@ export type DeliveryOutcome =
   | 'invalid'
   | 'too_large'
   | 'temporal_unavailable'
+  /** Temporal refused the delivery for a reason that a redelivery cannot fix: see the ingress's error log. */
+  | 'temporal_rejected'
   | 'error';
 
 export interface IngressMetrics {

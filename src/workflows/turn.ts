@@ -621,15 +621,25 @@ async function draft(t: Turn): Promise<Step> {
   return { next: route.next, ...(route.escalation ? { escalation: route.escalation } : {}) };
 }
 
+/**
+ * Runs whose guard matched internal ids anywhere in the reply (so "$250" was blocked by an id 250) must replay with
+ * that match, or a reply it blocked would now go on to the validation service; every run since records this marker.
+ */
+const REPLY_GUARD_ID_TOKENS_PATCH = 'reply-guard-id-tokens';
+
 /** Melvin's own checks, before the validation service is asked: a reply that fails them never goes further. */
 function guardFindings(t: Turn): ReplyCheck[] {
   const { state, prompts } = t;
-  const checks = checkReply(state.response ?? '', {
-    userEmail: state.user_email,
-    internalNotes: state.metadata.internal_notes,
-    toolData: state.tool_data,
-    prompts: prompts ? [prompts.plan, prompts.coverage, prompts.draft] : [],
-  });
+  const checks = checkReply(
+    state.response ?? '',
+    {
+      userEmail: state.user_email,
+      internalNotes: state.metadata.internal_notes,
+      toolData: state.tool_data,
+      prompts: prompts ? [prompts.plan, prompts.coverage, prompts.draft] : [],
+    },
+    { idsAsSubstrings: !patched(REPLY_GUARD_ID_TOKENS_PATCH) },
+  );
   return checks.some((c) => !c.passed) ? checks : [];
 }
 

@@ -1,9 +1,11 @@
-// The ingress over real HTTP with a real Temporal server: signatures, body limits, validation, topics, duplicates.
+// The ingress over real HTTP with a real Temporal server: signatures, body limits, validation, topics, duplicates, and
+// how each kind of Temporal failure is answered.
 import { createHmac } from 'node:crypto';
 import type { Server } from 'node:http';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createIngressApp } from '../../src/ingress/app';
+import { createIngressMetrics } from '../../src/ingress/metrics';
 import type { Report } from '../../src/reports/figures';
 import { listReportRuns } from '../../src/reports/visibility';
 import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes, workflowIdFor, type TurnSummary } from '../../src/shared';
@@ -276,6 +278,62 @@ test('when Temporal cannot be reached the delivery is refused with 503, so Inter
     down.closeAllConnections();
     down.close();
   }
+});
+
+describe('a delivery Temporal refuses', () => {
+  /** Posts one signed notification to an ingress on `client`; answers with the response and the delivery metrics. */
+  async function deliverThrough(client: Client) {
+    const metrics = createIngressMetrics();
+    const { server: ingress, url } = await listenOn(
+      createIngressApp({ client, metrics, clientSecret: SECRET, turn: TURN, melvinAdminId: MELVIN_ADMIN_ID }),
+    );
+    try {
+      const body = JSON.stringify(notification());
+      const response = await fetch(`${url}/webhooks/intercom`, {
+        method: 'POST',
+        headers: { 'x-hub-signature': sign(body) },
+        body,
+      });
+      const counted = (await metrics.deliveries.get()).values.map((v) => [v.labels.outcome, v.value]);
+      return { status: response.status, body: (await response.json()) as Record<string, unknown>, counted };
+    } finally {
+      ingress.closeAllConnections();
+      ingress.close();
+    }
+  }
+
+  /** A client whose signal-with-start fails as the SDK fails it: a ServiceError around the server's gRPC status. */
+  function failingClient(code: number, details: string): Client {
+    const grpc = Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+    const client = {
+      withDeadline: (_deadline: number, fn: () => Promise<unknown>) => fn(),
+      workflow: {
+        signalWithStart: () => Promise.reject(new ServiceError('Failed to signalWithStart Workflow', { cause: grpc })),
+      },
+    };
+    return client as unknown as Client;
+  }
+
+  test('a namespace that does not exist is a permanent failure: 500 with the reason, counted as temporal_rejected', async () => {
+    const wrongNamespace = new Client({ connection: env.connection, namespace: 'no-such-namespace' });
+    const { status, body, counted } = await deliverThrough(wrongNamespace);
+    expect(status).toBe(500);
+    expect(body.reason).toMatch(/^NOT_FOUND: .*no-such-namespace/);
+    expect(counted).toEqual([['temporal_rejected', 1]]);
+  });
+
+  test.each([
+    [3, 'INVALID_ARGUMENT', 500, 'temporal_rejected'],
+    [7, 'PERMISSION_DENIED', 500, 'temporal_rejected'],
+    [16, 'UNAUTHENTICATED', 500, 'temporal_rejected'],
+    [8, 'RESOURCE_EXHAUSTED', 503, 'temporal_unavailable'],
+    [14, 'UNAVAILABLE', 503, 'temporal_unavailable'],
+  ])('gRPC status %i (%s) answers %i, counted as %s', async (code, name, status, outcome) => {
+    const answer = await deliverThrough(failingClient(code, 'as the server said'));
+    expect(answer.status).toBe(status);
+    expect(answer.counted).toEqual([[outcome, 1]]);
+    if (status === 500) expect(answer.body.reason).toBe(`${name}: as the server said`);
+  });
 });
 
 test('GET /healthz reports the Temporal connection', async () => {

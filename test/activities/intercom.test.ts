@@ -234,6 +234,9 @@ describe('notes, status and snooze', () => {
     await runAttempt(2, activities.addNote, input);
     expect(emulator.notes(id)).toEqual(['🚨 Escalation: test']);
     expect(emulator.replies(id)).toEqual([]);
+    // Melvin's own note is not one of the team's internal notes, which a reply must not repeat.
+    const fetched = await runAttempt(1, activities.fetchConversation, { conversationId: id });
+    expect(fetched.internal_notes).toEqual([]);
   });
 
   test('setStatus writes the Melvin Status attribute; snooze sets snoozed_until 300 s ahead', async () => {

@@ -1,4 +1,5 @@
 // MCP activities through the official SDK client, over Streamable HTTP and stdio, against real MCP servers.
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,8 @@ import { TalentMcpService } from '../../sandbox/talent-mcp/http';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
 import { failureOf, runActivity } from '../helpers/activity';
 import { waitFor } from '../helpers/runtime';
+import { pause } from '../../sandbox/wait';
+import { waitServer } from '../helpers/wait-mcp';
 
 const TALENT = {
   talent: {
@@ -96,6 +99,36 @@ async function serveOverHttp(build: () => Server): Promise<RunningServer> {
     await transport.handleRequest(req, res, req.body);
   });
   return listen(app);
+}
+
+/**
+ * Serves a low-level MCP server over Streamable HTTP with sessions, as a long-running server keeps them; on `port`, so a
+ * restarted server is found where the old one was. `forget` drops every session, as a restart behind a proxy would.
+ */
+async function serveWithSessions(build: () => Server, port = 0): Promise<RunningServer & { forget: () => void }> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const app = express();
+  app.use(express.json());
+  app.post('/mcp', async (req, res) => {
+    const id = req.header('mcp-session-id');
+    const known = id ? sessions.get(id) : undefined;
+    if (id && !known) {
+      res.status(404).json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+      return;
+    }
+    let transport = known;
+    if (!transport) {
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (sessionId) => void sessions.set(sessionId, created),
+      });
+      await build().connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(req, res, req.body);
+  });
+  app.get('/mcp', (_req, res) => void res.status(405).end());
+  return { ...(await listen(app, port)), forget: () => sessions.clear() };
 }
 
 /** A loopback URL nothing listens on: connections are refused at once. */
@@ -395,6 +428,114 @@ describe('over stdio', () => {
       arguments: { job_id: 'job-1' },
     });
     expect(outcome.data).toMatchObject({ title: 'Event Staff', location: 'Austin, TX' });
+  });
+});
+
+/** What the wait server's `wait` tool answered: how long it waited, in which process. */
+async function waited(activities: ReturnType<typeof createMcpActivities>, ms: number) {
+  const outcome = await run(activities.callTool, { server: 'wait', name: 'wait', arguments: { ms } });
+  return outcome.data as { waited: number; pid: number };
+}
+
+describe('a session is reset only when its transport failed', () => {
+  const timings = { callTimeoutMs: 1_000, probeTimeoutMs: 500 };
+
+  test('over HTTP, a call that times out leaves the session, and another call in flight on it, untouched', async () => {
+    const server = await serveWithSessions(waitServer);
+    const mcp = new McpConnections([{ name: 'wait', url: `${server.url}/mcp` }], timings);
+    const activities = createMcpActivities(mcp);
+    try {
+      const session = await mcp.client('wait');
+      const slow = failureOf(waited(activities, 3_000));
+      await pause(600);
+      // In flight from 0.6 s to 1.4 s: across the slow call's timeout at 1 s, and within its own.
+      const other = waited(activities, 800);
+      const err = await slow;
+      expect(err.name).toBe('McpTransportError');
+      expect(err.message).toMatch(/timed out/i);
+      expect(await other).toMatchObject({ waited: 800 });
+      expect(await mcp.client('wait')).toBe(session);
+    } finally {
+      await mcp.close();
+      await server.close();
+    }
+  });
+
+  test('over HTTP, a server that went down or forgot the session is reconnected on the next call', async () => {
+    let server = await serveWithSessions(waitServer);
+    const { port } = server;
+    const mcp = new McpConnections([{ name: 'wait', url: `${server.url}/mcp` }], timings);
+    const activities = createMcpActivities(mcp);
+    try {
+      await waited(activities, 0);
+      await server.close();
+      const refused = await failureOf(waited(activities, 0));
+      expect(refused.name).toBe('McpTransportError');
+      // Restarted on its port, the server knows no session: had the refused call kept the old one, this would be a 404.
+      server = await serveWithSessions(waitServer, port);
+      expect(await waited(activities, 0)).toMatchObject({ waited: 0 });
+
+      server.forget();
+      const forgotten = await failureOf(waited(activities, 0));
+      expect(forgotten.message).toContain('HTTP 404');
+      expect(await waited(activities, 0)).toMatchObject({ waited: 0 });
+    } finally {
+      await mcp.close();
+      await server.close();
+    }
+  });
+
+  describe('over stdio', () => {
+    const entry = path.join(__dirname, '..', 'helpers', 'wait-mcp.ts');
+    let mcp: McpConnections;
+    let activities: ReturnType<typeof createMcpActivities>;
+
+    beforeEach(() => {
+      mcp = new McpConnections(
+        [{ name: 'wait', command: process.execPath, args: ['--import', 'tsx', entry] }],
+        timings,
+      );
+      activities = createMcpActivities(mcp);
+    });
+
+    afterEach(() => mcp.close());
+
+    test('a call that times out leaves the server’s process, and another call in flight on it, untouched', async () => {
+      const { pid } = await waited(activities, 0);
+      const slow = failureOf(waited(activities, 3_000));
+      await pause(600);
+      const other = waited(activities, 800);
+      expect((await slow).message).toMatch(/timed out/i);
+      expect(await other).toEqual({ waited: 800, pid });
+      expect(await waited(activities, 0)).toEqual({ waited: 0, pid });
+    });
+
+    test('a server killed mid-call, or frozen past a ping, is replaced by a new process on the next call', async () => {
+      const first = (await waited(activities, 0)).pid;
+      const inFlight = failureOf(waited(activities, 3_000));
+      process.kill(first, 'SIGKILL');
+      const closed = await inFlight;
+      expect(closed.name).toBe('McpTransportError');
+      expect(closed.message).toMatch(/Connection closed/);
+      const second = (await waited(activities, 0)).pid;
+      expect(second).not.toBe(first);
+
+      // Blocked, the process answers neither the call nor the ping that follows its timeout: it is closed.
+      const frozen = await failureOf(
+        run(activities.callTool, { server: 'wait', name: 'freeze', arguments: { ms: 10_000 } }),
+      );
+      expect(frozen.message).toMatch(/timed out/i);
+      const third = (await waited(activities, 0)).pid;
+      expect(third).not.toBe(second);
+      await waitFor('the frozen process to be gone', () => {
+        try {
+          process.kill(second, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+    });
   });
 });
 

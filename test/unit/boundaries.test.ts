@@ -52,12 +52,13 @@ test('a conversation’s reply settings come from its attributes; an unusable va
 });
 
 test('role mapping: contact/lead/user → user; admin/bot/team → assistant; notes and empty events out; source first; user part ids', () => {
-  const part = (id: string, part_type: string, type: string, body: string | null) => ({
+  const part = (id: string, part_type: string, type: string, body: string | null, authorId = '42') => ({
     id,
     part_type,
     body,
-    author: { type },
+    author: { type, id: authorId },
   });
+  const MELVIN = '8918000';
   const conversation = IntercomConversation.parse({
     id: '1',
     source: { id: '1000', body: 'first', author: { type: 'contact' } },
@@ -65,6 +66,7 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
       conversation_parts: [
         part('2', 'comment', 'bot', 'bot says'),
         part('3', 'note', 'admin', 'secret note'),
+        part('3b', 'note', 'bot', '🚨 Escalation: the user asks where their payment is', MELVIN),
         part('4', 'assignment', 'admin', null),
         part('5', 'comment', 'team', 'team says'),
         part('6', 'comment', 'lead', 'lead says'),
@@ -74,7 +76,7 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
       total_count: 7,
     },
   });
-  expect(messagesFromConversation(conversation)).toEqual({
+  expect(messagesFromConversation(conversation, MELVIN)).toEqual({
     messages: [
       { role: 'user', content: 'first' },
       { role: 'assistant', content: 'bot says' },
@@ -83,6 +85,7 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
       { role: 'assistant', content: 'admin says' },
       { role: 'user', content: 'user reopens' },
     ],
+    // Melvin's own note is not the team's: a reply may say what it said.
     internal_notes: ['secret note'],
     // The ledger's ids: the user's messages, the source's included.
     user_part_ids: ['1000', '6', '8'],

@@ -13,12 +13,19 @@ const ROOT = path.join(__dirname, '..', '..');
 /** The Compose Specification's own schema, from the compose-spec project's Go module (the Go module proxy serves it). */
 const COMPOSE_GO = 'github.com/compose-spec/compose-go/v2@v2.16.2';
 
+/** A port in the Compose Specification's long syntax. */
+interface LongPort {
+  target: number | string;
+  published?: number | string;
+  host_ip?: string;
+}
+
 interface Service {
   image?: string;
   build?: { context: string; dockerfile: string };
   command?: string[];
   environment?: Record<string, string>;
-  ports?: string[];
+  ports?: (string | number | LongPort)[];
   expose?: string[];
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
@@ -125,8 +132,71 @@ test('secrets come only from the environment, and .env.example lists every varia
   }
 });
 
+/** A published port as Docker binds it: the host address (all of them when none is given), host port, container port. */
+interface Published {
+  hostIp: string;
+  published: string;
+  target: string;
+}
+
+/** Every port a service publishes, in either syntax: `[host_ip:][published:]target[/protocol]`, or the long form. */
+function publishedPorts(service: Service): Published[] {
+  return (service.ports ?? []).map((port) => {
+    if (typeof port === 'object') {
+      return {
+        hostIp: port.host_ip ?? '0.0.0.0',
+        published: String(port.published ?? ''),
+        target: String(port.target),
+      };
+    }
+    const spec = String(port).replace(/\/\w+$/, '');
+    const ipv6 = /^\[([^\]]+)\]:(.*)$/.exec(spec);
+    const parts = ipv6 ? [ipv6[1]!, ...ipv6[2]!.split(':')] : spec.split(':');
+    const [hostIp, published, target] =
+      parts.length === 3 ? parts : parts.length === 2 ? ['0.0.0.0', ...parts] : ['0.0.0.0', '', ...parts];
+    return { hostIp: hostIp!, published: published!, target: target! };
+  });
+}
+
+const onLoopback = (port: Published) => /^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(port.hostIp);
+
+test('only the ingress’s webhook port is published beyond this host: Temporal, its UI and the metrics stay on it', () => {
+  const beyondHost = Object.entries(compose.services).flatMap(([name, service]) =>
+    publishedPorts(service)
+      .filter((port) => !onLoopback(port))
+      .map((port) => `${name}:${port.target}`),
+  );
+  expect(beyondHost).toEqual(['melvin-ingress:8780']);
+  for (const name of ['temporal', 'temporal-ui']) {
+    expect(publishedPorts(compose.services[name]!).map(onLoopback)).toEqual([true]);
+  }
+  // Every syntax Compose accepts is read, so a port published another way cannot pass as loopback.
+  const forms = [
+    '7233',
+    '7233:7233',
+    '0.0.0.0:7233:7233',
+    '[::]:7233:7233',
+    '127.0.0.1:7233:7233',
+    '[::1]:7233:7233/tcp',
+  ];
+  const longForms = [
+    { target: 7233, published: 7233 },
+    { target: 7233, published: '7233', host_ip: '127.0.0.1' },
+  ];
+  expect(publishedPorts({ ports: [...forms, ...longForms] }).map(onLoopback)).toEqual([
+    false,
+    false,
+    false,
+    false,
+    true,
+    true,
+    false,
+    true,
+  ]);
+});
+
 test('every published port is documented in docs/operations.md', () => {
-  const published = Object.values(compose.services).flatMap((s) => (s.ports ?? []).map((p) => p.split(':')[0]!));
+  const published = Object.values(compose.services).flatMap((s) => publishedPorts(s).map((p) => p.published));
   expect(published.sort()).toEqual(['7233', '8080', '8780', '9465']);
   for (const port of [...published, '9464'])
     expect({ port, documented: operationsDoc.includes(`| ${port} |`) }).toEqual({ port, documented: true });

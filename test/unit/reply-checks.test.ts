@@ -1,5 +1,6 @@
 // The checks every reply passes before it can reach a user.
-import { checkReply, internalIds, otherEmailsIn, repeatsWordsOf } from '../../src/reply-checks';
+import { checkReply, internalIds, otherEmailsIn, repeatsWordsOf, showsId } from '../../src/reply-checks';
+import { ID_TOKEN_CASES } from '../helpers/id-token-cases';
 
 const known = {
   userEmail: 'ana@example.com',
@@ -38,4 +39,22 @@ test('the helpers: runs of words, other addresses, ids anywhere in the data', ()
   expect(otherEmailsIn('a@x.io and b@y.co.uk', 'A@X.IO')).toEqual(['b@y.co.uk']);
   expect([...internalIds([{ id: 7, nested: { job_id: 'j-1', title: 'x' } }])]).toEqual(['7', 'j-1']);
   expect(checkReply('x', { ...known, prompts: undefined }).map((c) => c.name)).not.toContain('no_prompt_text');
+});
+
+test.each(ID_TOKEN_CASES)('id %s in "%s" is shown: %s', (id, reply, shown) => {
+  expect(showsId(reply, id)).toBe(shown);
+});
+
+test('an id the data holds blocks a reply only as a token of its own, not inside an amount', () => {
+  const withId = { ...known, toolData: { get_user_profile: { data: { id: 250, app_id: 'app-11' } } } };
+  const failedWith = (reply: string, options?: { idsAsSubstrings?: boolean }) =>
+    checkReply(reply, withId, options)
+      .filter((c) => !c.passed)
+      .map((c) => c.detail);
+  expect(failedWith('Your payment of $250 is on its way.')).toEqual([]);
+  expect(failedWith('Your application app-11 (reference 250) is open.')).toEqual(['shows internal ids: 250, app-11']);
+  // Runs that replay a guard decided before ids were tokens keep the substring match they used.
+  expect(failedWith('Your payment of $250 is on its way.', { idsAsSubstrings: true })).toEqual([
+    'shows internal ids: 250',
+  ]);
 });

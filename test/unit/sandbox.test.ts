@@ -2,6 +2,7 @@
 import { Gates } from '../../sandbox/gates';
 import { codesMissingFrom, keyCodes } from '../../sandbox/key-codes';
 import { checkDraft } from '../../sandbox/validation/checks';
+import { ID_TOKEN_CASES } from '../helpers/id-token-cases';
 import { currentQuestion, intentsOf, sandboxReasoning, spokenAmount, spokenDate } from '../../sandbox/model/reasoning';
 import { evaluate, loadScenario } from '../../sandbox/scenario-runner';
 import { loadKnowledgeBase, parseMarkdownDocs } from '../../sandbox/talent-mcp/knowledge-base';
@@ -270,6 +271,19 @@ test('the validation service shows an internal id only as a whole token: "pay-31
     passed: false,
     detail: 'shows internal ids: pay-31',
   });
+});
+
+test.each(ID_TOKEN_CASES)('the validation service: id %s in "%s" is shown: %s', (id, response, shown) => {
+  const request = {
+    conversation_id: '1',
+    user_email: null,
+    messages: [],
+    internal_notes: [],
+    tool_data: { t: { data: { id } } },
+    docs_data: {},
+    response,
+  };
+  expect(checkDraft(request).find((c) => c.name === 'no_internal_ids')?.passed).toBe(!shown);
 });
 
 test('gates hold one request at a node and let it go on release', async () => {
