@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
+import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from './mcp-tool-policy';
 import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,
@@ -130,25 +131,47 @@ function checkTemporalTls(env: z.infer<typeof TemporalEnv>, ctx: z.RefinementCtx
 /** The bot admin Melvin posts as: the worker posts with it, the ingress tells Melvin's own events from the team's. */
 const melvinAdminId = optional(z.string().regex(/^\d+$/, 'must be a numeric Intercom admin id').default('8918000'));
 
-/** A variable holding a JSON object, parsed and checked against `schema`; what is wrong is named. */
-function jsonOf<T>(schema: z.ZodType<T>, shape: string) {
-  return (value: string, ctx: z.RefinementCtx<string>): T => {
+/** An error's message, read by shape: Node's file errors may come from another realm's `Error`. */
+const messageOf = (err: unknown): string =>
+  err && typeof err === 'object' && 'message' in err ? String(err.message) : String(err);
+
+/**
+ * A variable holding a JSON object, parsed and checked against `schema`; what is wrong is named, with where in the
+ * JSON, and in which file when the JSON came from one.
+ */
+function jsonOf<T>(schema: z.ZodType<T>, shape: string, file?: string) {
+  const source = file ? `${file}: ` : '';
+  return (value: string, ctx: Pick<z.RefinementCtx<string>, 'addIssue'>): T => {
     let json: unknown;
     try {
       json = JSON.parse(value);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `must be a JSON object of ${shape}` });
+    } catch (err) {
+      const why = file ? ` (${messageOf(err)})` : '';
+      ctx.addIssue({ code: 'custom', message: `${source}must be a JSON object of ${shape}${why}` });
       return z.NEVER;
     }
     const parsed = schema.safeParse(json);
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) {
-      const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
-      ctx.addIssue({ code: 'custom', message: `${where}${issue.message}` });
+      const where = issue.path.length ? `${issue.path.map(String).join('.')}: ` : '';
+      ctx.addIssue({ code: 'custom', message: `${source}${where}${issue.message}` });
     }
     return z.NEVER;
   };
 }
+
+/** MCP_TOOL_POLICY: the file of the MCP tool policy; unset, the built-in policy for the sandbox's talent server. */
+const mcpToolPolicy = optional(z.string().optional()).transform((file, ctx): McpToolPolicy => {
+  if (!file) return DEFAULT_MCP_TOOL_POLICY;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `cannot read ${file}: ${messageOf(err)}` });
+    return z.NEVER;
+  }
+  return jsonOf(McpToolPolicy, 'server name → { tools: tool name → { identity, write } }', file)(text, ctx);
+});
 
 const ESCALATION_KINDS = Object.keys(ESCALATION_TABLE) as [EscalationKind, ...EscalationKind[]];
 const HandoverTexts = z.partialRecord(z.enum(ESCALATION_KINDS), z.string().trim().max(1000));
@@ -238,6 +261,7 @@ const WorkerEnv = TemporalEnv.extend({
       return z.NEVER;
     }
   }),
+  MCP_TOOL_POLICY: mcpToolPolicy,
   OPENAI_API_KEY: required('the API key of the OpenAI-compatible endpoint'),
   OPENAI_BASE_URL: optional(url.default('https://api.openai.com/v1')),
   MODEL_NAME: optional(z.string().min(1).default('gpt-4o-mini')),
@@ -256,6 +280,19 @@ const WorkerEnv = TemporalEnv.extend({
   checkTemporalTls(env, ctx);
   if (env.LANGSMITH_TRACING === 'true' && !env.LANGSMITH_API_KEY) {
     ctx.addIssue({ code: 'custom', path: ['LANGSMITH_TRACING'], message: 'tracing needs LANGSMITH_API_KEY' });
+  }
+  // A policy of its own naming a server MCP_SERVERS lacks is most likely a typo, which would withhold that server's
+  // every tool. The built-in policy names the sandbox's server, and withholds what other servers offer.
+  if (env.MCP_TOOL_POLICY === DEFAULT_MCP_TOOL_POLICY) return;
+  const configured = env.MCP_SERVERS.map((s) => s.name);
+  for (const name of Object.keys(env.MCP_TOOL_POLICY.servers)) {
+    if (!configured.includes(name)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MCP_TOOL_POLICY'],
+        message: `servers.${name}: no server of that name in MCP_SERVERS (${configured.join(', ')})`,
+      });
+    }
   }
 });
 

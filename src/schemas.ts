@@ -106,7 +106,7 @@ export interface PlanContext {
   earlier_parts_omitted?: number;
   earlier_turns?: EarlierTurn[];
   available_tools: ToolSummary[];
-  /** Argument names the workflow fills from the conversation's contact; the model must not set them. */
+  /** Arguments (paths like `talent.contactEmail` when nested) the workflow fills from the contact; never the model. */
   identity_arguments: string[];
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;

@@ -25,12 +25,44 @@ export interface ToolDefinition {
   input_schema: Record<string, unknown>;
   /** Which configured MCP server offers the tool. */
   server: string;
+  /**
+   * What the MCP tool policy granted the tool when it was listed. Absent in listings recorded before the policy: there
+   * the identity arguments are the top-level names of `IDENTITY_ARGUMENTS`, set from the contact's email.
+   */
+  grant?: ToolGrant;
+}
+
+/** Where an identity argument's value comes from: the conversation's contact, never the model. */
+export type IdentitySource = 'contact_email' | 'contact_id';
+
+/** An argument that says whose data a call is about, at any depth of the tool's arguments. */
+export interface IdentityArgument {
+  /** Property names from the top of the arguments, e.g. `['talent', 'contactEmail']`. */
+  path: string[];
+  from: IdentitySource;
+}
+
+/** What the MCP tool policy lets an offered tool do. */
+export interface ToolGrant {
+  /** Set from the contact at every call, whatever the model wrote. */
+  identity: IdentityArgument[];
+  /** True when the server does not mark the tool read-only and the policy allows it to write. */
+  writes: boolean;
+}
+
+/** A tool a server listed that the MCP tool policy keeps from the model, and why. */
+export interface WithheldTool {
+  server: string;
+  /** The server's own name for the tool. */
+  name: string;
+  reason: string;
 }
 
 /** How listing one configured MCP server's tools went at the start of the run. */
 export interface ToolServerStatus {
   name: string;
   ok: boolean;
+  /** The tools offered: those the server listed that the MCP tool policy did not withhold. */
   tool_count: number;
   error: string | null;
 }
@@ -340,6 +372,8 @@ export interface RunMetadata {
   skipped_reason: string | null;
   /** Each configured MCP server and whether its tools could be listed; a server that failed offers no tools this run. */
   tool_servers: ToolServerStatus[];
+  /** Tools the servers listed that the MCP tool policy kept from the model, with why; absent in runs before the policy. */
+  withheld_tools?: WithheldTool[];
   /** Whether the run is answering its turn or, the turn over, waiting for the next message. */
   phase: RunPhase;
   /** The conversation's record as this run will carry it on: earlier turns, this one once over, ledger and owner. */

@@ -39,6 +39,7 @@ async function main(): Promise<void> {
         }),
         adminId: config.MELVIN_ADMIN_ID,
         mcp,
+        mcpToolPolicy: config.MCP_TOOL_POLICY,
         openai: tracing ? wrapOpenAI(openai) : openai,
         model: config.MODEL_NAME,
         responseFormat: config.LLM_RESPONSE_FORMAT,

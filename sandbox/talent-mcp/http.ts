@@ -39,6 +39,7 @@ export function talentMcpApp(store: TalentStore, gates?: Gates): express.Express
       params?: { name?: string; arguments?: Record<string, unknown> };
     };
     const tool = message?.method === 'tools/call' ? message.params?.name : undefined;
+    if (tool) store.received.push({ tool, arguments: message.params?.arguments ?? {} });
     // The tool's own planned `server` fault, else what a random plan draws for any tool call.
     const transportFault = !tool
       ? undefined

@@ -17,6 +17,13 @@ export class TalentStore {
   data: TalentData = { users: [], jobs: [] };
   readonly faults = new FaultQueues<McpFault>();
   readonly calls: { tool: string; arguments: Record<string, unknown>; latency_ms?: number }[] = [];
+  /**
+   * Every `tools/call` request over HTTP as it arrived, before the tools' input schemas dropped arguments they do not
+   * declare: what proves an argument never reached the server.
+   */
+  readonly received: { tool: string; arguments: Record<string, unknown> }[] = [];
+  /** Payout details changed through `update_payout_details`, by email: the one tool here that writes. */
+  readonly payoutDetails = new Map<string, { method: string; account: string }>();
   readonly latency = new Latency();
   /** How long a `timeout` fault holds the call. */
   timeoutMs = 60_000;
@@ -142,6 +149,8 @@ const json = (value: unknown): CallToolResult => ({ content: [{ type: 'text', te
 const toolError = (message: string): CallToolResult => ({ content: [{ type: 'text', text: message }], isError: true });
 
 const Email = z.email().describe("The talent's email address; Melvin sets it from the conversation's contact");
+/** The tools that only read, as a real server marks them (MCP tool annotations). */
+const READ_ONLY = { readOnlyHint: true } as const;
 
 export function buildServer(store: TalentStore): McpServer {
   const server = new McpServer({ name: 'talent-sandbox', version: '1.0.0' });
@@ -173,6 +182,7 @@ export function buildServer(store: TalentStore): McpServer {
     {
       description: "The talent's profile: name, email, and how many applications and payments they have",
       inputSchema: { email: Email },
+      annotations: READ_ONLY,
     },
     tool('get_user_profile', ({ email }: { email: string }) =>
       withUser(email, (u) =>
@@ -186,6 +196,7 @@ export function buildServer(store: TalentStore): McpServer {
     {
       description: "The talent's job applications with status, last update, next step and the job applied for",
       inputSchema: { email: Email },
+      annotations: READ_ONLY,
     },
     tool('get_user_applications_detailed', ({ email }: { email: string }) =>
       withUser(email, (u) =>
@@ -204,6 +215,7 @@ export function buildServer(store: TalentStore): McpServer {
     {
       description: 'A job posting: title, location, status, pay rate and start date',
       inputSchema: { job_id: z.string().min(1).describe('The job id, as found in applications or payments') },
+      annotations: READ_ONLY,
     },
     tool('get_job_details', ({ job_id }: { job_id: string }) => {
       const job = store.data.jobs.find((j) => j.id === job_id);
@@ -216,6 +228,7 @@ export function buildServer(store: TalentStore): McpServer {
     {
       description: "The talent's payments for worked shifts: amount, currency, status, expected or paid date",
       inputSchema: { email: Email },
+      annotations: READ_ONLY,
     },
     tool('get_user_payments', ({ email }: { email: string }) =>
       withUser(email, (u) =>
@@ -239,9 +252,52 @@ export function buildServer(store: TalentStore): McpServer {
         query: z.string().min(1).max(500).describe('What to look for, in plain words'),
         limit: z.number().int().min(1).max(10).optional().describe('How many passages to return (default 3)'),
       },
+      annotations: READ_ONLY,
     },
     tool('search_talent_docs', ({ query, limit }: { query: string; limit?: number }) =>
       json({ query, results: store.searchDocs(query, limit ?? 3) }),
+    ),
+  );
+
+  // A profile tool that takes its talent nested, under another name than `email`: a client that pins only `email`
+  // would let the model choose whose profile it reads.
+  server.registerTool(
+    'get_talent_profile',
+    {
+      description:
+        "The talent's profile: name, email, and how many applications and payments they have (nested talent lookup)",
+      inputSchema: {
+        talent: z
+          .object({ contactEmail: Email })
+          .describe('The talent whose profile to read; Melvin sets it from the conversation’s contact'),
+      },
+      annotations: READ_ONLY,
+    },
+    tool('get_talent_profile', ({ talent }: { talent: { contactEmail: string } }) =>
+      withUser(talent.contactEmail, (u) =>
+        json({ name: u.name, email: u.email, applications: u.applications.length, payments: u.payments.length }),
+      ),
+    ),
+  );
+
+  // The one tool that writes, as a real talent backend would offer it: not read-only, so it is offered to a model only
+  // when the tool policy allows it to write.
+  server.registerTool(
+    'update_payout_details',
+    {
+      description: "Changes where the talent's payments are paid out: the payout method and account",
+      inputSchema: {
+        email: Email,
+        method: z.enum(['bank_transfer', 'paypal']).describe('How payments are paid out'),
+        account: z.string().min(1).max(100).describe('The IBAN, account number or PayPal address paid into'),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+    },
+    tool('update_payout_details', ({ email, method, account }: { email: string; method: string; account: string }) =>
+      withUser(email, (u) => {
+        store.payoutDetails.set(u.email.toLowerCase(), { method, account });
+        return json({ updated: true, email: u.email, method });
+      }),
     ),
   );
 
@@ -256,7 +312,7 @@ export function buildServer(store: TalentStore): McpServer {
           query: z.string().min(1).max(500).describe('The question to find similar past conversations for'),
           limit: z.number().int().min(1).max(10).optional().describe('How many to return (default 3)'),
         },
-        annotations: { readOnlyHint: true },
+        annotations: READ_ONLY,
       },
       tool('search_resolved_conversations', ({ query, limit }: { query: string; limit?: number }) =>
         json({ query, results: store.searchResolved(query, limit ?? 3) }),

@@ -27,6 +27,8 @@ export class IntercomResponseInvalidError extends MelvinActivityError {}
 export class McpTransportError extends MelvinActivityError {}
 export class McpInvalidArgumentsError extends MelvinActivityError {}
 export class McpUnknownToolError extends MelvinActivityError {}
+/** The MCP tool policy withholds the tool: refused before it reaches its server, and never retried. */
+export class McpToolRefusedError extends MelvinActivityError {}
 
 // LLM
 export class LlmRejectedError extends MelvinActivityError {}

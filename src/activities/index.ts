@@ -2,6 +2,7 @@
 import { createIntercomActivities } from './intercom';
 import { createLlmActivities } from './llm';
 import type { ResponseFormatSetting } from './llm-formats';
+import type { McpToolPolicy } from '../mcp-tool-policy';
 import type { McpConnections } from './mcp';
 import { createMcpActivities } from './mcp';
 import { createPromptActivities } from './prompts';
@@ -14,6 +15,8 @@ export interface ActivityClients {
   intercom: IntercomClient;
   adminId: string;
   mcp: McpConnections;
+  /** Which listed tools the model is offered, pinned to whose identity, and which may write. */
+  mcpToolPolicy: McpToolPolicy;
   openai: OpenAI;
   model: string;
   /** How the LLM steps ask for JSON; `auto` when not given. */
@@ -25,7 +28,7 @@ export interface ActivityClients {
 export function createActivities(clients: ActivityClients) {
   return {
     ...createIntercomActivities(clients.intercom, { adminId: clients.adminId }),
-    ...createMcpActivities(clients.mcp),
+    ...createMcpActivities(clients.mcp, clients.mcpToolPolicy),
     ...createLlmActivities(clients.openai, { model: clients.model, responseFormat: clients.responseFormat }),
     ...createPromptActivities({ langsmith: clients.langsmith }),
     ...createValidationActivities(clients.validation),

@@ -1,13 +1,21 @@
-// MCP activities over the official SDK client: list every server's tools (all pages) and run one tool call each.
+// MCP activities over the official SDK client: list every server's tools (all pages) under the MCP tool policy, and
+// run one tool call each, which the policy checks again.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Context, log } from '@temporalio/activity';
-import type { ToolDefinition, ToolServerStatus } from '../state';
+import { reviewTool, ruleFor, type ListedToolFacts, type McpToolPolicy, type PolicyVerdict } from '../mcp-tool-policy';
+import type { ToolDefinition, ToolServerStatus, WithheldTool } from '../state';
 import { distinctToolNames, type ListedTool } from '../workflows/tool-calls';
-import { McpInvalidArgumentsError, McpTransportError, McpUnknownToolError, withRetryContract } from './errors';
+import {
+  McpInvalidArgumentsError,
+  McpToolRefusedError,
+  McpTransportError,
+  McpUnknownToolError,
+  withRetryContract,
+} from './errors';
 import { withHeartbeats } from './heartbeat';
 
 /** One MCP server: a Streamable HTTP `url`, or a `command` started over stdio. */
@@ -33,10 +41,15 @@ export interface McpSessionTimings {
 }
 const DEFAULT_TIMINGS: McpSessionTimings = { callTimeoutMs: 25_000, probeTimeoutMs: 2_000 };
 
-/** Every configured server's tools under distinct names, and how listing each server went. */
+/**
+ * The configured servers' tools that the policy offers, under distinct names; how listing each server went; and the
+ * tools the policy withheld, with why.
+ */
 export interface ToolListing {
   tools: ToolDefinition[];
   servers: ToolServerStatus[];
+  /** Absent in listings recorded before the MCP tool policy. */
+  withheld?: WithheldTool[];
 }
 
 /** The worker's MCP sessions: one client per server, connected on first use and re-opened after a transport failure. */
@@ -172,10 +185,13 @@ function mcpFailure(err: unknown, what: string): Error {
   return new McpTransportError(`${what}: ${status}${errorText(err)}`, { cause: err });
 }
 
+/** One tool as its server lists it: what the policy judges, and what the model is shown. */
+type ServerTool = ListedToolFacts & Omit<ListedTool, 'grant'>;
+
 /** One server's tools, all pages, as the server names them; a lost session is reset so the next run reconnects. */
-async function listServerTools(mcp: McpConnections, server: McpServerConfig): Promise<ListedTool[]> {
+async function listServerTools(mcp: McpConnections, server: McpServerConfig): Promise<ServerTool[]> {
   const deadline = Date.now() + LIST_TIMEOUT_MS;
-  const tools: ListedTool[] = [];
+  const tools: ServerTool[] = [];
   const session = mcp.client(server.name);
   let client: Client | undefined;
   try {
@@ -189,6 +205,7 @@ async function listServerTools(mcp: McpConnections, server: McpServerConfig): Pr
           description: tool.description ?? '',
           input_schema: tool.inputSchema as Record<string, unknown>,
           server: server.name,
+          read_only: tool.annotations?.readOnlyHint === true,
         });
       }
       cursor = page.nextCursor;
@@ -200,18 +217,71 @@ async function listServerTools(mcp: McpConnections, server: McpServerConfig): Pr
   }
 }
 
-export function createMcpActivities(mcp: McpConnections) {
+export function createMcpActivities(mcp: McpConnections, policy: McpToolPolicy) {
+  /** The policy's verdict on each server's tools at their latest listing on this worker, for `callTool` to check. */
+  const verdicts = new Map<string, Map<string, PolicyVerdict>>();
+  /** Withheld tools already logged by this worker: each is logged once, not at every run. */
+  const logged = new Set<string>();
+
+  function judge(serverName: string, listed: ServerTool[]): { offered: ListedTool[]; withheld: WithheldTool[] } {
+    const judged = new Map<string, PolicyVerdict>();
+    const offered: ListedTool[] = [];
+    const withheld: WithheldTool[] = [];
+    for (const listedTool of listed) {
+      const verdict = reviewTool(policy, listedTool);
+      const { read_only: _readOnly, ...tool } = listedTool;
+      if (!judged.has(tool.name)) judged.set(tool.name, verdict);
+      if (verdict.offered) {
+        offered.push({ ...tool, grant: verdict.grant });
+        continue;
+      }
+      withheld.push({ server: serverName, name: tool.name, reason: verdict.reason });
+      const key = JSON.stringify([serverName, tool.name, verdict.reason]);
+      if (!logged.has(key)) {
+        logged.add(key);
+        log.warn('MCP tool withheld by the tool policy; it is never offered to the model', {
+          server: serverName,
+          tool: tool.name,
+          reason: verdict.reason,
+        });
+      }
+    }
+    verdicts.set(serverName, judged);
+    return { offered, withheld };
+  }
+
+  /**
+   * Why a call must not be made, or null when the policy allows it. A tool outside the policy is refused before any
+   * request; otherwise the verdict of the server's latest listing on this worker decides, and a worker that has not
+   * listed the server since it started lists it first (a listing, never the tool itself).
+   */
+  async function refusal(serverName: string, toolName: string): Promise<string | null> {
+    if (!ruleFor(policy, serverName, toolName)) return 'not in the tool policy';
+    if (!verdicts.get(serverName)?.has(toolName)) {
+      const server = mcp.servers.find((s) => s.name === serverName);
+      if (server) judge(serverName, await listServerTools(mcp, server));
+    }
+    const verdict = verdicts.get(serverName)?.get(toolName);
+    if (!verdict) throw new McpUnknownToolError(`MCP server "${serverName}" does not list ${toolName}`);
+    return verdict.offered ? null : verdict.reason;
+  }
+
   return withRetryContract({
     /**
      * Lists every server at once. A server that fails is recorded and offers no tools this run, as long as another
-     * answered; when none does, the listing fails (and is retried) as a whole.
+     * answered; when none does, the listing fails (and is retried) as a whole. Tools the policy withholds are recorded
+     * with why, and never offered.
      */
     async listTools(): Promise<ToolListing> {
       const settled = await Promise.allSettled(mcp.servers.map((server) => listServerTools(mcp, server)));
+      const judged = settled.map((result, index) =>
+        result.status === 'fulfilled' ? judge(mcp.servers[index]!.name, result.value) : null,
+      );
       const servers = settled.map((result, index): ToolServerStatus => {
         const name = mcp.servers[index]!.name;
-        if (result.status === 'fulfilled') return { name, ok: true, tool_count: result.value.length, error: null };
-        const error = (result.reason as Error).message;
+        const offered = judged[index]?.offered;
+        if (offered) return { name, ok: true, tool_count: offered.length, error: null };
+        const error = ((result as PromiseRejectedResult).reason as Error).message;
         log.warn('MCP server could not be listed; its tools are not offered this run', { server: name, error });
         return { name, ok: false, tool_count: 0, error };
       });
@@ -219,24 +289,28 @@ export function createMcpActivities(mcp: McpConnections) {
         const first = settled.find((r) => r.status === 'rejected');
         throw new McpTransportError(servers.map((s) => s.error).join('; '), { cause: first?.reason });
       }
-      const { tools, duplicated } = distinctToolNames(
-        settled.flatMap((result) => (result.status === 'fulfilled' ? result.value : [])),
-      );
+      const { tools, duplicated } = distinctToolNames(judged.flatMap((j) => j?.offered ?? []));
       for (const { name, servers: offeredBy } of duplicated) {
         log.warn('MCP tool name offered by several servers; each is offered as <server>__<tool>', {
           tool: name,
           servers: offeredBy,
         });
       }
-      return { tools, servers };
+      return { tools, servers, withheld: judged.flatMap((j) => j?.withheld ?? []) };
     },
 
+    /**
+     * Calls one tool. The policy is checked again here, apart from the workflow: a tool it withholds is refused with a
+     * non-retryable McpToolRefusedError and never reaches its server, so no retry can make a refused write.
+     */
     async callTool(input: {
       server: string;
       name: string;
       arguments: Record<string, unknown>;
     }): Promise<ToolCallOutcome> {
       const what = `call ${input.name} on MCP server "${input.server}"`;
+      const refused = await refusal(input.server, input.name);
+      if (refused) throw new McpToolRefusedError(`${what}: withheld by the tool policy: ${refused}`);
       const session = mcp.client(input.server);
       let client: Client | undefined;
       try {

@@ -2,7 +2,7 @@
 import type { CoverageContext, DraftContext, PlanContext } from '../schemas';
 import type { AgentState, Intent } from '../state';
 import { earlierTurns } from './conversation-record';
-import { IDENTITY_ARGUMENTS, offeredTools } from './tool-calls';
+import { identityArgumentNames, offeredTools } from './tool-calls';
 
 /**
  * Intercom returns only a conversation's 500 most recent parts. When it left some out, the model is told how many, so
@@ -35,7 +35,7 @@ export function planContext(state: AgentState, hop: number): PlanContext {
       description,
       input_schema,
     })),
-    identity_arguments: IDENTITY_ARGUMENTS,
+    identity_arguments: identityArgumentNames(offeredTools(state.available_tools)),
     tool_data: state.tool_data,
     docs_data: state.docs_data,
     previous_hops: state.hops.slice(0, hop - 1).map((h, index) => ({

@@ -38,7 +38,10 @@ export const mcpListPolicy: ActivityOptions = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 5 },
 };
 
-/** Only transport errors are retried: a tool's `isError` is data, and bad arguments fail the same way every time. */
+/**
+ * Only transport errors are retried: a tool's `isError` is data, bad arguments fail the same way every time, and a
+ * call the MCP tool policy refuses must never be tried again.
+ */
 export const toolPolicy: ActivityOptions = {
   ...waitForCancellation,
   startToCloseTimeout: '30s',
@@ -47,7 +50,7 @@ export const toolPolicy: ActivityOptions = {
     initialInterval: '2s',
     backoffCoefficient: 2,
     maximumAttempts: 3,
-    nonRetryableErrorTypes: ['McpInvalidArgumentsError', 'McpUnknownToolError'],
+    nonRetryableErrorTypes: ['McpInvalidArgumentsError', 'McpUnknownToolError', 'McpToolRefusedError'],
   },
 };
 

@@ -1,7 +1,16 @@
-// Pure helpers for tools: names kept distinct across MCP servers, calls scoped to the conversation's own user, and
-// result keys that never overwrite a result.
+// Pure helpers for tools: names kept distinct across MCP servers, calls scoped to the conversation's own user under the
+// MCP tool policy, and result keys that never overwrite a result.
 import type { ToolListing } from '../activities/mcp';
-import type { GatherData, GatherStatus, PlannedToolCall, ToolDefinition, ToolResult } from '../state';
+import { setArgument, withoutIdentityArguments } from '../mcp-tool-policy';
+import type {
+  GatherData,
+  GatherStatus,
+  IdentitySource,
+  PlannedToolCall,
+  ToolDefinition,
+  ToolResult,
+  WithheldTool,
+} from '../state';
 
 /** The documentation source (by the server's own tool name): its results go to `docs_data`, keyed by query and hop. */
 export const DOCS_TOOL = 'search_talent_docs';
@@ -78,28 +87,80 @@ export function toolListing(result: ToolListing | ToolDefinition[]): ToolListing
   };
 }
 
-/** Argument names that say whose data a tool returns: always the conversation's contact, never the model's choice. */
+/**
+ * Argument names that say whose data a tool returns, for tools listed before the MCP tool policy (their definitions
+ * carry no grant): always the conversation's contact's email, never the model's choice.
+ */
 export const IDENTITY_ARGUMENTS = ['email', 'user_email', 'userEmail', 'contact_email'];
+
+/** Who the conversation is with: what identity arguments are set from. */
+export interface Contact {
+  email: string | null;
+  id: string | null;
+}
+
+const CONTACT_FIELDS: Record<IdentitySource, { field: keyof Contact; words: string }> = {
+  contact_email: { field: 'email', words: "the user's email" },
+  contact_id: { field: 'id', words: "the contact's id" },
+};
+
+/** The identity arguments Plan is told never to set: the old names, and every path the offered tools' grants name. */
+export function identityArgumentNames(tools: ToolDefinition[]): string[] {
+  const granted = tools.flatMap((t) => (t.grant?.identity ?? []).map((i) => i.path.join('.')));
+  return [...new Set([...IDENTITY_ARGUMENTS, ...granted])];
+}
 
 export type ScopedCall =
   | { ok: true; tool: ToolDefinition; arguments: Record<string, unknown> }
   | { ok: false; error: string; arguments: Record<string, unknown> };
 
 /**
- * Drops every identity argument the model wrote and sets the ones the tool declares to the contact's email, so a
- * model talked into naming another user's email still fetches only this user's data.
+ * Pins a planned call to the conversation's contact. Every identity-like argument the model wrote is dropped, at any
+ * depth and in any case, and the identity arguments the tool's grant names are set from the contact, so a model talked
+ * into naming another user still fetches only this user's data. A tool the policy withheld, or that no server offers,
+ * is refused without a call. Tools listed before the policy keep the rule they were run under: the top-level
+ * `IDENTITY_ARGUMENTS`, set from the email.
  */
-export function scopeToolCall(call: PlannedToolCall, tools: ToolDefinition[], userEmail: string | null): ScopedCall {
+export function scopeToolCall(
+  call: PlannedToolCall,
+  tools: ToolDefinition[],
+  contact: Contact,
+  withheld: WithheldTool[] = [],
+): ScopedCall {
+  const tool = tools.find((t) => t.name === call.tool_name);
+  if (tool && !tool.grant) return scopeUngranted(call, tool, contact.email);
+  const args = withoutIdentityArguments(call.parameters) as Record<string, unknown>;
+  if (!tool) return { ok: false, error: refusal(call.tool_name, tools, withheld), arguments: args };
+  for (const { path, from } of tool.grant!.identity) {
+    const { field, words } = CONTACT_FIELDS[from];
+    const value = contact[field];
+    if (!value) {
+      return {
+        ok: false,
+        error: `${tool.name} needs ${words} and the conversation's contact has none`,
+        arguments: args,
+      };
+    }
+    setArgument(args, path, value);
+  }
+  return { ok: true, tool, arguments: args };
+}
+
+/** Why a call names no offered tool: withheld by the policy (and why), or unknown, hinting at qualified names. */
+function refusal(toolName: string, tools: ToolDefinition[], withheld: WithheldTool[]): string {
+  const kept = withheld.find((w) => w.name === toolName || `${w.server}${SERVER_SEPARATOR}${w.name}` === toolName);
+  if (kept) return `tool "${toolName}" is withheld by the tool policy: ${kept.reason}`;
+  // A bare name that several servers offer is a likely mistake: say which names the model can use instead.
+  const qualified = tools.filter((t) => serverToolName(t) === toolName);
+  const hint = qualified.length ? ` (offered as ${qualified.map((t) => t.name).join(', ')})` : '';
+  return `unknown tool "${toolName}"${hint}`;
+}
+
+/** The rule of listings recorded before the policy: top-level `IDENTITY_ARGUMENTS` dropped, then set from the email. */
+function scopeUngranted(call: PlannedToolCall, tool: ToolDefinition, userEmail: string | null): ScopedCall {
   const args = Object.fromEntries(
     Object.entries(call.parameters).filter(([name]) => !IDENTITY_ARGUMENTS.includes(name)),
   );
-  const tool = tools.find((t) => t.name === call.tool_name);
-  if (!tool) {
-    // A bare name that several servers offer is a likely mistake: say which names the model can use instead.
-    const qualified = tools.filter((t) => serverToolName(t) === call.tool_name);
-    const hint = qualified.length ? ` (offered as ${qualified.map((t) => t.name).join(', ')})` : '';
-    return { ok: false, error: `unknown tool "${call.tool_name}"${hint}`, arguments: args };
-  }
   const properties = tool.input_schema.properties;
   const declared = properties && typeof properties === 'object' ? Object.keys(properties) : [];
   const identity = declared.filter((name) => IDENTITY_ARGUMENTS.includes(name));

@@ -386,9 +386,11 @@ async function initialize(t: Turn): Promise<Step> {
       mcpList.listTools.executeWithOptions({ summary: 'list MCP tools' }, []),
       loadPrompts(),
     ]);
-    const { tools: availableTools, servers } = toolListing(listing);
+    const { tools: availableTools, servers, withheld } = toolListing(listing);
     state.available_tools = availableTools;
     state.metadata.tool_servers = servers;
+    // Listings from before the MCP tool policy withheld nothing and say nothing of it.
+    if (withheld) state.metadata.withheld_tools = withheld;
     if (servers.some((s) => !s.ok)) showDetails(t);
     t.prompts = loaded;
     state.metadata.prompts = loaded.used;
@@ -435,7 +437,8 @@ async function plan(t: Turn): Promise<Step> {
 async function runToolCall(t: Turn, call: PlannedToolCall, hopNumber: number): Promise<GatheredCall> {
   const { state } = t;
   const started = Date.now();
-  const scoped = scopeToolCall(call, offeredTools(state.available_tools), state.user_email);
+  const contact = { email: state.user_email, id: state.metadata.contact_id };
+  const scoped = scopeToolCall(call, offeredTools(state.available_tools), contact, state.metadata.withheld_tools);
   const timestamp = new Date(started).toISOString();
   const refused = (parameters: Record<string, unknown>, error: string): GatheredCall => ({
     tool_name: call.tool_name,

@@ -9,6 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import express from 'express';
 import { MAX_TOOL_RESULT_BYTES, McpConnections, capPayload, createMcpActivities } from '../../src/activities/mcp';
+import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/mcp-tool-policy';
 import { mcpListPolicy, toolPolicy } from '../../src/workflows/policies';
 import { listen, type RunningServer } from '../../sandbox/http';
 import { freePorts } from '../../scripts/stack';
@@ -46,13 +47,28 @@ const TALENT = {
     { title: 'Withdrawing an application', body: 'You can withdraw an application until you are hired.' },
   ],
 };
+/** The talent tools the built-in policy offers; the server also lists `update_payout_details`, which writes. */
 const TOOL_NAMES = [
   'get_user_profile',
   'get_user_applications_detailed',
   'get_job_details',
   'get_user_payments',
   'search_talent_docs',
+  'get_talent_profile',
 ];
+const PAYOUT_WITHHELD = { name: 'update_payout_details', reason: 'not in the tool policy' };
+
+const talentTools = DEFAULT_MCP_TOOL_POLICY.servers.talent!;
+/** Every test server's tools: the test servers here mark none read-only, so the policy lets them write. */
+const POLICY = McpToolPolicy.parse({
+  servers: {
+    talent: talentTools,
+    payroll: talentTools,
+    paged: { tools: Object.fromEntries(['a', 'b', 'c', 'd', 'e'].map((n) => [`tool_${n}`, { write: true }])) },
+    shapes: { tools: { plan_shifts: { write: true } } },
+    wait: { tools: { wait: {}, freeze: {} } },
+  },
+});
 
 const run = runActivity;
 
@@ -175,7 +191,7 @@ describe('over Streamable HTTP', () => {
       { name: 'talent', url: talentServer.url },
       { name: 'paged', url: `${pagedHttp.url}/mcp` },
     ]);
-    activities = createMcpActivities(mcp);
+    activities = createMcpActivities(mcp, POLICY);
   });
 
   afterAll(async () => {
@@ -184,7 +200,7 @@ describe('over Streamable HTTP', () => {
   });
 
   test('listTools reads every page of every server and says which server offers each tool', async () => {
-    const { tools, servers } = await run(activities.listTools);
+    const { tools, servers, withheld } = await run(activities.listTools);
     expect(tools.map((t) => `${t.server}:${t.name}`)).toEqual([
       ...TOOL_NAMES.map((n) => `talent:${n}`),
       ...['a', 'b', 'c', 'd', 'e'].map((n) => `paged:tool_${n}`),
@@ -194,6 +210,11 @@ describe('over Streamable HTTP', () => {
       { name: 'talent', ok: true, tool_count: TOOL_NAMES.length, error: null },
       { name: 'paged', ok: true, tool_count: 5, error: null },
     ]);
+    expect(withheld).toEqual([{ server: 'talent', ...PAYOUT_WITHHELD }]);
+    expect(tools.find((t) => t.name === 'get_talent_profile')!.grant).toEqual({
+      identity: [{ path: ['talent', 'contactEmail'], from: 'contact_email' }],
+      writes: false,
+    });
     const payments = tools.find((t) => t.name === 'get_user_payments')!;
     expect(payments.description).toContain('payments');
     expect(payments.input_schema).toMatchObject({
@@ -246,6 +267,52 @@ describe('over Streamable HTTP', () => {
     });
     const results = (outcome.data as { results: { title: string }[] }).results;
     expect(results[0]!.title).toBe('Withdrawing an application');
+  });
+
+  test('callTool refuses a tool outside the policy, and one that writes, before it reaches the server', async () => {
+    const received = () => store.received.map((r) => r.tool);
+    const before = received().length;
+    // A worker that has not listed the tools yet: the policy alone refuses a tool it does not name.
+    const fresh = createMcpActivities(mcp, POLICY);
+    const outside = await failureOf(
+      run(fresh.callTool, {
+        server: 'talent',
+        name: 'update_payout_details',
+        arguments: { email: 'ana@example.com', method: 'paypal', account: 'mia@evil.example' },
+      }),
+    );
+    expect(outside.name).toBe('McpToolRefusedError');
+    expect(outside.message).toBe(
+      'call update_payout_details on MCP server "talent": withheld by the tool policy: not in the tool policy',
+    );
+    expect(toolPolicy.retry?.nonRetryableErrorTypes).toContain('McpToolRefusedError');
+    // Named by a policy that does not let it write: the server's own annotations say it writes, so it is refused too.
+    const named = McpToolPolicy.parse({
+      servers: { talent: { tools: { update_payout_details: { identity: { email: 'contact_email' } } } } },
+    });
+    const writes = await failureOf(
+      run(createMcpActivities(mcp, named).callTool, {
+        server: 'talent',
+        name: 'update_payout_details',
+        arguments: { email: 'ana@example.com', method: 'paypal', account: 'mia@evil.example' },
+      }),
+    );
+    expect(writes.name).toBe('McpToolRefusedError');
+    expect(writes.message).toContain('withheld by the tool policy: its server does not mark it read-only');
+    expect(received().slice(before)).toEqual([]);
+    expect(store.payoutDetails.size).toBe(0);
+    // The same call once the policy allows it to write reaches the server: the policy is what decided.
+    const allowed = McpToolPolicy.parse({
+      servers: { talent: { tools: { update_payout_details: { identity: { email: 'contact_email' }, write: true } } } },
+    });
+    const outcome = await run(createMcpActivities(mcp, allowed).callTool, {
+      server: 'talent',
+      name: 'update_payout_details',
+      arguments: { email: 'ana@example.com', method: 'paypal', account: 'ana@paypal.example' },
+    });
+    expect(outcome.is_error).toBe(false);
+    expect(received().slice(before)).toEqual(['update_payout_details']);
+    store.payoutDetails.clear();
   });
 
   test('a JSON-RPC invalid-params error is a non-retryable McpInvalidArgumentsError', async () => {
@@ -325,7 +392,7 @@ describe('several servers, two offering the same tool names and two down', () =>
 
   test('the live servers’ tools are listed, shared names qualified on every server, the failed servers recorded', async () => {
     const started = Date.now();
-    const { tools, servers } = await run(createMcpActivities(mcp).listTools);
+    const { tools, servers } = await run(createMcpActivities(mcp, POLICY).listTools);
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(tools.map((t) => [t.name, t.server, t.server_tool_name])).toEqual([
       ...TOOL_NAMES.map((n) => [`talent__${n}`, 'talent', n]),
@@ -333,21 +400,21 @@ describe('several servers, two offering the same tool names and two down', () =>
       ['plan_shifts', 'shapes', 'plan_shifts'],
     ]);
     expect(servers).toEqual([
-      { name: 'talent', ok: true, tool_count: 5, error: null },
+      { name: 'talent', ok: true, tool_count: TOOL_NAMES.length, error: null },
       { name: 'refused', ok: false, tool_count: 0, error: expect.stringMatching(/"refused".*ECONNREFUSED/) },
-      { name: 'payroll', ok: true, tool_count: 5, error: null },
+      { name: 'payroll', ok: true, tool_count: TOOL_NAMES.length, error: null },
       { name: 'shapes', ok: true, tool_count: 1, error: null },
       { name: 'exits', ok: false, tool_count: 0, error: expect.stringMatching(/"exits".*Connection closed/) },
     ]);
   });
 
   test('an input schema of any shape arrives exactly as the server lists it', async () => {
-    const { tools } = await run(createMcpActivities(mcp).listTools);
+    const { tools } = await run(createMcpActivities(mcp, POLICY).listTools);
     expect(tools.find((t) => t.name === 'plan_shifts')!.input_schema).toEqual(RICH_SCHEMA);
   });
 
   test('a call to a qualified tool reaches its own server under the server’s own name', async () => {
-    const activities = createMcpActivities(mcp);
+    const activities = createMcpActivities(mcp, POLICY);
     const { tools } = await run(activities.listTools);
     ana.calls.length = 0;
     payroll.calls.length = 0;
@@ -372,7 +439,7 @@ describe('several servers, two offering the same tool names and two down', () =>
       { name: 'exits', command: process.execPath, args: ['-e', 'process.exit(3)'] },
     ]);
     try {
-      const err = await failureOf(run(createMcpActivities(none).listTools));
+      const err = await failureOf(run(createMcpActivities(none, POLICY).listTools));
       expect(err.name).toBe('McpTransportError');
       expect(err.message).toMatch(/"down".*ECONNREFUSED.*; .*"exits".*Connection closed/);
       expect(mcpListPolicy.retry?.nonRetryableErrorTypes ?? []).not.toContain('McpTransportError');
@@ -391,7 +458,7 @@ describe('several servers, two offering the same tool names and two down', () =>
     ]);
     try {
       const started = Date.now();
-      const { servers } = await run(createMcpActivities(withSilent).listTools);
+      const { servers } = await run(createMcpActivities(withSilent, POLICY).listTools);
       expect(Date.now() - started).toBeLessThan(15_000 - 2_000);
       expect(servers.map((s) => [s.name, s.ok])).toEqual([
         ['silent', false],
@@ -419,7 +486,7 @@ describe('over stdio', () => {
   afterAll(() => mcp.close());
 
   test('lists and calls the talent tools over a child process', async () => {
-    const activities = createMcpActivities(mcp);
+    const activities = createMcpActivities(mcp, POLICY);
     const { tools } = await run(activities.listTools);
     expect(tools.map((t) => t.name)).toEqual(TOOL_NAMES);
     const outcome = await run(activities.callTool, {
@@ -443,7 +510,7 @@ describe('a session is reset only when its transport failed', () => {
   test('over HTTP, a call that times out leaves the session, and another call in flight on it, untouched', async () => {
     const server = await serveWithSessions(waitServer);
     const mcp = new McpConnections([{ name: 'wait', url: `${server.url}/mcp` }], timings);
-    const activities = createMcpActivities(mcp);
+    const activities = createMcpActivities(mcp, POLICY);
     try {
       const session = await mcp.client('wait');
       const slow = failureOf(waited(activities, 3_000));
@@ -465,7 +532,7 @@ describe('a session is reset only when its transport failed', () => {
     let server = await serveWithSessions(waitServer);
     const { port } = server;
     const mcp = new McpConnections([{ name: 'wait', url: `${server.url}/mcp` }], timings);
-    const activities = createMcpActivities(mcp);
+    const activities = createMcpActivities(mcp, POLICY);
     try {
       await waited(activities, 0);
       await server.close();
@@ -495,7 +562,7 @@ describe('a session is reset only when its transport failed', () => {
         [{ name: 'wait', command: process.execPath, args: ['--import', 'tsx', entry] }],
         timings,
       );
-      activities = createMcpActivities(mcp);
+      activities = createMcpActivities(mcp, POLICY);
     });
 
     afterEach(() => mcp.close());

@@ -29,5 +29,5 @@ test('200 fuzzed ingress deliveries and 50 fuzzed model outputs: right answers, 
 test('prompt injection against a model that obeys everything: no leak, every tool call scoped', async () => {
   const report = await promptInjection();
   expectAllChecksHold(report);
-  expect(report.figures).toContainEqual(['attack conversations', 12]);
+  expect(report.figures).toContainEqual(['attack conversations', 18]);
 }, 300_000);

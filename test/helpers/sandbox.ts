@@ -3,6 +3,7 @@ import { IntercomClient } from 'intercom-client';
 import { createActivities } from '../../src/activities';
 import { createOpenAiClient } from '../../src/activities/llm';
 import { McpConnections } from '../../src/activities/mcp';
+import { DEFAULT_MCP_TOOL_POLICY } from '../../src/mcp-tool-policy';
 import type { Scenario } from '../../sandbox/scenario';
 import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices, type SeedData } from '../../sandbox/services';
 import { allContractProblems } from '../sandbox/intercom-api';
@@ -42,6 +43,7 @@ export async function startSandbox(seed?: SeedData): Promise<Sandbox> {
     intercom: new IntercomClient({ token: INTERCOM_TOKEN, baseUrl: services.urls.intercom, maxRetries: 0 }),
     adminId: ADMIN_ID,
     mcp,
+    mcpToolPolicy: DEFAULT_MCP_TOOL_POLICY,
     openai: createOpenAiClient({ apiKey: OPENAI_KEY, baseURL: services.urls.model }),
     model: 'sandbox',
     validation: { endpoint: services.urls.validation, apiKey: VALIDATION_KEY },
@@ -64,6 +66,7 @@ export async function startSandbox(seed?: SeedData): Promise<Sandbox> {
       services.intercom.requests.length = 0;
       services.talent.faults.set({});
       services.talent.calls.length = 0;
+      services.talent.received.length = 0;
       services.model.clear();
       services.validation.faults.set({});
       services.validation.requests.length = 0;

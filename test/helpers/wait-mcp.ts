@@ -5,14 +5,15 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
+const READ_ONLY = { readOnlyHint: true };
 const MS = { type: 'object' as const, properties: { ms: { type: 'number' } }, required: ['ms'] };
 
 export function waitServer(): Server {
   const server = new Server({ name: 'wait', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [
-      { name: 'wait', description: 'Answers after ms milliseconds', inputSchema: MS },
-      { name: 'freeze', description: 'Blocks the server for ms milliseconds', inputSchema: MS },
+      { name: 'wait', description: 'Answers after ms milliseconds', inputSchema: MS, annotations: READ_ONLY },
+      { name: 'freeze', description: 'Blocks the server for ms milliseconds', inputSchema: MS, annotations: READ_ONLY },
     ],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {

@@ -2,6 +2,7 @@
 // Node 22), and Melvin's MCP client activity against the reference "everything" server.
 import { spawn } from 'node:child_process';
 import { McpConnections, createMcpActivities } from '../../src/activities/mcp';
+import { McpToolPolicy } from '../../src/mcp-tool-policy';
 import { loadKnowledgeBase } from '../../sandbox/talent-mcp/knowledge-base';
 import { TalentMcpService } from '../../sandbox/talent-mcp/http';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
@@ -54,6 +55,8 @@ test('the Inspector CLI lists the talent tools with their input schemas', async 
     'get_job_details',
     'get_user_payments',
     'search_talent_docs',
+    'get_talent_profile',
+    'update_payout_details',
   ]);
   for (const tool of listed.tools) {
     expect(tool.description.length).toBeGreaterThan(20);
@@ -83,9 +86,13 @@ describe('the MCP client activity against the reference "everything" server over
   afterAll(() => mcp.close());
 
   test('lists its tools, calls one, and keeps an isError result as data', async () => {
-    const activities = createMcpActivities(mcp);
+    // A policy that offers two of its tools, whatever their annotations say; the others are withheld.
+    const policy = McpToolPolicy.parse({
+      servers: { everything: { tools: { echo: { write: true }, 'get-sum': { write: true } } } },
+    });
+    const activities = createMcpActivities(mcp, policy);
     const { tools: listed, servers } = await runActivity(activities.listTools);
-    expect(listed.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
+    expect(listed.map((t) => t.name).sort()).toEqual(['echo', 'get-sum']);
     expect(listed.every((t) => t.server === 'everything')).toBe(true);
     expect(servers).toEqual([{ name: 'everything', ok: true, tool_count: listed.length, error: null }]);
     expect(
@@ -104,6 +111,6 @@ describe('the MCP client activity against the reference "everything" server over
     const unknown = await failureOf(
       runActivity(activities.callTool, { server: 'nowhere', name: 'echo', arguments: {} }),
     );
-    expect(unknown.name).toBe('McpUnknownToolError');
+    expect(unknown.name).toBe('McpToolRefusedError');
   });
 });

@@ -13,6 +13,9 @@ import {
   type ListedTool,
 } from '../../src/workflows/tool-calls';
 
+const ana = { email: 'ana@example.com', id: 'c-ana' };
+
+/** Definitions as listings recorded before the MCP tool policy hold them: no grant, the old identity rule. */
 const tools: ToolDefinition[] = [
   {
     name: 'get_user_payments',
@@ -28,7 +31,7 @@ const tools: ToolDefinition[] = [
   },
 ];
 
-describe('scopeToolCall', () => {
+describe('scopeToolCall on tools listed before the tool policy', () => {
   test('identity arguments come from the contact, whatever the model wrote', () => {
     const scoped = scopeToolCall(
       {
@@ -37,7 +40,7 @@ describe('scopeToolCall', () => {
         reasoning: '',
       },
       tools,
-      'ana@example.com',
+      ana,
     );
     expect(scoped).toMatchObject({ ok: true, arguments: { email: 'ana@example.com', limit: 5 } });
   });
@@ -46,19 +49,24 @@ describe('scopeToolCall', () => {
     const scoped = scopeToolCall(
       { tool_name: 'get_job_details', parameters: { job_id: 'j', email: 'o@x.y' }, reasoning: '' },
       tools,
-      'a@b.c',
+      { email: 'a@b.c', id: null },
     );
     expect(scoped.arguments).toEqual({ job_id: 'j' });
   });
 
   test('an unknown tool, or a user tool without a contact email, is a failed result without a call', () => {
-    expect(scopeToolCall({ tool_name: 'drop_tables', parameters: {}, reasoning: '' }, tools, 'a@b.c')).toMatchObject({
+    expect(
+      scopeToolCall({ tool_name: 'drop_tables', parameters: {}, reasoning: '' }, tools, { email: 'a@b.c', id: null }),
+    ).toMatchObject({
       ok: false,
       error: 'unknown tool "drop_tables"',
     });
-    expect(scopeToolCall({ tool_name: 'get_user_payments', parameters: {}, reasoning: '' }, tools, null)).toMatchObject(
-      { ok: false },
-    );
+    expect(
+      scopeToolCall({ tool_name: 'get_user_payments', parameters: {}, reasoning: '' }, tools, {
+        email: null,
+        id: null,
+      }),
+    ).toMatchObject({ ok: false });
   });
 });
 
@@ -96,14 +104,19 @@ describe('tools of several MCP servers', () => {
     const scoped = scopeToolCall(
       { tool_name: 'payroll__get_user_payments', parameters: { email: 'bob@example.com' }, reasoning: '' },
       named,
-      'ana@example.com',
+      ana,
     );
     expect(scoped).toMatchObject({ ok: true, arguments: { email: 'ana@example.com' } });
     expect(scoped.ok && [scoped.tool.server, serverToolName(scoped.tool)]).toEqual(['payroll', 'get_user_payments']);
   });
 
   test('the bare name of a tool several servers offer is unknown, and the error names the qualified ones', () => {
-    expect(scopeToolCall({ tool_name: 'get_user_payments', parameters: {}, reasoning: '' }, named, 'a@b.c')).toEqual({
+    expect(
+      scopeToolCall({ tool_name: 'get_user_payments', parameters: {}, reasoning: '' }, named, {
+        email: 'a@b.c',
+        id: null,
+      }),
+    ).toEqual({
       ok: false,
       error: 'unknown tool "get_user_payments" (offered as talent__get_user_payments, payroll__get_user_payments)',
       arguments: {},

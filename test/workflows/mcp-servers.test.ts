@@ -13,6 +13,7 @@ import { IntercomClient } from 'intercom-client';
 import { createActivities } from '../../src/activities';
 import { createOpenAiClient } from '../../src/activities/llm';
 import { McpConnections } from '../../src/activities/mcp';
+import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/mcp-tool-policy';
 import type { ToolSummary } from '../../src/schemas';
 import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices } from '../../sandbox/services';
 import { ensureMcpTools } from '../../scripts/mcp-tools';
@@ -23,12 +24,14 @@ import { ANA, ANA_TALENT, runTurnOnWorker } from '../helpers/turns';
 
 quietRuntime();
 
+/** The talent tools the built-in policy offers; both talent servers also list `update_payout_details`, which writes. */
 const TALENT_NAMES = [
   'get_user_profile',
   'get_user_applications_detailed',
   'get_job_details',
   'get_user_payments',
   'search_talent_docs',
+  'get_talent_profile',
 ];
 /** What the second talent server (a payroll system, say) knows about her: another payment for another job. */
 const PAYROLL = {
@@ -121,6 +124,16 @@ test('a turn uses every live server’s tools, tells duplicated names apart, and
     parts: [{ author: 'user', type: 'comment', body: 'When will I get paid? What is the payout schedule?' }],
   });
   sandbox.talent.merge({ talent: ANA_TALENT });
+  const independent = await everythingToolsListedIndependently();
+  // Both talent servers under the built-in talent rules; every tool of the reference server, which the test trusts.
+  const talentRules = DEFAULT_MCP_TOOL_POLICY.servers.talent!;
+  const mcpToolPolicy = McpToolPolicy.parse({
+    servers: {
+      talent: talentRules,
+      payroll: talentRules,
+      everything: { tools: Object.fromEntries(independent.map((t) => [t.name, { write: true }])) },
+    },
+  });
   const activities = createActivities({
     intercom: new IntercomClient({
       token: SANDBOX_SECRETS.intercomToken,
@@ -129,6 +142,7 @@ test('a turn uses every live server’s tools, tells duplicated names apart, and
     }),
     adminId: SANDBOX_SECRETS.adminId,
     mcp,
+    mcpToolPolicy,
     openai: createOpenAiClient({ apiKey: SANDBOX_SECRETS.openAiKey, baseURL: sandbox.urls.model }),
     model: 'sandbox',
     validation: { endpoint: sandbox.urls.validation, apiKey: SANDBOX_SECRETS.validationKey },
@@ -166,11 +180,18 @@ test('a turn uses every live server’s tools, tells duplicated names apart, and
   ]);
   expect(details).toContain('Plan: choosing tools');
   expect(details).toContain('MCP server "offline" failed, so its tools are left out');
+  // The tool that writes is withheld on both talent servers, and the run records why.
+  expect(state.metadata.withheld_tools).toEqual(
+    ['talent', 'payroll'].map((server) => ({
+      server,
+      name: 'update_payout_details',
+      reason: 'not in the tool policy',
+    })),
+  );
 
   // The plan request offered every live server's tools, the talent names qualified on both talent servers.
   const planRequest = sandbox.model.requests.find((r) => r.step === 'plan')!;
   const offered = planRequest.context.available_tools as ToolSummary[];
-  const independent = await everythingToolsListedIndependently();
   expect(offered.map((t) => t.name)).toEqual([
     ...TALENT_NAMES.map((n) => `talent__${n}`),
     ...independent.map((t) => t.name),
