@@ -31,15 +31,8 @@ import {
   unansweredDeliveries,
 } from './conversation-record';
 import { escalation, replyDecisionProblem, type Escalation } from './routing';
-import {
-  newTurn,
-  operatorEscalation,
-  outcomeDetails,
-  postNote,
-  recordTurnSummary,
-  runGraph,
-  showDetails,
-} from './turn';
+import { operatorEscalation, outcomeDetails, postNote, showDetails } from './nodes/helpers';
+import { newTurn, recordTurnSummary, runGraph } from './turn';
 import { durationText, newState } from './turn-state';
 
 export async function supportConversation(input: SupportConversationInput): Promise<ConversationOutcome> {

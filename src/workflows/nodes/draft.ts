@@ -1,0 +1,80 @@
+// The Draft node: the reply, written by the model in the team's voice from the data gathered.
+import { isCancellation } from '@temporalio/workflow';
+import type { LlmAnswer } from '../../activities/llm';
+import { ResolvedConversations, type DraftOutput } from '../../schemas';
+import type { StyleExamples } from '../../state';
+import { draftContext, turnIntents } from '../contexts';
+import { llm, tools } from '../policies';
+import { partialAnswer, routeAfterDraft } from '../routing';
+import { EXAMPLES_TOOL, serverToolName } from '../tool-calls';
+import type { Step, Turn } from '../turn';
+import { describeFailure, enter, failed, recordModel, refetchIfNewMessages } from './helpers';
+
+/** Style examples: how many past answers Draft sees, and how much of each (the gist of the team's voice, not a thread). */
+const MAX_EXAMPLES = 3;
+const MAX_EXAMPLE_CHARS = 600;
+
+/**
+ * The team's voice: past conversations a teammate resolved, retrieved by similarity to the question, for
+ * Draft to match their tone. Null when no MCP server offers the search; a failed search leaves Draft without examples.
+ */
+async function retrieveStyleExamples(t: Turn): Promise<StyleExamples | null> {
+  const { state } = t;
+  const tool = state.available_tools.find((candidate) => serverToolName(candidate) === EXAMPLES_TOOL);
+  if (!tool) return null;
+  const query = turnIntents(state)
+    .map((i) => i.question)
+    .join(' ')
+    .slice(0, 500);
+  const found: StyleExamples = { tool: tool.name, query, examples: [], error: null };
+  try {
+    const outcome = await tools.callTool.executeWithOptions({ summary: "find the team's past answers" }, [
+      { server: tool.server, name: serverToolName(tool), arguments: { query, limit: MAX_EXAMPLES } },
+    ]);
+    const parsed = ResolvedConversations.safeParse(outcome.data);
+    if (outcome.is_error || !parsed.success) {
+      const text = typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data);
+      found.error = outcome.is_error ? text : 'the result is not a list of { question, answer }';
+    } else {
+      found.examples = parsed.data.results.slice(0, MAX_EXAMPLES).map((r) => ({
+        question: r.question.slice(0, MAX_EXAMPLE_CHARS),
+        answer: r.answer.slice(0, MAX_EXAMPLE_CHARS),
+      }));
+    }
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    found.error = describeFailure(err);
+  }
+  return found;
+}
+
+export async function draft(t: Turn): Promise<Step> {
+  await refetchIfNewMessages(t);
+  const { state } = t;
+  enter(t, 'draft');
+  const started = Date.now();
+  state.metadata.style_examples = await retrieveStyleExamples(t);
+  let answer: LlmAnswer<DraftOutput>;
+  try {
+    answer = await llm.draft.executeWithOptions({ summary: 'draft reply' }, [
+      { prompt: t.prompts!.draft, context: draftContext(state) },
+    ]);
+  } catch (err) {
+    return failed(t, 'draft_error', err);
+  }
+  recordModel(t, answer);
+  // Drafts recorded before intents carry no open intents: they answered everything they replied to.
+  const open = answer.output.open_intents ?? [];
+  state.draft = {
+    response: answer.output.text,
+    response_type: answer.output.response_type,
+    ...(open.length ? { open_intents: open } : {}),
+    generation_time_ms: Date.now() - started,
+    timestamp: new Date().toISOString(),
+  };
+  state.response = answer.output.text;
+  // A reply that leaves some of the user's questions open goes out, then the team gets the rest (after Response).
+  if (answer.output.response_type === 'REPLY' && open.length) t.partial = partialAnswer(turnIntents(state), open);
+  const route = routeAfterDraft(answer.output.response_type);
+  return { next: route.next, ...(route.escalation ? { escalation: route.escalation } : {}) };
+}

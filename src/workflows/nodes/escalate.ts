@@ -1,0 +1,43 @@
+// The Escalate node: tells the user a person will follow up, and hands the conversation to the team with a note.
+import { log, upsertSearchAttributes } from '@temporalio/workflow';
+import { searchAttributes } from '../../shared';
+import type { EscalationKind, UserTold } from '../../state';
+import { escalationNote } from '../routing';
+import { runMap } from '../run-summary';
+import type { Step, Turn } from '../turn';
+import { describeFailure, enter, post, postNote } from './helpers';
+
+/** The hand-over message, sent once like a reply (a retry finds an accepted attempt); never cancelled. */
+async function tellUser(t: Turn, kind: EscalationKind): Promise<UserTold | null> {
+  const text = t.input.handoverMessages?.[kind]?.trim();
+  if (!text) return null;
+  try {
+    const posted = await post(t, 'sendReply', text, 'tell the user a person will follow up');
+    return { text, sent: true, error: null, part_id: posted.part_id };
+  } catch (err) {
+    log.warn('could not tell the user of the hand-over', { error: describeFailure(err) });
+    return { text, sent: false, error: describeFailure(err), part_id: null };
+  }
+}
+
+export async function escalate(t: Turn): Promise<Step> {
+  const { state } = t;
+  const e = t.escalation!;
+  enter(t, 'escalate', `Reason: ${e.reason}`);
+  state.escalation_reason = e.reason;
+  // When a teammate has already taken over, a person is with the user: nothing to tell them.
+  const told = state.metadata.conversation.ownership.owner === 'team' ? null : await tellUser(t, e.kind);
+  const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind)), 'note escalation');
+  state.escalate = {
+    escalation_source: e.source,
+    escalation_kind: e.kind,
+    escalation_reason: e.reason,
+    note_added: note.added,
+    note_error: note.error,
+    requested_by: e.requested_by,
+    timestamp: new Date().toISOString(),
+    user_told: told,
+  };
+  upsertSearchAttributes([{ key: searchAttributes.escalationSource, value: e.source }]);
+  return { next: 'finalize' };
+}

@@ -1,0 +1,93 @@
+// The Gather node: the hop's planned tool calls, each scoped to the user, reused while fresh, or made.
+import { isCancellation } from '@temporalio/workflow';
+import type { GatheredCall, PlannedToolCall, ToolResult } from '../../state';
+import { freshResult } from '../conversation-record';
+import { mentionArguments, resolveCall, userRecords } from '../entities';
+import { tools } from '../policies';
+import { docsQueryOf, isDocsTool, offeredTools, scopeToolCall, serverToolName, summarizeGather } from '../tool-calls';
+import type { Step, Turn } from '../turn';
+import { storeGathered } from '../turn-state';
+import { describeFailure, enter } from './helpers';
+
+/** One planned call: scoped to the conversation's user, reused while an earlier turn's result is fresh, else made. */
+async function runToolCall(t: Turn, call: PlannedToolCall, hopNumber: number): Promise<GatheredCall> {
+  const { state } = t;
+  const started = Date.now();
+  const contact = { email: state.user_email, id: state.metadata.contact_id };
+  const scoped = scopeToolCall(call, offeredTools(state.available_tools), contact, state.metadata.withheld_tools);
+  const timestamp = new Date(started).toISOString();
+  const refused = (parameters: Record<string, unknown>, error: string): GatheredCall => ({
+    tool_name: call.tool_name,
+    parameters,
+    timestamp,
+    success: false,
+    data: null,
+    error,
+    execution_time_ms: 0,
+    truncated: false,
+  });
+  if (!scoped.ok) return refused(scoped.arguments, scoped.error);
+  // A record named in words ("the Barista job") is resolved against the user's own data gathered so far.
+  const resolution = resolveCall(scoped.arguments, userRecords(state.tool_data));
+  if (!resolution.ok) return refused(scoped.arguments, resolution.error);
+  const base = {
+    tool_name: call.tool_name,
+    parameters: resolution.arguments,
+    timestamp,
+    ...(resolution.resolved.length ? { resolved: resolution.resolved } : {}),
+  };
+  const fresh = freshResult(state.metadata.conversation, call.tool_name, resolution.arguments, started);
+  if (fresh) {
+    return {
+      ...base,
+      success: true,
+      data: fresh.data,
+      error: null,
+      execution_time_ms: 0,
+      truncated: fresh.truncated,
+      reused_from: fresh.fetched_at,
+    };
+  }
+  const summary = isDocsTool(call.tool_name, state.available_tools)
+    ? `search docs: ${docsQueryOf(scoped.arguments)}`
+    : `call ${call.tool_name}`;
+  try {
+    const outcome = await tools.callTool.executeWithOptions({ summary: `${summary} (hop ${hopNumber})` }, [
+      { server: scoped.tool.server, name: serverToolName(scoped.tool), arguments: resolution.arguments },
+    ]);
+    const error = typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data);
+    return {
+      ...base,
+      success: !outcome.is_error,
+      data: outcome.data,
+      error: outcome.is_error ? error : null,
+      execution_time_ms: Date.now() - started,
+      truncated: outcome.truncated,
+    };
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    const error = describeFailure(err);
+    return { ...base, success: false, data: null, error, execution_time_ms: Date.now() - started, truncated: false };
+  }
+}
+
+/** Runs the hop's calls at once; one failing does not stop the others (partial success is data for Coverage). */
+export async function gather(t: Turn): Promise<Step> {
+  const hop = t.state.hops.at(-1)!;
+  const hopNumber = t.state.hops.length;
+  const calls = hop.plan?.tool_calls ?? [];
+  enter(t, 'gather', calls.length ? `Calls: ${calls.map((c) => c.tool_name).join(', ')}` : 'No tool calls planned.');
+  const started = Date.now();
+  // A call that names a record in words waits for the others, which may bring the user's records it is resolved against.
+  const waits = (call: PlannedToolCall) => mentionArguments(call.parameters).length > 0;
+  const results: ToolResult[] = [];
+  for (const phase of [calls.filter((c) => !waits(c)), calls.filter(waits)]) {
+    if (!phase.length) continue;
+    const outcomes = await Promise.all(phase.map((call) => runToolCall(t, call, hopNumber)));
+    const stored = storeGathered(t.state, t.budget, outcomes, hopNumber);
+    results.push(...stored.results);
+    t.gathered.push(...stored.kept);
+  }
+  hop.gather = summarizeGather(results, Date.now() - started);
+  return { next: 'coverage' };
+}

@@ -1,0 +1,185 @@
+// What the turn's nodes share: entering a node and the UI's details, failures as escalations, model usage, posts to
+// Intercom, and fetching the conversation.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  TimeoutFailure,
+  isCancellation,
+  log,
+  setCurrentDetails,
+} from '@temporalio/workflow';
+import type { PostedPart } from '../../activities/intercom';
+import type { LlmAnswer } from '../../activities/llm';
+import { errorMessage } from '../../error-message';
+import type { EscalationKind, NodeName } from '../../state';
+import { handOverToTeam } from '../conversation-record';
+import { intercom } from '../policies';
+import { escalation, type Escalation } from '../routing';
+import { runMap, turnOutcomeDetails } from '../run-summary';
+import type { Step, Turn } from '../turn';
+import { applyFetchedConversation } from '../turn-state';
+
+/** What the UI's details call each node while the turn is at it. */
+const NODE_TITLES: Record<NodeName, string> = {
+  initialize: 'Initialize: fetching the conversation, tools and prompts',
+  plan: 'Plan: choosing tools and documentation searches',
+  gather: 'Gather: running the planned tool calls',
+  coverage: 'Coverage: judging whether the data answers the question',
+  draft: 'Draft: writing the reply',
+  validate: 'Validate: checking the draft with the validation service',
+  escalate: 'Escalate: handing the conversation to the team',
+  response: 'Response: sending the reply',
+  finalize: 'Finalize: setting Melvin Status and snoozing',
+  end: 'Finished',
+};
+
+/** The turn arrives at `node`: its path records it and the UI's details show it. */
+export function enter(t: Turn, node: NodeName, detail?: string): void {
+  t.state.metadata.current_node = node;
+  t.state.metadata.path.push(node);
+  showDetails(t, detail);
+}
+
+/** What the UI's details say of a finished turn, also while the run waits for the next message. */
+export function outcomeDetails(t: Turn): string {
+  return turnOutcomeDetails(t.state).join('\n\n');
+}
+
+/**
+ * The Temporal UI's current details: the node and hop, what is worth knowing about it, any MCP server that failed
+ * (the run goes on without its tools, which whoever watches it should know), and the path so far.
+ */
+export function showDetails(t: Turn, detail?: string): void {
+  const { state } = t;
+  const node = state.metadata.current_node;
+  const hop = state.hops.length;
+  // Once the turn is over its outcome leads; while it runs, the node it is at.
+  const lines = [
+    node === 'end' ? '' : `**${NODE_TITLES[node]}**${hop > 0 ? ` (hop ${hop} of ${state.max_hops})` : ''}`,
+    detail ?? '',
+    ...state.metadata.tool_servers.flatMap((s) =>
+      s.ok ? [] : [`MCP server "${s.name}" failed, so its tools are left out: ${s.error}`],
+    ),
+    `Path: ${state.metadata.path.join(' → ')}`,
+    // Once the turn is over, the map of its path goes last: the panel shows its top first.
+    node === 'end' ? `\`\`\`mermaid\n${runMap(state)}\n\`\`\`` : '',
+  ];
+  setCurrentDetails(lines.filter(Boolean).join('\n\n'));
+}
+
+/** The most specific message in an activity failure chain, e.g. the Intercom or model error behind "Activity task failed". */
+export function describeFailure(err: unknown): string {
+  if (err instanceof ActivityFailure && err.cause) return describeFailure(err.cause);
+  if (err instanceof TimeoutFailure) return `timed out (${err.timeoutType})`;
+  if (err instanceof ApplicationFailure) return err.message || err.type || 'failed';
+  return errorMessage(err);
+}
+
+export function operatorEscalation(t: Turn): Escalation {
+  const forced = t.state.metadata.forced_escalation!;
+  return escalation('operator', forced.reason, forced.requested_by);
+}
+
+/** A node's activity failed for good: the escalation its row names. A cancellation (forced escalation) passes on. */
+export function failed(t: Turn, kind: EscalationKind, err: unknown): Step {
+  if (isCancellation(err)) throw err;
+  t.state.error = describeFailure(err);
+  return { next: 'escalate', escalation: escalation(kind, t.state.error) };
+}
+
+/**
+ * Which model answered, and what the turn's model calls cost so far. Answers recorded in histories from before
+ * response-format modes lack the mode (they were strict outputs), and those from before usage was read lack the usage.
+ */
+export function recordModel(t: Turn, answer: LlmAnswer<unknown>): void {
+  const { metadata } = t.state;
+  metadata.model = {
+    name: answer.model,
+    stand_in: answer.stand_in,
+    response_format: answer.response_format ?? 'json_schema',
+    format_fallback: answer.format_fallback ?? null,
+  };
+  const total = (metadata.usage ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  total.calls += answer.usage?.calls ?? 1;
+  total.prompt_tokens += answer.usage?.prompt_tokens ?? 0;
+  total.completion_tokens += answer.usage?.completion_tokens ?? 0;
+  total.total_tokens += answer.usage?.total_tokens ?? 0;
+}
+
+/**
+ * Posts a reply or a note. Intercom writes are never cancelled: once asked for, a post must land, and exactly once;
+ * the part it made joins the parts its successors' retries compare against.
+ */
+export async function post(t: Turn, kind: 'sendReply' | 'addNote', text: string, summary: string): Promise<PostedPart> {
+  const input = {
+    conversationId: t.input.conversationId,
+    text,
+    notBefore: t.notBefore,
+    knownPartIds: t.knownPartIds ? [...t.knownPartIds] : null,
+  };
+  const posted = await CancellationScope.nonCancellable(() => intercom[kind].executeWithOptions({ summary }, [input]));
+  if (posted.part_id) t.knownPartIds?.add(posted.part_id);
+  return posted;
+}
+
+export async function postNote(
+  t: Turn,
+  text: string,
+  summary: string,
+): Promise<{ added: boolean; error: string | null }> {
+  try {
+    await post(t, 'addNote', text, summary);
+    return { added: true, error: null };
+  } catch (err) {
+    log.warn('could not add note', { error: describeFailure(err) });
+    return { added: false, error: describeFailure(err) };
+  }
+}
+
+export async function fetchConversation(t: Turn, summary: string): Promise<void> {
+  const { state } = t;
+  const seen = state.metadata.user_messages.length;
+  const conversation = await intercom.fetchConversation.executeWithOptions({ summary }, [
+    { conversationId: t.input.conversationId },
+  ]);
+  applyFetchedConversation(state, conversation, t.input);
+  const { problems } = state.metadata.reply_mode!;
+  if (problems.length) log.warn('unusable reply settings on the conversation', { problems });
+  // Fetches recorded before user part ids were read carry none: the deliveries' own part ids then fill the ledger.
+  t.fetchedUserPartIds = conversation.user_part_ids ?? [];
+  // Parts this run posted stay known even if they fell out of the 500 most recent. Fetches recorded before part ids
+  // were read carry none, and leave the posts on the fallback check.
+  t.knownPartIds = conversation.part_ids ? new Set([...conversation.part_ids, ...(t.knownPartIds ?? [])]) : null;
+  // A conversation's workflow that starts afresh (the last one ended after its quiet period) learns its owner from
+  // Intercom: a teammate it is assigned to holds it. Later, the team's webhooks and the leads' hand-backs decide.
+  const record = state.metadata.conversation;
+  const assignee = conversation.admin_assignee_id;
+  if (record.turn_count === 0 && !record.ownership.since && assignee && assignee !== conversation.admin_id) {
+    handOverToTeam(record, `assigned to a teammate in Intercom (admin ${assignee})`, new Date().toISOString());
+  }
+  state.metadata.user_messages_fetched = seen;
+  state.metadata.conversation_fetches += 1;
+}
+
+/**
+ * Messages that arrived during the run are fetched before Coverage and Draft: Coverage can then send the agent back
+ * to Plan for what the new message asks, and the reply answers everything the user said.
+ */
+export async function refetchIfNewMessages(t: Turn): Promise<void> {
+  if (t.state.metadata.user_messages.length <= t.state.metadata.user_messages_fetched) return;
+  try {
+    await fetchConversation(t, 're-fetch conversation for new messages');
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('could not re-fetch the conversation; drafting from the messages already fetched', {
+      error: describeFailure(err),
+    });
+  }
+}
+
+/** After Response or Finalize: an operator's escalation that came meanwhile still escalates; else onwards. */
+export function afterWrites(t: Turn, next: NodeName = 'finalize'): Step {
+  if (!t.state.metadata.forced_escalation || t.state.escalate) return { next };
+  return { next: 'escalate', escalation: operatorEscalation(t) };
+}

@@ -1,0 +1,56 @@
+// The Initialize node: the conversation, the MCP tools and the prompts, and whether there is anything to answer.
+import { isCancellation } from '@temporalio/workflow';
+import type { LoadedPrompts } from '../../activities/prompts';
+import { mcpList, prompts as promptActivities } from '../policies';
+import { awaitsReply } from '../routing';
+import { toolListing } from '../tool-calls';
+import type { Step, Turn } from '../turn';
+import { describeFailure, enter, failed, fetchConversation, showDetails } from './helpers';
+
+async function loadPrompts(): Promise<LoadedPrompts> {
+  try {
+    return await promptActivities.loadPrompts.executeWithOptions({ summary: 'load prompts' }, []);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return await promptActivities.loadBundledPrompts.executeWithOptions({ summary: 'load bundled prompts' }, [
+      { fallbackReason: describeFailure(err) },
+    ]);
+  }
+}
+
+/** Fetches the conversation, the tools and the prompts at once; ends the turn when there is nothing to answer. */
+export async function initialize(t: Turn): Promise<Step> {
+  const { state } = t;
+  enter(t, 'initialize');
+  try {
+    const [, listing, loaded] = await Promise.all([
+      fetchConversation(t, 'fetch conversation'),
+      mcpList.listTools.executeWithOptions({ summary: 'list MCP tools' }, []),
+      loadPrompts(),
+    ]);
+    const { tools: availableTools, servers, withheld } = toolListing(listing);
+    state.available_tools = availableTools;
+    state.metadata.tool_servers = servers;
+    // Listings from before the MCP tool policy withheld nothing and say nothing of it.
+    if (withheld) state.metadata.withheld_tools = withheld;
+    if (servers.some((s) => !s.ok)) showDetails(t);
+    t.prompts = loaded;
+    state.metadata.prompts = loaded.used;
+  } catch (err) {
+    return failed(t, 'initialization_error', err);
+  }
+  const { handled_part_ids: handled, ownership } = state.metadata.conversation;
+  if (ownership.owner === 'team') {
+    state.metadata.skipped_reason = `the team owns the conversation (${ownership.reason}): Melvin does not answer`;
+    return { next: 'end' };
+  }
+  if (!awaitsReply(state.messages)) {
+    state.metadata.skipped_reason = 'the latest message in the conversation is not from the user: nothing to answer';
+    return { next: 'end' };
+  }
+  if (t.fetchedUserPartIds.length && t.fetchedUserPartIds.every((id) => handled.includes(id))) {
+    state.metadata.skipped_reason = 'every message of the user was answered or handed over by an earlier turn';
+    return { next: 'end' };
+  }
+  return { next: 'plan' };
+}

@@ -1,0 +1,28 @@
+// The Plan node: a new hop, and the model's choice of tool calls and documentation searches for it.
+import { upsertSearchAttributes } from '@temporalio/workflow';
+import { searchAttributes } from '../../shared';
+import type { Hop } from '../../state';
+import { planContext } from '../contexts';
+import { llm } from '../policies';
+import type { Step, Turn } from '../turn';
+import { enter, failed, recordModel } from './helpers';
+
+/** Starts a hop: the model chooses the tool calls and documentation searches. */
+export async function plan(t: Turn): Promise<Step> {
+  const { state } = t;
+  const hop: Hop = { plan: null, gather: null, coverage: null };
+  state.hops.push(hop);
+  const hopNumber = state.hops.length;
+  upsertSearchAttributes([{ key: searchAttributes.hopCount, value: hopNumber }]);
+  enter(t, 'plan');
+  try {
+    const answer = await llm.plan.executeWithOptions({ summary: `plan hop ${hopNumber}` }, [
+      { prompt: t.prompts!.plan, context: planContext(state, hopNumber) },
+    ]);
+    recordModel(t, answer);
+    hop.plan = answer.output;
+  } catch (err) {
+    return failed(t, 'plan_error', err);
+  }
+  return { next: 'gather' };
+}

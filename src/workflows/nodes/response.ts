@@ -1,0 +1,66 @@
+// The Response node: sends the validated reply, or holds it back for a teammate, shadow mode or a lead's approval.
+import type { Step, Turn } from '../turn';
+import { awaitDecision, noteShadowDraft } from './approval';
+import { afterWrites, describeFailure, enter, post, postNote } from './helpers';
+
+/**
+ * Sends the validated reply, unless a teammate took over meanwhile or the reply mode holds it back (approval waits for
+ * a lead; shadow only notes it). A reply that could not be delivered goes to the team as a note.
+ */
+export async function response(t: Turn): Promise<Step> {
+  const { state } = t;
+  if (state.metadata.conversation.ownership.owner === 'team') {
+    // A teammate replied or was assigned while Melvin worked: theirs is the answer, Melvin's draft goes to them.
+    await postNote(
+      t,
+      `ℹ️ A teammate took over while Melvin was answering, so Melvin did not send its reply.\n\nDrafted reply:\n${state.response ?? ''}`,
+      'note reply withheld',
+    );
+    state.metadata.skipped_reason = 'a teammate took over during the turn: the reply was not sent';
+    return { next: 'end' };
+  }
+  // Set at every fetch, from the conversation's attributes or the configuration.
+  const { mode } = state.metadata.reply_mode!;
+  if (mode === 'shadow') {
+    await noteShadowDraft(t);
+    state.metadata.skipped_reason = 'shadow mode: the draft was noted for the team, not sent';
+    return { next: 'end' };
+  }
+  if (mode === 'approve') {
+    const refused = await awaitDecision(t);
+    if (refused) return { next: 'escalate', escalation: refused };
+  }
+  enter(t, 'response');
+  const started = Date.now();
+  const delivery = { delivery_attempted: true, status_updated: false };
+  try {
+    const posted = await post(t, 'sendReply', state.response ?? '', 'reply');
+    state.response_delivery = {
+      ...delivery,
+      delivery_successful: true,
+      delivery_error: null,
+      delivery_time_ms: Date.now() - started,
+      part_id: posted.part_id,
+    };
+  } catch (err) {
+    state.error = describeFailure(err);
+    state.response_delivery = {
+      ...delivery,
+      delivery_successful: false,
+      delivery_error: state.error,
+      delivery_time_ms: Date.now() - started,
+      part_id: null,
+    };
+    // The user got nothing: the team gets the drafted reply so a person can send it.
+    await postNote(
+      t,
+      `⚠️ Melvin could not deliver its reply: ${state.error}\n\nDrafted reply:\n${state.response ?? ''}`,
+      'note failed reply',
+    );
+  }
+  // Forced while the reply was going out: the reply stands, and the team is told to take over.
+  const next = afterWrites(t);
+  // A partial answer that reached the user: the team gets the questions it left open.
+  if (next.escalation || !t.partial || !state.response_delivery?.delivery_successful) return next;
+  return { next: 'escalate', escalation: t.partial };
+}
