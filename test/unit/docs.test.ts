@@ -3,6 +3,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CONFIGURATION_VARIABLES } from '../../src/config';
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -107,4 +108,9 @@ test('the link check catches a missing file and a missing anchor, and slugs head
     'nowhere.md (no such file)',
     '#nowhere (no heading with that anchor)',
   ]);
+});
+
+test('docs/configuration.md documents every variable Melvin’s processes read', () => {
+  const documented = readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
+  expect(CONFIGURATION_VARIABLES.filter((name) => !documented.includes(`| \`${name}\``))).toEqual([]);
 });
