@@ -1,6 +1,8 @@
 // Configuration: environment variables read once at start-up and checked with zod, failing with the variable's name.
+import type { DataConverter } from '@temporalio/common';
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
+import { PayloadKeys, createDataConverter, type PayloadKey } from './payload-codec';
 import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,
@@ -61,7 +63,22 @@ const TemporalEnv = z.object({
   /** Temporal Cloud API key; when set the connection uses TLS. */
   TEMPORAL_API_KEY: optional(z.string().min(1).optional()),
   TASK_QUEUE: optional(z.string().min(1).default(DEFAULT_TASK_QUEUE)),
+  /** `id:base64key,…` (32-byte keys): the first encrypts payloads, each decrypts those that name its id. */
+  MELVIN_PAYLOAD_KEYS: optional(PayloadKeys.optional()),
+  /** `required` refuses to start without MELVIN_PAYLOAD_KEYS, so a production deployment cannot store plain text. */
+  MELVIN_PAYLOAD_ENCRYPTION: optional(z.enum(['optional', 'required']).default('optional')),
 });
+
+/** Checked on every process's configuration: zod cannot extend an object schema that already carries a refinement. */
+function requirePayloadKeys(env: z.infer<typeof TemporalEnv>, ctx: z.RefinementCtx): void {
+  if (env.MELVIN_PAYLOAD_ENCRYPTION === 'required' && !env.MELVIN_PAYLOAD_KEYS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MELVIN_PAYLOAD_KEYS'],
+      message: 'required while MELVIN_PAYLOAD_ENCRYPTION=required (generate one with: openssl rand -base64 32)',
+    });
+  }
+}
 
 /** The bot admin Melvin posts as: the worker posts with it, the ingress tells Melvin's own events from the team's. */
 const melvinAdminId = optional(z.string().regex(/^\d+$/, 'must be a numeric Intercom admin id').default('8918000'));
@@ -189,20 +206,35 @@ const WorkerEnv = TemporalEnv.extend({
   LANGSMITH_TRACING: optional(z.enum(['true', 'false']).default('false')),
   LANGSMITH_PROJECT: optional(z.string().min(1).default('melvin')),
 }).superRefine((env, ctx) => {
+  requirePayloadKeys(env, ctx);
   if (env.LANGSMITH_TRACING === 'true' && !env.LANGSMITH_API_KEY) {
     ctx.addIssue({ code: 'custom', path: ['LANGSMITH_TRACING'], message: 'tracing needs LANGSMITH_API_KEY' });
   }
 });
 
-const IngressEnv = TemporalEnv.extend(TurnEnv.shape).extend({
-  INTERCOM_CLIENT_SECRET: required('the Intercom app client secret that signs webhooks'),
-  MELVIN_ADMIN_ID: melvinAdminId,
-  ADMIN_API_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').optional()),
-  INGRESS_HOST: optional(z.string().min(1).default('127.0.0.1')),
-  INGRESS_PORT: optional(z.coerce.number().int().min(0).max(65535).default(8780)),
-  /** Where the ingress serves its Prometheus metrics: apart from the public webhook port. */
-  INGRESS_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9465')),
-});
+const IngressEnv = TemporalEnv.extend(TurnEnv.shape)
+  .extend({
+    INTERCOM_CLIENT_SECRET: required('the Intercom app client secret that signs webhooks'),
+    MELVIN_ADMIN_ID: melvinAdminId,
+    ADMIN_API_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').optional()),
+    INGRESS_HOST: optional(z.string().min(1).default('127.0.0.1')),
+    INGRESS_PORT: optional(z.coerce.number().int().min(0).max(65535).default(8780)),
+    /** Where the ingress serves its Prometheus metrics: apart from the public webhook port. */
+    INGRESS_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9465')),
+    /** Origins (comma-separated) whose Temporal UI may call the codec endpoint from the browser. */
+    TEMPORAL_UI_ORIGIN: optional(
+      z
+        .string()
+        .default('http://localhost:8233,http://127.0.0.1:8233')
+        .transform((value) => value.split(',').map((origin) => origin.trim().replace(/\/$/, '')))
+        .pipe(
+          z.array(
+            z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL, e.g. http://localhost:8233' }),
+          ),
+        ),
+    ),
+  })
+  .superRefine(requirePayloadKeys);
 
 function load<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
   const parsed = schema.safeParse(env);
@@ -224,7 +256,8 @@ export type TurnConfig = z.infer<typeof TurnEnv>;
 export type WorkerConfig = z.infer<typeof WorkerEnv>;
 export type IngressConfig = z.infer<typeof IngressEnv>;
 
-export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): TemporalConfig => load(TemporalEnv, env);
+export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): TemporalConfig =>
+  load(TemporalEnv.superRefine(requirePayloadKeys), env);
 export const loadTurnConfig = (env: NodeJS.ProcessEnv = process.env): TurnConfig => load(TurnEnv, env);
 
 /**
@@ -251,4 +284,21 @@ export function temporalConnectionOptions(config: Pick<TemporalConfig, 'TEMPORAL
     tls: config.TEMPORAL_API_KEY ? true : undefined,
     apiKey: config.TEMPORAL_API_KEY,
   };
+}
+
+/**
+ * The data converter of every Melvin process that talks to Temporal: payloads encrypted with MELVIN_PAYLOAD_KEYS, and
+ * `readOnlyKeys` decrypting besides. Without keys `warn` hears that nothing is encrypted: personal data then sits in
+ * Temporal in plain text.
+ */
+export function temporalDataConverter(
+  config: Pick<TemporalConfig, 'MELVIN_PAYLOAD_KEYS'>,
+  options: { warn?: (warning: string) => void; readOnlyKeys?: readonly PayloadKey[] } = {},
+): DataConverter {
+  if (!config.MELVIN_PAYLOAD_KEYS) {
+    options.warn?.(
+      'payload encryption is off: MELVIN_PAYLOAD_KEYS is unset, so conversations are stored in plain text',
+    );
+  }
+  return createDataConverter(config.MELVIN_PAYLOAD_KEYS, options.readOnlyKeys);
 }
