@@ -75,7 +75,8 @@ function requirePayloadKeys(env: z.infer<typeof TemporalEnv>, ctx: z.RefinementC
     ctx.addIssue({
       code: 'custom',
       path: ['MELVIN_PAYLOAD_KEYS'],
-      message: 'required while MELVIN_PAYLOAD_ENCRYPTION=required (generate one with: openssl rand -base64 32)',
+      message:
+        'required while MELVIN_PAYLOAD_ENCRYPTION=required: <id>:<base64 of 32 bytes>, e.g. k1:$(openssl rand -base64 32)',
     });
   }
 }
