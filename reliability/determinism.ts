@@ -3,6 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
+import { createDataConverter, generatePayloadKey } from '../src/payload-codec';
 import { check, type Report } from './report';
 
 export const HISTORIES_DIR = path.join(__dirname, '..', 'test', 'histories');
@@ -19,10 +20,14 @@ export function committedHistories(): { workflowId: string; history: unknown }[]
     }));
 }
 
-/** Each history's replay error, if any, by file name. */
+/**
+ * Each history's replay error, if any, by file name. The worker replays as in production, through the encrypting data
+ * converter: histories recorded in plain text must still read.
+ */
 export async function replayAll(workflowsPath: string): Promise<Map<string, Error | undefined>> {
   const results = new Map<string, Error | undefined>();
-  for await (const result of Worker.runReplayHistories({ workflowsPath }, committedHistories())) {
+  const dataConverter = createDataConverter([generatePayloadKey('replay')]);
+  for await (const result of Worker.runReplayHistories({ workflowsPath, dataConverter }, committedHistories())) {
     results.set(result.workflowId, result.error);
   }
   return results;

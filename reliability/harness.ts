@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { createIngressApp } from '../src/ingress/app';
 import type { ConversationOutcome } from '../src/state';
+import { generatePayloadKey, payloadKeysEnvironment } from '../src/payload-codec';
 import { workflowIdFor } from '../src/shared';
 import type { Responder } from '../sandbox/model/server';
 import type { TalentUser } from '../sandbox/scenario';
@@ -51,6 +52,8 @@ export class Harness {
   private worker: Child | undefined;
   private workerEnv!: NodeJS.ProcessEnv;
   private readonly dataDir = mkdtempSync(path.join(tmpdir(), 'melvin-reliability-'));
+  /** Encrypted as in production; the key outlives a Temporal restart, as the history it reads does. */
+  private readonly payloadKeys = [generatePayloadKey('reliability')];
   private temporalPorts!: { port: number; uiPort: number };
   private cli: string | undefined;
   private counter = 0;
@@ -92,6 +95,7 @@ export class Harness {
     this.ingressUrl = `http://127.0.0.1:${ingressPort}`;
     this.workerEnv = {
       ...sandboxEnvironment(this.sandbox.urls, this.temporal.address),
+      ...payloadKeysEnvironment(this.payloadKeys),
       WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
       LOG_LEVEL: 'INFO',
     };
@@ -99,7 +103,12 @@ export class Harness {
   }
 
   private startTemporal(): Promise<TemporalServer> {
-    return startDevServer({ ...this.temporalPorts, dataDir: this.dataDir, cli: this.cli });
+    return startDevServer({
+      ...this.temporalPorts,
+      dataDir: this.dataDir,
+      cli: this.cli,
+      payloadKeys: this.payloadKeys,
+    });
   }
 
   /** Starts a worker process and waits until it polls the task queue. */

@@ -11,6 +11,7 @@ import { runTries, unfitForEvaluation, type LoadedScenario } from '../eval/tries
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
 import { RandomFaultStatus } from '../sandbox/services';
+import { generatePayloadKey } from '../src/payload-codec';
 import { freeStackPorts, startDevServer, startStack, type Stack } from './stack';
 import { commandLine, figuresBlock, machine, writeFigures } from './figures';
 import { findTemporalCli } from './temporal-cli';
@@ -134,6 +135,8 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
       uiPort: ports.temporalUi,
       dataDir,
       cli: await findTemporalCli(),
+      // Encrypted as in production, with a key that lives as long as the evaluation's history.
+      payloadKeys: [generatePayloadKey('eval')],
     });
     stack = await startStack({
       ports,

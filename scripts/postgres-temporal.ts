@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
+import { createDataConverter, generatePayloadKey } from '../src/payload-codec';
 import { allSearchAttributes } from '../src/shared';
 import { waitFor } from '../sandbox/wait';
 import { freeLowPorts, type TemporalServer } from './stack';
@@ -211,10 +212,13 @@ export async function startPostgresTemporal(options: {
     await stop();
     throw err;
   }
-  const client = new Client({ connection, namespace: 'default' });
+  // Encrypted as in production, with a key of this server's own: its databases are dropped when it stops.
+  const payloadKeys = [generatePayloadKey('topology')];
+  const client = new Client({ connection, namespace: 'default', dataConverter: createDataConverter(payloadKeys) });
   return {
     address,
     uiUrl: null,
+    payloadKeys,
     client,
     stop: async () => {
       await connection.close();

@@ -4,6 +4,8 @@ import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { z } from 'zod';
 import { ScenarioRunner, scenarioFiles } from '../sandbox/scenario-runner';
+import { toolDataConverter } from '../src/dev-payload-keys';
+import { PayloadKeys } from '../src/payload-codec';
 import { DEFAULT_PORTS } from './stack';
 
 const Env = z.object({
@@ -11,6 +13,7 @@ const Env = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default(`127.0.0.1:${DEFAULT_PORTS.temporal}`),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   SCENARIO_TIMEOUT_MS: z.coerce.number().int().min(1000).default(180_000),
+  MELVIN_PAYLOAD_KEYS: PayloadKeys.optional(),
 });
 
 async function main(): Promise<number> {
@@ -29,7 +32,7 @@ async function main(): Promise<number> {
   try {
     const runner = new ScenarioRunner({
       controlUrl: env.SANDBOX_CONTROL_URL,
-      client: new Client({ connection, namespace: env.TEMPORAL_NAMESPACE }),
+      client: new Client({ connection, namespace: env.TEMPORAL_NAMESPACE, dataConverter: toolDataConverter(env) }),
       timeoutMs: env.SCENARIO_TIMEOUT_MS,
     });
     let passed = 0;

@@ -6,6 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createDataConverter, payloadKeysEnvironment, type PayloadKey } from '../src/payload-codec';
 import { allSearchAttributes } from '../src/shared';
 import { sandboxEnvironment } from '../sandbox/services';
 import { waitFor } from '../sandbox/wait';
@@ -132,16 +133,23 @@ async function checkPortsFree(ports: Partial<StackPorts>): Promise<void> {
 export interface TemporalServer {
   address: string;
   uiUrl: string | null;
+  /** What `client` encrypts with (none: plain text); a stack gives its worker and ingress the same keys. */
+  payloadKeys: readonly PayloadKey[];
   client: Client;
   stop(): Promise<void>;
 }
 
-/** `temporal server start-dev` with a SQLite file and the Web UI, Melvin's search attributes registered. */
+/**
+ * `temporal server start-dev` with a SQLite file and the Web UI, Melvin's search attributes registered; its client
+ * encrypts with `payloadKeys`, and its UI decodes payloads through `uiCodecEndpoint` (the ingress's codec endpoint).
+ */
 export async function startDevServer(options: {
   port: number;
   uiPort: number;
   dataDir: string;
   cli: string | undefined;
+  payloadKeys: readonly PayloadKey[];
+  uiCodecEndpoint?: string;
 }): Promise<TemporalServer> {
   await checkPortsFree({ temporal: options.port, temporalUi: options.uiPort });
   mkdirSync(options.dataDir, { recursive: true });
@@ -158,12 +166,20 @@ export async function startDevServer(options: {
       log: { format: 'json', level: 'error' },
       // Write-ahead logging lets readers and the writer work at once; NORMAL sync keeps every commit across a process
       // crash (a power cut may lose the last ones), which is what a dev server needs.
-      extraArgs: ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'],
+      extraArgs: [
+        '--sqlite-pragma',
+        'journal_mode=wal',
+        '--sqlite-pragma',
+        'synchronous=normal',
+        ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
+      ],
     },
+    client: { dataConverter: createDataConverter(options.payloadKeys) },
   });
   return {
     address: `127.0.0.1:${options.port}`,
     uiUrl: `http://127.0.0.1:${options.uiPort}`,
+    payloadKeys: options.payloadKeys,
     client: env.client,
     stop: () => env.teardown(),
   };
@@ -292,6 +308,11 @@ export async function startStack(options: {
         },
         temporal.address,
       ),
+      ...payloadKeysEnvironment(temporal.payloadKeys),
+      // The UI is opened as 127.0.0.1 or localhost; either may call the codec endpoint.
+      ...(temporal.uiUrl && {
+        TEMPORAL_UI_ORIGIN: `${temporal.uiUrl},${temporal.uiUrl.replace('127.0.0.1', 'localhost')}`,
+      }),
       INGRESS_PORT: String(ports.ingress),
       INGRESS_METRICS_ADDRESS: `127.0.0.1:${ports.ingressMetrics}`,
       WORKER_METRICS_ADDRESS: `127.0.0.1:${ports.workerMetrics}`,

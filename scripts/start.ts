@@ -1,7 +1,8 @@
 // `npm start`: the whole of Melvin on this machine with no configuration, until Ctrl-C.
-import path from 'node:path';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { SANDBOX_SECRETS } from '../sandbox/services';
+import { devDataDir, devPayloadKeysFile, ensureDevPayloadKeys } from '../src/dev-payload-keys';
+import { codecEndpointUrl } from '../src/ingress/codec-routes';
 import { portsFromEnv, startDevServer, startStack } from './stack';
 import { findTemporalCli } from './temporal-cli';
 
@@ -9,11 +10,16 @@ async function main(): Promise<void> {
   const ports = portsFromEnv();
   const temporalCli = await findTemporalCli();
   console.log('Starting the Temporal dev server, the sandbox, the worker and the ingress…');
+  const dataDir = devDataDir();
+  const payloadKeys = ensureDevPayloadKeys(dataDir);
+  const codecEndpoint = codecEndpointUrl(`http://127.0.0.1:${ports.ingress}`, SANDBOX_SECRETS.adminApiToken);
   const temporal = await startDevServer({
     port: ports.temporal,
     uiPort: ports.temporalUi,
-    dataDir: process.env.MELVIN_DATA_DIR ?? path.resolve(__dirname, '..', '.data'),
+    dataDir,
     cli: temporalCli,
+    payloadKeys,
+    uiCodecEndpoint: codecEndpoint,
   });
   const stack = await startStack({
     ports,
@@ -30,6 +36,7 @@ Melvin is running.
   Webhook (ingress):        ${stack.urls.webhook}
   Operator API:             ${stack.urls.ingress}/conversations/<id>/escalate (bearer ${SANDBOX_SECRETS.adminApiToken})
   Reports (support leads):  ${stack.urls.ingress}/report#token=${encodeURIComponent(SANDBOX_SECRETS.adminApiToken)}
+  Codec (for the UI):       ${codecEndpoint}
   Metrics:                  ${stack.urls.workerMetrics} (worker), ${stack.urls.ingressMetrics} (ingress)
   Sandbox control API:      ${stack.urls.sandboxControl}
 
@@ -39,7 +46,9 @@ Send a message: open the inbox, pick a talent, type a question ("When will I get
 
 The model is the sandbox stand-in "${SANDBOX_MODEL_NAME}" (deterministic rules, no LLM); set OPENAI_BASE_URL,
 OPENAI_API_KEY and MODEL_NAME on the worker to use a real one. Workflow history is kept in .data/temporal.db
-(MELVIN_DATA_DIR moves it).
+(MELVIN_DATA_DIR moves it), its payloads encrypted with the development key ${payloadKeys[0]!.id} in
+${devPayloadKeysFile(dataDir)}: the Temporal UI shows them through the codec endpoint above, and
+npm run melvin on this machine reads them with no configuration.
 Press Ctrl-C to stop.
 `);
   let stopping = false;

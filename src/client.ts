@@ -22,6 +22,8 @@ import {
   listRuns,
   turnOptions,
 } from './conversations';
+import { toolDataConverter } from './dev-payload-keys';
+import { codecEndpointUrl } from './ingress/codec-routes';
 import { Since } from './reports/figures';
 import { reportText } from './reports/text';
 import { loadReport } from './reports/visibility';
@@ -43,7 +45,8 @@ const USAGE = `Usage:
   melvin list [--status <MelvinStatus>] [--conversation <id>] [--limit <n>]
                                                       list runs, newest first
   melvin report [--since <n>m|h|d] [--json]           turns, resolution and escalation rates, approvals, hops,
-                                                      turn times, tools, tokens and a table per day (default 7d)`;
+                                                      turn times, tools, tokens and a table per day (default 7d)
+  melvin codec-endpoint --ingress <url>               the codec endpoint to give the Temporal UI (needs ADMIN_API_TOKEN)`;
 
 export class UsageError extends Error {}
 
@@ -87,6 +90,10 @@ const Command = z.discriminatedUnion('command', [
     limit: z.coerce.number().int().min(1).max(1000).default(20),
   }),
   z.object({ command: z.literal('report'), since: Since.prefault('7d'), json: z.boolean().default(false) }),
+  z.object({
+    command: z.literal('codec-endpoint'),
+    ingress: z.url({ protocol: /^https?$/, error: '--ingress must be the ingress’s http(s) URL' }),
+  }),
 ]);
 export type Command = z.infer<typeof Command>;
 
@@ -105,6 +112,7 @@ export function parseCommand(argv: string[]): Command {
         limit: { type: 'string' },
         since: { type: 'string' },
         json: { type: 'boolean' },
+        ingress: { type: 'string' },
       },
     });
   } catch (err) {
@@ -113,8 +121,10 @@ export function parseCommand(argv: string[]): Command {
   const [command, conversationId, ...extra] = parsed.positionals;
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
   // `report 30d` would otherwise report on the default week without a word.
-  if (command === 'report' && conversationId !== undefined) {
-    throw new UsageError(`unexpected argument "${conversationId}": give the window as --since <n>m|h|d`);
+  if ((command === 'report' || command === 'codec-endpoint') && conversationId !== undefined) {
+    throw new UsageError(
+      `unexpected argument "${conversationId}": ${command === 'report' ? 'give the window as --since <n>m|h|d' : 'give the URL as --ingress <url>'}`,
+    );
   }
   const result = Command.safeParse({ command, conversationId, ...parsed.values });
   if (!result.success) {
@@ -194,11 +204,26 @@ async function run(command: Command, client: Client, temporal: TemporalConfig): 
   }
 }
 
+/** The token of the codec endpoint is derived from the operator token, so only its holder can print the URL. */
+const AdminApiToken = z
+  .string({ error: 'ADMIN_API_TOKEN is required: the codec endpoint’s token is derived from it' })
+  .min(16, 'ADMIN_API_TOKEN must be at least 16 characters');
+
 async function main(command: Command): Promise<void> {
+  if (command.command === 'codec-endpoint') {
+    const token = AdminApiToken.safeParse(process.env.ADMIN_API_TOKEN || undefined);
+    if (!token.success) throw new ConfigError(token.error.issues[0]!.message);
+    console.log(codecEndpointUrl(command.ingress, token.data));
+    return;
+  }
   const temporal = loadTemporalConfig();
   const connection = await Connection.connect(temporalConnectionOptions(temporal));
   try {
-    const client = new Client({ connection, namespace: temporal.TEMPORAL_NAMESPACE });
+    const client = new Client({
+      connection,
+      namespace: temporal.TEMPORAL_NAMESPACE,
+      dataConverter: toolDataConverter(temporal),
+    });
     const result = await run(command, client, temporal);
     console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2));
   } finally {

@@ -5,6 +5,8 @@ import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
 import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from './mcp-tool-policy';
+import type { DataConverter } from '@temporalio/common';
+import { PayloadKeys, createDataConverter, type PayloadKey } from './payload-codec';
 import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,
@@ -109,6 +111,10 @@ const TemporalEnv = z.object({
   /** The name the server's certificate must carry, when TEMPORAL_ADDRESS is not it (an IP, a load balancer). */
   TEMPORAL_TLS_SERVER_NAME: optional(z.string().min(1).optional()),
   TASK_QUEUE: optional(z.string().min(1).default(DEFAULT_TASK_QUEUE)),
+  /** `id:base64key,…` (32-byte keys): the first encrypts payloads, each decrypts those that name its id. */
+  MELVIN_PAYLOAD_KEYS: optional(PayloadKeys.optional()),
+  /** `required` refuses to start without MELVIN_PAYLOAD_KEYS, so a production deployment cannot store plain text. */
+  MELVIN_PAYLOAD_ENCRYPTION: optional(z.enum(['optional', 'required']).default('optional')),
 });
 
 const TLS_SETTINGS = ['TEMPORAL_TLS_CA', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_SERVER_NAME'] as const;
@@ -125,6 +131,18 @@ function checkTemporalTls(env: z.infer<typeof TemporalEnv>, ctx: z.RefinementCtx
   const set = TLS_SETTINGS.filter((name) => env[name] !== undefined);
   if (env.TEMPORAL_TLS === 'false' && set.length) {
     issue('TEMPORAL_TLS', `is false, but ${set.join(', ')} ${set.length > 1 ? 'are' : 'is'} set: they need TLS`);
+  }
+}
+
+/** Checked on every process's configuration: zod cannot extend an object schema that already carries a refinement. */
+function requirePayloadKeys(env: z.infer<typeof TemporalEnv>, ctx: z.RefinementCtx): void {
+  if (env.MELVIN_PAYLOAD_ENCRYPTION === 'required' && !env.MELVIN_PAYLOAD_KEYS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['MELVIN_PAYLOAD_KEYS'],
+      message:
+        'required while MELVIN_PAYLOAD_ENCRYPTION=required: <id>:<base64 of 32 bytes>, e.g. k1:$(openssl rand -base64 32)',
+    });
   }
 }
 
@@ -278,6 +296,7 @@ const WorkerEnv = TemporalEnv.extend({
   LANGSMITH_PROJECT: optional(z.string().min(1).default('melvin')),
 }).superRefine((env, ctx) => {
   checkTemporalTls(env, ctx);
+  requirePayloadKeys(env, ctx);
   if (env.LANGSMITH_TRACING === 'true' && !env.LANGSMITH_API_KEY) {
     ctx.addIssue({ code: 'custom', path: ['LANGSMITH_TRACING'], message: 'tracing needs LANGSMITH_API_KEY' });
   }
@@ -296,15 +315,32 @@ const WorkerEnv = TemporalEnv.extend({
   }
 });
 
-const IngressEnv = TemporalEnv.extend(TurnEnv.shape).extend({
-  INTERCOM_CLIENT_SECRET: required('the Intercom app client secret that signs webhooks'),
-  MELVIN_ADMIN_ID: melvinAdminId,
-  ADMIN_API_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').optional()),
-  INGRESS_HOST: optional(z.string().min(1).default('127.0.0.1')),
-  INGRESS_PORT: optional(z.coerce.number().int().min(0).max(65535).default(8780)),
-  /** Where the ingress serves its Prometheus metrics: apart from the public webhook port. */
-  INGRESS_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9465')),
-});
+const IngressEnv = TemporalEnv.extend(TurnEnv.shape)
+  .extend({
+    INTERCOM_CLIENT_SECRET: required('the Intercom app client secret that signs webhooks'),
+    MELVIN_ADMIN_ID: melvinAdminId,
+    ADMIN_API_TOKEN: optional(z.string().min(16, 'must be at least 16 characters').optional()),
+    INGRESS_HOST: optional(z.string().min(1).default('127.0.0.1')),
+    INGRESS_PORT: optional(z.coerce.number().int().min(0).max(65535).default(8780)),
+    /** Where the ingress serves its Prometheus metrics: apart from the public webhook port. */
+    INGRESS_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9465')),
+    /** Origins (comma-separated) whose Temporal UI may call the codec endpoint from the browser. */
+    TEMPORAL_UI_ORIGIN: optional(
+      z
+        .string()
+        .default('http://localhost:8233,http://127.0.0.1:8233')
+        .transform((value) => value.split(',').map((origin) => origin.trim().replace(/\/$/, '')))
+        .pipe(
+          z.array(
+            z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL, e.g. http://localhost:8233' }),
+          ),
+        ),
+    ),
+  })
+  .superRefine((env, ctx) => {
+    checkTemporalTls(env, ctx);
+    requirePayloadKeys(env, ctx);
+  });
 
 function load<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
   const parsed = schema.safeParse(env);
@@ -327,7 +363,7 @@ export type WorkerConfig = z.infer<typeof WorkerEnv>;
 export type IngressConfig = z.infer<typeof IngressEnv>;
 
 export const loadTemporalConfig = (env: NodeJS.ProcessEnv = process.env): TemporalConfig =>
-  load(TemporalEnv.superRefine(checkTemporalTls), env);
+  load(TemporalEnv.superRefine(checkTemporalTls).superRefine(requirePayloadKeys), env);
 export const loadTurnConfig = (env: NodeJS.ProcessEnv = process.env): TurnConfig => load(TurnEnv, env);
 
 /**
@@ -345,8 +381,7 @@ export function handoverMessages(config: TurnConfig): Record<EscalationKind, str
   ) as Record<EscalationKind, string>;
 }
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);
-export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig =>
-  load(IngressEnv.superRefine(checkTemporalTls), env);
+export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => load(IngressEnv, env);
 
 type TemporalConnectionConfig = Pick<
   TemporalConfig,
@@ -372,4 +407,21 @@ function temporalTls(config: TemporalConnectionConfig): TLSConfig | false | unde
 /** How every Melvin process (worker, ingress, CLI) connects to Temporal, for `Connection` and `NativeConnection` alike. */
 export function temporalConnectionOptions(config: TemporalConnectionConfig) {
   return { address: config.TEMPORAL_ADDRESS, tls: temporalTls(config), apiKey: config.TEMPORAL_API_KEY };
+}
+
+/**
+ * The data converter of every Melvin process that talks to Temporal: payloads encrypted with MELVIN_PAYLOAD_KEYS, and
+ * `readOnlyKeys` decrypting besides. Without keys `warn` hears that nothing is encrypted: personal data then sits in
+ * Temporal in plain text.
+ */
+export function temporalDataConverter(
+  config: Pick<TemporalConfig, 'MELVIN_PAYLOAD_KEYS'>,
+  options: { warn?: (warning: string) => void; readOnlyKeys?: readonly PayloadKey[] } = {},
+): DataConverter {
+  if (!config.MELVIN_PAYLOAD_KEYS) {
+    options.warn?.(
+      'payload encryption is off: MELVIN_PAYLOAD_KEYS is unset, so conversations are stored in plain text',
+    );
+  }
+  return createDataConverter(config.MELVIN_PAYLOAD_KEYS, options.readOnlyKeys);
 }

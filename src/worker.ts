@@ -1,13 +1,13 @@
 // The worker process: wires real clients (Intercom, MCP, OpenAI, LangSmith, validation) to the activities and runs them.
 import { LangSmithPlugin } from '@temporalio/langsmith';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
 import { wrapOpenAI } from 'langsmith/wrappers';
 import { createActivities } from './activities';
 import { createOpenAiClient } from './activities/llm';
 import { McpConnections } from './activities/mcp';
 import { createLangSmithClient } from './activities/prompts';
-import { ConfigError, loadWorkerConfig, temporalConnectionOptions } from './config';
+import { ConfigError, loadWorkerConfig, temporalConnectionOptions, temporalDataConverter } from './config';
 import { installWorkerRuntime } from './worker-telemetry';
 
 async function main(): Promise<void> {
@@ -26,6 +26,7 @@ async function main(): Promise<void> {
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TASK_QUEUE,
+      dataConverter: temporalDataConverter(config, { warn: (warning) => Runtime.instance().logger.warn(warning) }),
       workflowsPath: require.resolve('./workflows'),
       plugins: tracing
         ? [new LangSmithPlugin({ client: langsmith, projectName: config.LANGSMITH_PROJECT, addTemporalRuns: true })]

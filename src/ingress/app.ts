@@ -1,5 +1,5 @@
 // The ingress: Intercom webhooks → signal-with-start of the conversation's workflow; the operator API (escalate, hand back,
-// decide) and the support leads' report page.
+// decide), the codec endpoint for the Temporal UI and the support leads' report page.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -19,6 +19,7 @@ import { logEvent } from '../log';
 import { htmlToText } from '../activities/intercom-text';
 import { Since } from '../reports/figures';
 import { loadReport } from '../reports/visibility';
+import { codecRoutes } from './codec-routes';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
 import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
 import { errorMessage } from '../error-message';
@@ -112,6 +113,8 @@ export interface IngressOptions {
   melvinAdminId: string;
   /** Bearer token of the operator API; without one the API answers 503. */
   adminApiToken?: string;
+  /** Origins of the Temporal UI allowed to call the codec endpoint from a browser; none by default. */
+  temporalUiOrigins?: readonly string[];
   metrics?: IngressMetrics;
 }
 
@@ -359,6 +362,15 @@ export function createIngressApp(options: IngressOptions): express.Express {
       const accepted = await decideReply(options.client, id, { ...decision, by: requestedBy ?? 'api' });
       logEvent('info', 'reply decision accepted', { conversation_id: id, decision: decision.decision });
       return [200, { ...accepted, conversationId: id }];
+    }),
+  );
+
+  app.use(
+    codecRoutes({
+      codecs: options.client.options.loadedDataConverter.payloadCodecs,
+      adminApiToken: options.adminApiToken,
+      allowedOrigins: options.temporalUiOrigins ?? [],
+      operatorAllowed,
     }),
   );
 

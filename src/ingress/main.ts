@@ -1,7 +1,7 @@
-// The ingress process: serves the Intercom webhook, the operator API and /healthz on INGRESS_PORT.
+// The ingress process: serves the Intercom webhook, the operator API, the codec endpoint and /healthz on INGRESS_PORT.
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { ConfigError, loadIngressConfig, temporalConnectionOptions } from '../config';
+import { ConfigError, loadIngressConfig, temporalConnectionOptions, temporalDataConverter } from '../config';
 import { turnOptions } from '../conversations';
 import { logEvent } from '../log';
 import { createIngressApp } from './app';
@@ -10,7 +10,8 @@ import { createIngressMetrics } from './metrics';
 async function main(): Promise<void> {
   const config = loadIngressConfig();
   const connection = await Connection.connect(temporalConnectionOptions(config));
-  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const dataConverter = temporalDataConverter(config, { warn: (warning) => logEvent('warn', warning) });
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
   const metrics = createIngressMetrics();
   const app = createIngressApp({
     client,
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
     clientSecret: config.INTERCOM_CLIENT_SECRET,
     melvinAdminId: config.MELVIN_ADMIN_ID,
     adminApiToken: config.ADMIN_API_TOKEN,
+    temporalUiOrigins: config.TEMPORAL_UI_ORIGIN,
     turn: turnOptions(config.TASK_QUEUE, config),
   });
   const server = app.listen(config.INGRESS_PORT, config.INGRESS_HOST, () => {

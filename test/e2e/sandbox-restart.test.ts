@@ -8,6 +8,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freeStackPorts, portEnvironment } from '../../scripts/stack';
 import { turnOver } from '../../src/conversations';
+import { readDevPayloadKeys } from '../../src/dev-payload-keys';
+import { createDataConverter } from '../../src/payload-codec';
 import { startNpmStart } from '../helpers/processes';
 import { IntercomEmulator } from '../../sandbox/intercom/emulator';
 import { inboxRouter } from '../../sandbox/intercom/inbox';
@@ -83,7 +85,8 @@ test('two npm start sessions in a row over the same data directory keep their co
         body: JSON.stringify({ email: 'ana.ruiz@example.com', name: 'Ana Ruiz', body: question }),
       });
       const { id } = (await response.json()) as { id: string };
-      const client = new Client({ connection });
+      // npm start encrypts with the key it keeps in the data directory: the second session must have found the first's.
+      const client = new Client({ connection, dataConverter: createDataConverter(readDevPayloadKeys(dataDir)) });
       const state = await turnOver(client, id, { timeoutMs: 60_000 });
       // Every conversation of the data directory so far, as this session's Temporal sees them.
       const seen: string[] = [];

@@ -5,12 +5,15 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFil
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium';
-import { describeNeeding } from '../helpers/requirements';
 import type { ScenarioResult } from '../../sandbox/scenario-runner';
+import { readDevPayloadKeys } from '../../src/dev-payload-keys';
+import { createDataConverter } from '../../src/payload-codec';
 import type { Report } from '../../src/reports/figures';
 import { SANDBOX_SECRETS } from '../../sandbox/services';
+import { textInSomeFrame } from '../helpers/browser';
+import { describeNeeding } from '../helpers/requirements';
 import { startNpmStart, type NpmStart } from '../helpers/processes';
 import { waitFor } from '../helpers/runtime';
 import { freeStackPorts, portEnvironment, type StackPorts } from '../../scripts/stack';
@@ -51,23 +54,6 @@ function runScenarios(...targets: string[]) {
         stderr,
       });
     });
-  });
-}
-
-async function textInSomeFrame(page: Page, text: string): Promise<void> {
-  await waitFor(`"${text}" on the page`, async () => {
-    for (const frame of page.frames()) {
-      if (
-        (
-          await frame
-            .locator('body')
-            .innerText()
-            .catch(() => '')
-        ).includes(text)
-      )
-        return true;
-    }
-    return false;
   });
 }
 
@@ -244,7 +230,10 @@ test('logs are JSON lines naming conversation, workflow and run, with no secret 
 test('the support leads’ list filters in docs/operations.md run and find runs', async () => {
   const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
   try {
-    const client = new Client({ connection });
+    const client = new Client({
+      connection,
+      dataConverter: createDataConverter(readDevPayloadKeys(env.MELVIN_DATA_DIR!)),
+    });
     const today = new Date(new Date().toISOString().slice(0, 10)).toISOString();
     const count = async (query: string) => {
       let n = 0;

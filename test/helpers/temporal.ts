@@ -1,8 +1,12 @@
-// Starts a real Temporal dev server for a test file, with Melvin's search attributes registered.
+// Starts a real Temporal dev server for a test file, with Melvin's search attributes registered and Melvin's data
+// converter on its client (plain text unless the test gives it keys).
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createDataConverter, type PayloadKey } from '../../src/payload-codec';
 import { allSearchAttributes } from '../../src/shared';
 
-export async function startTemporal(): Promise<TestWorkflowEnvironment> {
+export async function startTemporal(
+  options: { payloadKeys?: readonly PayloadKey[] } = {},
+): Promise<TestWorkflowEnvironment> {
   const cli = process.env.TEMPORAL_CLI_PATH;
   return TestWorkflowEnvironment.createLocal({
     server: {
@@ -10,5 +14,6 @@ export async function startTemporal(): Promise<TestWorkflowEnvironment> {
       ip: '127.0.0.1',
       searchAttributes: allSearchAttributes,
     },
+    client: { dataConverter: createDataConverter(options.payloadKeys) },
   });
 }
