@@ -149,10 +149,16 @@ export class EncryptionCodec implements PayloadCodec {
   }
 }
 
-/** The data converter of every Melvin worker and client: the default converters, then encryption. */
+/**
+ * The data converter of every Melvin worker and client: the default converters, then encryption. With keys, failures'
+ * messages and stack traces are encoded as payloads too, so they are encrypted like the rest; without keys they stay
+ * readable as before.
+ */
 export function createDataConverter(
   keys: readonly PayloadKey[] = [],
   readOnly: readonly PayloadKey[] = [],
 ): DataConverter {
-  return { payloadCodecs: [new EncryptionCodec(keys, readOnly)] };
+  const payloadCodecs = [new EncryptionCodec(keys, readOnly)];
+  if (keys.length === 0 && readOnly.length === 0) return { payloadCodecs };
+  return { payloadCodecs, failureConverterPath: require.resolve('./failure-converter') };
 }

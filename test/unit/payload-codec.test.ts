@@ -1,6 +1,11 @@
 // The payload codec: what it stores is sealed and names its key, old keys read after a rotation, plain payloads pass
 // through, and a wrong key or key list fails saying what is wrong.
 import { defaultPayloadConverter } from '@temporalio/common';
+import {
+  decodeOptionalFailureToOptionalError,
+  encodeErrorToFailure,
+  loadDataConverter,
+} from '@temporalio/common/lib/internal-non-workflow';
 import { loadTemporalConfig } from '../../src/config';
 import {
   ENCRYPTED_ENCODING,
@@ -8,6 +13,7 @@ import {
   KEY_ID_METADATA,
   PayloadKeyError,
   PayloadKeys,
+  createDataConverter,
   formatPayloadKeys,
   generatePayloadKey,
 } from '../../src/payload-codec';
@@ -107,4 +113,17 @@ test('MELVIN_PAYLOAD_ENCRYPTION=required refuses to start without keys', () => {
     loadTemporalConfig({ MELVIN_PAYLOAD_ENCRYPTION: 'required', MELVIN_PAYLOAD_KEYS: key }).MELVIN_PAYLOAD_KEYS,
   ).toHaveLength(1);
   expect(loadTemporalConfig({}).MELVIN_PAYLOAD_KEYS).toBeUndefined();
+});
+
+test('with keys, a failure’s message and stack trace are encrypted too; without keys they stay as they were', async () => {
+  const error = new Error(`the tool answered: ${MESSAGE.email} asked "${MESSAGE.text}"`);
+  const encrypted = loadDataConverter(createDataConverter([generatePayloadKey('k1')]));
+  const sealed = await encodeErrorToFailure(encrypted, error);
+  expect(JSON.stringify(sealed)).not.toContain(MESSAGE.email);
+  expect(sealed.message).toBe('Encoded failure');
+  const opened = await decodeOptionalFailureToOptionalError(encrypted, sealed);
+  expect(opened?.message).toBe(error.message);
+
+  const plain = await encodeErrorToFailure(loadDataConverter(createDataConverter()), error);
+  expect(plain.message).toBe(error.message);
 });
