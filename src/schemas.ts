@@ -2,6 +2,11 @@
 import { z } from 'zod';
 import type { Intent, Message, StoredDocsData, StoredToolData, StyleExample, ToolDefinition } from './state';
 
+/** A zod error's issues as an answer names them: where (a dotted path, `(root)` for the whole) and what is wrong. */
+export function issuesOf(error: z.ZodError): { path: string; message: string }[] {
+  return error.issues.map((issue) => ({ path: issue.path.join('.') || '(root)', message: issue.message }));
+}
+
 /** A conversation id as Intercom gives it and as workflow IDs and CLI arguments carry it. */
 export const ConversationIdText = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, "_" or "-"');
 

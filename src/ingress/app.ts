@@ -13,13 +13,14 @@ import {
   sendTeamAction,
   type TurnOptions,
 } from '../conversations';
-import { ConversationIdText } from '../schemas';
+import { ConversationIdText, issuesOf } from '../schemas';
 import type { TeamAction } from '../shared';
 import { logEvent } from '../log';
 import { htmlToText } from '../activities/intercom-text';
 import { Since } from '../reports/figures';
 import { loadReport } from '../reports/visibility';
 import { codecRoutes } from './codec-routes';
+import { sameSecret } from './secrets';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
 import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
 import { errorMessage } from '../error-message';
@@ -118,10 +119,6 @@ export interface IngressOptions {
   metrics?: IngressMetrics;
 }
 
-function issuesOf(error: z.ZodError) {
-  return error.issues.map((issue) => ({ path: issue.path.join('.') || '(root)', message: issue.message }));
-}
-
 /** Constant-time check of `X-Hub-Signature: sha1=<hex>` against the HMAC-SHA1 of the raw body. */
 export function signatureMatches(rawBody: Buffer, header: string | undefined, secret: string): boolean {
   const match = /^sha1=([0-9a-f]{40})$/i.exec(header?.trim() ?? '');
@@ -131,9 +128,7 @@ export function signatureMatches(rawBody: Buffer, header: string | undefined, se
 }
 
 function bearerMatches(header: string | undefined, token: string): boolean {
-  const given = Buffer.from(/^Bearer (.+)$/.exec(header ?? '')?.[1] ?? '');
-  const wanted = Buffer.from(token);
-  return given.length === wanted.length && timingSafeEqual(given, wanted);
+  return sameSecret(/^Bearer (.+)$/.exec(header ?? '')?.[1] ?? '', token);
 }
 
 export function createIngressApp(options: IngressOptions): express.Express {
@@ -412,14 +407,21 @@ export function createIngressApp(options: IngressOptions): express.Express {
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });
-  app.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === 'entity.too.large') {
-      res.locals.outcome = 'too_large';
-      return res.status(413).json({ error: `the body is larger than ${MAX_BODY_BYTES} bytes` });
-    }
-    const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
-    if (status === 500) logEvent('error', 'ingress error', { error: err.message });
-    res.status(status).json({ error: status === 500 ? 'internal error' : err.message });
-  });
+  app.use(
+    (
+      err: Error & { status?: number; type?: string; limit?: number },
+      _req: Request,
+      res: Response,
+      _next: NextFunction,
+    ) => {
+      if (err.type === 'entity.too.large') {
+        res.locals.outcome = 'too_large';
+        return res.status(413).json({ error: `the body is larger than ${err.limit ?? MAX_BODY_BYTES} bytes` });
+      }
+      const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
+      if (status === 500) logEvent('error', 'ingress error', { error: err.message });
+      res.status(status).json({ error: status === 500 ? 'internal error' : err.message });
+    },
+  );
   return app;
 }

@@ -1,9 +1,12 @@
 // The remote codec endpoint on the ingress: the Temporal UI and CLI send encrypted payloads to /codec/decode (or
 // plain ones to /codec/encode) and get them back through Melvin's payload codec, for operators only.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
+import { errorMessage } from '../error-message';
+import { issuesOf } from '../schemas';
+import { sameSecret } from './secrets';
 
 const Base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
 
@@ -27,11 +30,11 @@ export function codecEndpointUrl(ingressUrl: string, adminApiToken: string): str
   return `${ingressUrl.replace(/\/+$/, '')}/codec/${codecPathToken(adminApiToken)}`;
 }
 
-function sameSecret(given: string, wanted: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(wanted);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/**
+ * A codec request's largest body: a page of the UI's event history, or a CLI's whole history, in base64 JSON. It is
+ * read only once the caller is known to hold a token.
+ */
+export const MAX_CODEC_BODY_BYTES = 4 * 1024 * 1024;
 
 const toPayload = (p: CodecRequest['payloads'][number]): Payload => ({
   metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
@@ -85,15 +88,21 @@ export function codecRoutes(options: CodecRouteOptions): express.Router {
     next();
   });
 
+  /** Checks the caller before the body is read, so nobody without a token makes the ingress parse megabytes. */
+  const guard =
+    (allowed: (req: Request, res: Response) => boolean): express.RequestHandler =>
+    (req, res, next) => {
+      if (allowed(req, res)) next();
+    };
+
   const handle =
-    (direction: 'encode' | 'decode', allowed: (req: Request, res: Response) => boolean): express.RequestHandler =>
+    (direction: 'encode' | 'decode'): express.RequestHandler =>
     async (req, res) => {
-      if (!allowed(req, res)) return;
       const body = CodecRequest.safeParse(req.body);
       if (!body.success) {
         return res.status(400).json({
           error: 'the body must be {"payloads":[{"metadata":{…},"data":"<base64>"}]}',
-          issues: body.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message })),
+          issues: issuesOf(body.error),
         });
       }
       const payloads = body.data.payloads.map(toPayload);
@@ -105,7 +114,7 @@ export function codecRoutes(options: CodecRouteOptions): express.Router {
             : await chain([...options.codecs].reverse(), payloads, (codec, p) => codec.decode(p));
         res.set('cache-control', 'no-store').json({ payloads: result.map(toJson) });
       } catch (err) {
-        res.status(400).json({ error: err instanceof Error ? err.message : String(err) });
+        res.status(400).json({ error: errorMessage(err) });
       }
     };
 
@@ -121,10 +130,12 @@ export function codecRoutes(options: CodecRouteOptions): express.Router {
     return true;
   };
 
-  const json = express.json({ limit: '8mb' });
+  const json = express.json({ limit: MAX_CODEC_BODY_BYTES });
   for (const direction of ['encode', 'decode'] as const) {
-    router.post(`/codec/${direction}`, json, handle(direction, options.operatorAllowed));
-    router.post(`/codec/:token/${direction}`, json, handle(direction, pathTokenAllowed));
+    router.post(`/codec/${direction}`, guard(options.operatorAllowed), json, handle(direction));
   }
+  // The path token travels in URLs to every browser that opens the UI, so it only decodes: producing ciphertext under
+  // the production key takes the operator token itself.
+  router.post('/codec/:token/decode', guard(pathTokenAllowed), json, handle('decode'));
   return router;
 }

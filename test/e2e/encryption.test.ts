@@ -156,7 +156,7 @@ test('the Temporal CLI given the codec endpoint and the operator token shows the
   expect(refused.code).not.toBe(0);
 });
 
-test('the codec endpoint answers the UI’s preflight, and decodes only with the operator token or its path token', async () => {
+test('the codec endpoint answers the UI’s preflight, decodes only with the operator token or its path token, and encodes only with the former', async () => {
   const uiOrigin = stack.urls.temporalUi!;
   const preflight = await fetch(`${ingress}/codec/${codecPathToken(SANDBOX_SECRETS.adminApiToken)}/decode`, {
     method: 'OPTIONS',
@@ -208,6 +208,15 @@ test('the codec endpoint answers the UI’s preflight, and decodes only with the
   const text = payloads.map((p) => fromBase64(p.data)).join('\n');
   expect(text).toContain(QUESTION);
   expect(text).toContain(TALENT.email);
+
+  // The path token, handed to every browser that opens the UI, never encrypts: that takes the operator token.
+  const plain = JSON.stringify({ payloads: payloads.slice(0, 1) });
+  const encode = (url: string, headers: Record<string, string> = {}) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: plain });
+  expect((await encode(codecEndpointUrl(ingress, SANDBOX_SECRETS.adminApiToken) + '/encode')).status).toBe(404);
+  const sealed = await encode(`${ingress}/codec/encode`, { authorization: `Bearer ${SANDBOX_SECRETS.adminApiToken}` });
+  expect(sealed.status).toBe(200);
+  expect(JSON.stringify(await sealed.json())).not.toContain(payloads[0]!.data);
 });
 
 test('melvin codec-endpoint prints the URL to give the Temporal UI, only to the operator token’s holder', async () => {
