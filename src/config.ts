@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
-import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from './mcp-tool-policy';
+import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy, SERVER_SEPARATOR } from './mcp-tool-policy';
 import type { DataConverter } from '@temporalio/common';
 import { PayloadKeys, createDataConverter, type PayloadKey } from './payload-codec';
 import {
@@ -57,6 +57,9 @@ export function parseMcpServers(value: string): McpServerConfig[] {
     return { name, command: command!, args };
   });
   const names = servers.map((s) => s.name);
+  const joined = names.find((n) => n.includes(SERVER_SEPARATOR));
+  if (joined)
+    throw new Error(`server "${joined}": a name cannot hold "${SERVER_SEPARATOR}", which joins server and tool`);
   const duplicate = names.find((n, i) => names.indexOf(n) !== i);
   if (duplicate) throw new Error(`server name "${duplicate}" is used twice`);
   return servers;

@@ -1,6 +1,6 @@
 // The development payload key of `npm start`: made once per data directory, so a local stack encrypts with no
 // configuration and its history stays readable across restarts.
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { temporalDataConverter, type TemporalConfig } from './config';
@@ -30,6 +30,8 @@ export function ensureDevPayloadKeys(dataDir: string): PayloadKey[] {
   const existing = readDevPayloadKeys(dataDir);
   if (existing) return existing;
   const keys = [generatePayloadKey(`dev-${new Date().toISOString().slice(0, 10)}`)];
+  // The first start on a fresh clone comes before the dev server has made its data directory.
+  mkdirSync(dataDir, { recursive: true });
   const file = devPayloadKeysFile(dataDir);
   writeFileSync(file, `${formatPayloadKeys(keys)}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);

@@ -5,6 +5,14 @@ import type { IdentityArgument, IdentitySource, ToolGrant } from './state';
 
 export const IDENTITY_SOURCES = ['contact_email', 'contact_id'] as const satisfies readonly IdentitySource[];
 
+/**
+ * Joins a server's name to a tool name offered by several servers. Server names are `[A-Za-z0-9_-]+`, so a qualified
+ * name stays a valid OpenAI function name, should Melvin use native tool calling.
+ */
+export const SERVER_SEPARATOR = '__';
+/** Neither a server's name nor a tool's own name may hold the separator, so no qualified name can stand for another. */
+const holdsSeparator = (name: string) => name.includes(SERVER_SEPARATOR);
+
 const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
 const IDENTITY_PATH = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 /** Names that would reach an object's prototype when set as a path: never an argument Melvin writes. */
@@ -26,8 +34,12 @@ export const McpToolPolicy = z
   })
   .superRefine((policy, ctx) => {
     for (const [server, { tools }] of Object.entries(policy.servers)) {
-      if (!SERVER_NAME.test(server)) {
-        ctx.addIssue({ code: 'custom', path: ['servers', server], message: 'a server name is [A-Za-z0-9_-]+' });
+      if (!SERVER_NAME.test(server) || holdsSeparator(server)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['servers', server],
+          message: `a server name is [A-Za-z0-9_-]+ without "${SERVER_SEPARATOR}"`,
+        });
       }
       for (const [tool, rule] of Object.entries(tools)) {
         const at = ['servers', server, 'tools', tool, 'identity'];
@@ -165,11 +177,18 @@ export type PolicyVerdict = { offered: true; grant: ToolGrant } | { offered: fal
 const quoted = (names: string[]) => names.map((n) => `"${n}"`).join(', ');
 
 /**
- * Whether the policy lets the model be offered a listed tool: it must be in the policy; every identity argument the
+ * Whether the policy lets the model be offered a listed tool: its name must not hold the separator; it must be in the
+ * policy; every identity argument the
  * policy names must be in its input schema (else the policy is stale); every identity-like argument of the schema must
  * be one the policy names; and a tool its server does not mark read-only must be allowed to write.
  */
 export function reviewTool(policy: McpToolPolicy, tool: ListedToolFacts): PolicyVerdict {
+  if (holdsSeparator(tool.name)) {
+    return {
+      offered: false,
+      reason: `its name holds "${SERVER_SEPARATOR}", which Melvin joins server and tool names with`,
+    };
+  }
   const rule = ruleFor(policy, tool.server, tool.name);
   if (!rule) return { offered: false, reason: 'not in the tool policy' };
   const declared = Object.keys(rule.identity);

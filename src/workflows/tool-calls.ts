@@ -1,7 +1,7 @@
 // Pure helpers for tools: names kept distinct across MCP servers, calls scoped to the conversation's own user under the
 // MCP tool policy, and result keys that never overwrite a result.
 import type { ToolListing } from '../activities/mcp';
-import { setArgument, withoutIdentityArguments } from '../mcp-tool-policy';
+import { SERVER_SEPARATOR, setArgument, withoutIdentityArguments } from '../mcp-tool-policy';
 import type {
   GatherData,
   GatherStatus,
@@ -25,12 +25,6 @@ export const EXAMPLES_TOOL = 'search_resolved_conversations';
 export function offeredTools(tools: ToolDefinition[]): ToolDefinition[] {
   return tools.filter((t) => serverToolName(t) !== EXAMPLES_TOOL);
 }
-
-/**
- * Joins a server's name to a tool name offered by several servers. Server names are `[A-Za-z0-9_-]+`, so a qualified
- * name stays a valid OpenAI function name, should Melvin use native tool calling.
- */
-export const SERVER_SEPARATOR = '__';
 
 /** One listed tool as its server names it, before names are made distinct. */
 export type ListedTool = Omit<ToolDefinition, 'server_tool_name'>;

@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadWorkerConfig } from '../../src/config';
+import { loadWorkerConfig, parseMcpServers } from '../../src/config';
 import {
   DEFAULT_MCP_TOOL_POLICY,
   McpToolPolicy,
@@ -214,6 +214,18 @@ describe('reviewTool: what the listing offers, and why it withholds the rest', (
   test('a name the policy holds only on Object’s prototype is not in the policy', () => {
     expect(reviewTool(policy, { ...listed('toString', {}), server: 'constructor' })).toMatchObject({ offered: false });
     expect(reviewTool(policy, listed('hasOwnProperty', {}))).toMatchObject({ offered: false });
+  });
+
+  test('a tool whose own name holds "__" is withheld, and no server name may hold it: no name stands for another', () => {
+    // Server `evil` listing `hr__lookup` beside two servers' `lookup` would otherwise be offered under the very name
+    // Melvin gives hr's `lookup`, and a call meant for hr would go to whichever server came first.
+    const joined = McpToolPolicy.parse({ servers: { evil: { tools: { hr__lookup: {} } } } });
+    expect(reviewTool(joined, { ...listed('hr__lookup', {}), server: 'evil' })).toEqual({
+      offered: false,
+      reason: 'its name holds "__", which Melvin joins server and tool names with',
+    });
+    expect(McpToolPolicy.safeParse({ servers: { hr__x: { tools: {} } } }).success).toBe(false);
+    expect(() => parseMcpServers('hr__x=http://127.0.0.1:1/mcp')).toThrow('a name cannot hold "__"');
   });
 });
 
