@@ -102,7 +102,7 @@ function pemFile(kind: 'certificate' | 'private key') {
 const TemporalEnv = z.object({
   TEMPORAL_ADDRESS: optional(z.string().min(1).default('127.0.0.1:7233')),
   TEMPORAL_NAMESPACE: optional(z.string().min(1).default('default')),
-  /** Temporal Cloud API key; when set the connection uses TLS, unless TEMPORAL_TLS=false. */
+  /** Temporal Cloud API key; when set the connection uses TLS (TEMPORAL_TLS=false beside it is refused). */
   TEMPORAL_API_KEY: optional(z.string().min(1).optional()),
   /** TLS with the system's CAs and no client certificate; any TEMPORAL_TLS_* file or name below switches it on too. */
   TEMPORAL_TLS: optional(z.enum(['true', 'false']).optional()),
@@ -131,7 +131,8 @@ function checkTemporalTls(env: z.infer<typeof TemporalEnv>, ctx: z.RefinementCtx
   if (cert && key && !new X509Certificate(cert.pem).checkPrivateKey(createPrivateKey(key.pem))) {
     issue('TEMPORAL_TLS_KEY', `${key.file} is not the private key of the certificate in ${cert.file}`);
   }
-  const set = TLS_SETTINGS.filter((name) => env[name] !== undefined);
+  // An API key sent without TLS travels in clear text to whoever is on the path.
+  const set = [...TLS_SETTINGS, 'TEMPORAL_API_KEY' as const].filter((name) => env[name] !== undefined);
   if (env.TEMPORAL_TLS === 'false' && set.length) {
     issue('TEMPORAL_TLS', `is false, but ${set.join(', ')} ${set.length > 1 ? 'are' : 'is'} set: they need TLS`);
   }
@@ -393,7 +394,7 @@ type TemporalConnectionConfig = Pick<
 
 /**
  * The TLS of a connection to Temporal: on with TEMPORAL_TLS=true, any TLS setting or an API key (Temporal Cloud takes
- * keys over TLS only); `false` when TEMPORAL_TLS=false, which an API key alone would otherwise override.
+ * keys over TLS only); `false` when TEMPORAL_TLS=false, which the configuration allows only without any of those.
  */
 function temporalTls(config: TemporalConnectionConfig): TLSConfig | false | undefined {
   if (config.TEMPORAL_TLS === 'false') return false;

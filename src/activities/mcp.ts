@@ -309,28 +309,31 @@ export function createMcpActivities(mcp: McpConnections, policy: McpToolPolicy) 
       arguments: Record<string, unknown>;
     }): Promise<ToolCallOutcome> {
       const what = `call ${input.name} on MCP server "${input.server}"`;
-      const refused = await refusal(input.server, input.name);
-      if (refused) throw new McpToolRefusedError(`${what}: withheld by the tool policy: ${refused}`);
-      const session = mcp.client(input.server);
-      let client: Client | undefined;
-      try {
-        client = await session;
-        const open = client;
-        const result = (await withHeartbeats((signal) =>
-          open.callTool({ name: input.name, arguments: input.arguments }, undefined, {
+      // Heartbeating from the start: the policy check may first list the server, which can take longer than the
+      // heartbeat timeout on a worker that has not listed it yet; and the call gets what is left of its time.
+      return withHeartbeats(async (signal) => {
+        const started = Date.now();
+        const refused = await refusal(input.server, input.name);
+        if (refused) throw new McpToolRefusedError(`${what}: withheld by the tool policy: ${refused}`);
+        const session = mcp.client(input.server);
+        let client: Client | undefined;
+        try {
+          client = await session;
+          const timeout = Math.max(1_000, mcp.timings.callTimeoutMs - (Date.now() - started));
+          const result = (await client.callTool({ name: input.name, arguments: input.arguments }, undefined, {
             signal,
-            timeout: mcp.timings.callTimeoutMs,
-          }),
-        )) as CallToolResult;
-        return { is_error: result.isError === true, ...capPayload(toolResultData(result)) };
-      } catch (err) {
-        // A cancelled call (forced escalation) says nothing about the session, and its activity must end now.
-        const cancelled = Context.current().cancellationSignal.aborted;
-        if (!cancelled && (await sessionLost(err, client, mcp.timings.probeTimeoutMs))) {
-          await mcp.reset(input.server, session);
+            timeout,
+          })) as CallToolResult;
+          return { is_error: result.isError === true, ...capPayload(toolResultData(result)) };
+        } catch (err) {
+          // A cancelled call (forced escalation) says nothing about the session, and its activity must end now.
+          const cancelled = Context.current().cancellationSignal.aborted;
+          if (!cancelled && (await sessionLost(err, client, mcp.timings.probeTimeoutMs))) {
+            await mcp.reset(input.server, session);
+          }
+          throw mcpFailure(err, what);
         }
-        throw mcpFailure(err, what);
-      }
+      });
     },
   });
 }

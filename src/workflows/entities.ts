@@ -1,5 +1,6 @@
 // Tiered entity resolution: a reference the model wrote for an id argument
 // ("the Barista job" for `job_id`) is resolved to a record of the user's own data before the tool is called. Pure.
+import { isIdentityLike } from '../mcp-tool-policy';
 import type { EntityResolution, StoredToolData } from '../state';
 
 /** A record of the user's gathered data that a reference can name: its id, its kind, and the words that describe it. */
@@ -171,7 +172,8 @@ export function resolveReference(argument: string, value: string, records: UserR
 /** The arguments that name a record in words rather than by id: the call waits until the user's records are gathered. */
 export function mentionArguments(args: Record<string, unknown>): [string, string][] {
   return Object.entries(args).flatMap(([name, value]) =>
-    referenceKind(name) && typeof value === 'string' && value.trim() && !isIdLike(value)
+    // An identity argument (`user_id`, `contact_id`) is the contact's, set by the tool policy: never a mention.
+    referenceKind(name) && !isIdentityLike(name) && typeof value === 'string' && value.trim() && !isIdLike(value)
       ? [[name, value] as [string, string]]
       : [],
   );

@@ -1,6 +1,12 @@
 // Tiered entity resolution: a record named in words is resolved to an id of the user's own records, or never sent.
 import type { StoredToolData } from '../../src/state';
-import { mentionArguments, resolveCall, resolveReference, userRecords } from '../../src/workflows/entities';
+import {
+  mentionArguments,
+  resolveCall,
+  resolveReference,
+  userRecords,
+  type UserRecord,
+} from '../../src/workflows/entities';
 
 const stored = (tool_name: string, data: unknown, success = true): StoredToolData => ({
   tool_name,
@@ -105,4 +111,12 @@ test('only words wait for the records: ids and other arguments go as they are; u
     arguments: { ticketId: 'the printer one' },
     resolved: [],
   });
+});
+
+test('an identity argument the tool policy pinned is never taken for a mention, whatever its value', () => {
+  const records: UserRecord[] = [{ kind: 'user', id: 'u-1', label: 'Ana Ruiz', words: new Set(['ana', 'ruiz']) }];
+  const pinned = { user_id: 'ana', job_id: 'the Barista job' };
+  expect(mentionArguments(pinned)).toEqual([['job_id', 'the Barista job']]);
+  const resolved = resolveCall(pinned, records);
+  expect(resolved).toMatchObject({ ok: true, arguments: { user_id: 'ana' } });
 });

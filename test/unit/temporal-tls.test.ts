@@ -28,9 +28,7 @@ test('without TLS variables the connection is plaintext; an API key alone switch
   });
   expect(temporalConnectionOptions(loadTemporalConfig({ TEMPORAL_API_KEY: 'k' })).tls).toEqual({});
   expect(temporalConnectionOptions(loadTemporalConfig({ TEMPORAL_TLS: 'true' })).tls).toEqual({});
-  expect(temporalConnectionOptions(loadTemporalConfig({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' })).tls).toBe(
-    false,
-  );
+  expect(temporalConnectionOptions(loadTemporalConfig({ TEMPORAL_TLS: 'false' })).tls).toBe(false);
 });
 
 test('the CA, the client certificate pair and the server name become the connection’s TLS options', () => {
@@ -79,6 +77,9 @@ test('a missing file, a file of the wrong kind, and TLS settings with TEMPORAL_T
   );
   expect(configError({ TEMPORAL_TLS: 'false', TEMPORAL_TLS_CA: certs.ca })).toContain(
     'TEMPORAL_TLS: is false, but TEMPORAL_TLS_CA is set: they need TLS',
+  );
+  expect(configError({ TEMPORAL_TLS: 'false', TEMPORAL_API_KEY: 'k' })).toContain(
+    'TEMPORAL_TLS: is false, but TEMPORAL_API_KEY is set: they need TLS',
   );
 });
 
