@@ -43,7 +43,9 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
  * A number written as an amount is not an id either: "$250", "€250", "250.00" and "1,250" do not show `250`.
  */
 export function showsId(text: string, id: string): boolean {
-  const notPrecededBy = '(?<![\\p{L}\\p{N}_\\-$€£¥]|\\d[.,])';
+  // Only a number can be an amount: "$pay_123" still shows `pay_123`.
+  const currency = /^\d+$/.test(id) ? '$€£¥' : '';
+  const notPrecededBy = `(?<![\\p{L}\\p{N}_\\-${currency}]|\\d[.,])`;
   const notFollowedBy = '(?![\\p{L}\\p{N}_\\-]|[.,]\\d)';
   return new RegExp(`${notPrecededBy}${escapeRegExp(id)}${notFollowedBy}`, 'iu').test(text);
 }

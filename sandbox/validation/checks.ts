@@ -57,8 +57,12 @@ function identifiers(value: unknown, into = new Set<string>()): Set<string> {
 function shownIdentifiers(request: ValidationRequestBody): string[] {
   const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const tokenChar = '[\\p{L}\\p{N}_\\-]';
+  // A currency sign makes a number an amount, not an id; before a token with letters it changes nothing.
+  const amountSign = (id: string) => (/^\d+$/.test(id) ? '|[$€£¥]' : '');
   const shown = (id: string) =>
-    new RegExp(`(?<!${tokenChar}|[$€£¥]|\\d[.,])${escape(id)}(?!${tokenChar}|[.,]\\d)`, 'iu').test(request.response);
+    new RegExp(`(?<!${tokenChar}${amountSign(id)}|\\d[.,])${escape(id)}(?!${tokenChar}|[.,]\\d)`, 'iu').test(
+      request.response,
+    );
   return [...identifiers(request.tool_data)].filter((id) => id.length >= 3 && shown(id));
 }
 

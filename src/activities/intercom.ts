@@ -5,6 +5,7 @@ import type { IntercomClient } from 'intercom-client';
 import { z } from 'zod';
 import { REPLY_MODES, type ReplyMode } from '../shared';
 import type { Message, Role } from '../state';
+import { REQUESTED_BY } from '../workflows/routing';
 import {
   IntercomAuthError,
   IntercomNotFoundError,
@@ -129,11 +130,15 @@ function roleOf(authorType: string | undefined): Role | undefined {
   return undefined;
 }
 
+/** A note Melvin posted that carries an operator's words: an escalation they asked for, whose reason they wrote. */
+const operatorWords = (note: string) => note.split('\n').some((line) => line.startsWith(REQUESTED_BY));
+
 /**
  * The conversation as messages: the source is the first message; user/lead/contact parts are the user's, admin/bot/team
  * parts the assistant's; event parts with no text are dropped. Notes are kept apart (never shown to the model) as the
  * team's internal notes, which a reply must not repeat; Melvin's own notes (by `melvinAdminId`: its escalation notes,
- * its shadow drafts) are not the team's, and a later reply saying the same as one of them leaks nothing.
+ * its shadow drafts) are not the team's, and a later reply saying the same as one of them leaks nothing, unless the
+ * note carries an operator's reason.
  */
 export function messagesFromConversation(
   conversation: IntercomConversation,
@@ -159,7 +164,7 @@ export function messagesFromConversation(
     const text = (part.body ?? '').trim();
     if (!text) continue;
     if (part.part_type === 'note' || part.part_type === 'note_and_reopen') {
-      if (part.author?.id !== melvinAdminId) internal_notes.push(text);
+      if (part.author?.id !== melvinAdminId || operatorWords(text)) internal_notes.push(text);
       continue;
     }
     const role = roleOf(part.author?.type);

@@ -114,7 +114,7 @@ export interface IngressOptions {
   melvinAdminId: string;
   /** Bearer token of the operator API; without one the API answers 503. */
   adminApiToken?: string;
-  /** Origins of the Temporal UI allowed to call the codec endpoint from a browser; none by default. */
+  /** Origins of the Temporal UI allowed to call the codec endpoint from a browser (TEMPORAL_UI_ORIGIN); none if omitted. */
   temporalUiOrigins?: readonly string[];
   metrics?: IngressMetrics;
 }

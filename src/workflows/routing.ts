@@ -79,13 +79,16 @@ export function partialAnswer(intents: Intent[], open: string[]): Escalation {
   };
 }
 
+/** The line of an escalation note that names the operator who asked: the note's reason is then a person's words. */
+export const REQUESTED_BY = 'Requested by:';
+
 /**
  * The note Escalate adds: the reason and its details, plus who asked when an operator forced it, and whether the user was told
  * a person will follow up (so nobody tells them twice, and somebody does when Melvin could not).
  */
 export function escalationNote(e: Escalation, told: UserTold | null = null, map: string | null = null): string {
   const lines = [`🚨 Escalation: ${e.reason}`];
-  if (e.requested_by) lines.push(`Requested by: ${e.requested_by}`);
+  if (e.requested_by) lines.push(`${REQUESTED_BY} ${e.requested_by}`);
   lines.push(...(e.details ?? []));
   if (told?.sent) lines.push(`The user was told: "${told.text}"`);
   else if (told)

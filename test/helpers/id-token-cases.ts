@@ -17,6 +17,7 @@ export const ID_TOKEN_CASES: [string, string, boolean][] = [
   ['app-11', 'It is app-11.', true],
   ['app-11', 'It is app-110.', false],
   ['pay_123', 'Payment pay_123, processing.', true],
+  ['pay_123', 'Payment $pay_123 is processing.', true],
   ['pay_123', 'Payment xpay_123 is processing.', false],
   ['pay-31', 'pay-31’s status is processing.', true],
   ['12345', 'Order 12345 shipped.', true],

@@ -67,6 +67,7 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
         part('2', 'comment', 'bot', 'bot says'),
         part('3', 'note', 'admin', 'secret note'),
         part('3b', 'note', 'bot', '🚨 Escalation: the user asks where their payment is', MELVIN),
+        part('3c', 'note', 'bot', '🚨 Escalation: VIP, owes us a refund\nRequested by: lead@team', MELVIN),
         part('4', 'assignment', 'admin', null),
         part('5', 'comment', 'team', 'team says'),
         part('6', 'comment', 'lead', 'lead says'),
@@ -85,8 +86,8 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
       { role: 'assistant', content: 'admin says' },
       { role: 'user', content: 'user reopens' },
     ],
-    // Melvin's own note is not the team's: a reply may say what it said.
-    internal_notes: ['secret note'],
+    // Melvin's own note is not the team's: a reply may say what it said; one carrying an operator's reason is.
+    internal_notes: ['secret note', '🚨 Escalation: VIP, owes us a refund\nRequested by: lead@team'],
     // The ledger's ids: the user's messages, the source's included.
     user_part_ids: ['1000', '6', '8'],
   });

@@ -35,6 +35,11 @@ describe('MCP_TOOL_POLICY', () => {
   };
   const load = (content: unknown) => () => loadWorkerConfig({ ...env, MCP_TOOL_POLICY: policyFile(content) });
 
+  test('the compose deployment’s example file is the built-in policy, written out', () => {
+    const example = path.join(__dirname, '..', '..', 'deploy', 'melvin', 'tool-policy.example.json');
+    expect(loadWorkerConfig({ ...env, MCP_TOOL_POLICY: example }).MCP_TOOL_POLICY).toEqual(DEFAULT_MCP_TOOL_POLICY);
+  });
+
   test('unset (or empty), the built-in policy of the sandbox’s talent server applies', () => {
     expect(loadWorkerConfig(env).MCP_TOOL_POLICY).toBe(DEFAULT_MCP_TOOL_POLICY);
     expect(loadWorkerConfig({ ...env, MCP_TOOL_POLICY: '' }).MCP_TOOL_POLICY).toBe(DEFAULT_MCP_TOOL_POLICY);
