@@ -306,6 +306,7 @@ describe('a delivery Temporal refuses', () => {
   function failingClient(code: number, details: string): Client {
     const grpc = Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
     const client = {
+      options: { loadedDataConverter: { payloadCodecs: [] } },
       withDeadline: (_deadline: number, fn: () => Promise<unknown>) => fn(),
       workflow: {
         signalWithStart: () => Promise.reject(new ServiceError('Failed to signalWithStart Workflow', { cause: grpc })),
