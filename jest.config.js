@@ -9,6 +9,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: 120_000,
-  // Each workflow test file runs its own Temporal dev server; two at a time suit a 2-core machine.
+  // Each workflow test file runs its own Temporal dev server; two at a time suit a 2-core machine. `npm run test:fast`
+  // runs four: its files spend most of their time waiting on retry backoffs and timers.
   maxWorkers: 2,
 };

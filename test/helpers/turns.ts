@@ -8,6 +8,7 @@ import { deliverUserMessage, type TurnOptions } from '../../src/conversations';
 import { stateQuery } from '../../src/shared';
 import type { AgentState } from '../../src/state';
 import type { SeedData } from '../../sandbox/services';
+import { quietRuntime } from './runtime';
 import { startSandbox, type Sandbox } from './sandbox';
 import { startTemporal } from './temporal';
 
@@ -62,6 +63,21 @@ export async function startTestbed(seed?: SeedData): Promise<Testbed & { sandbox
       }
     },
   };
+}
+
+/**
+ * Starts a testbed for the calling test file before its first test and hands it to `started`, resets its sandbox
+ * before each test, and stops it after the last; each test file so has a Temporal dev server and a sandbox of its own.
+ */
+export function useTestbed(started: (testbed: Awaited<ReturnType<typeof startTestbed>>) => void): void {
+  quietRuntime();
+  let testbed: Awaited<ReturnType<typeof startTestbed>> | undefined;
+  beforeAll(async () => {
+    testbed = await startTestbed();
+    started(testbed);
+  }, 180_000);
+  afterAll(() => testbed?.close());
+  beforeEach(() => testbed?.sandbox.reset());
 }
 
 /**

@@ -1,0 +1,254 @@
+// supportConversation on a real Temporal dev server, with real activities against the sandbox: the turns that end in
+// a reply, with tools failing or misused, a second message mid-run and a redelivered webhook.
+import { newUserMessageSignal, searchAttributes } from '../../src/shared';
+import { coverage, draft, plan } from '../helpers/model-answers';
+import { waitFor } from '../helpers/runtime';
+import {
+  BOB,
+  expectSnoozedFiveMinutes,
+  newConversation,
+  recordHistory,
+  runTurn,
+  sandbox,
+  useSupportTestbed,
+  validationNotes,
+} from '../helpers/support-testbed';
+import { ANA, PAY_REPLY } from '../helpers/turns';
+
+useSupportTestbed(100);
+
+describe('success paths', () => {
+  test('one hop: tools and docs gathered in parallel, draft validated, exactly one reply, success', async () => {
+    const id = newConversation();
+    sandbox.model
+      .script(
+        'plan',
+        plan('When will my pay arrive?', ['get_user_payments'], ['search_talent_docs', { query: 'payment schedule' }]),
+      )
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
+
+    const turn = await runTurn(id);
+
+    expect(turn.replies).toEqual([PAY_REPLY]);
+    expect(validationNotes(turn)).toHaveLength(1);
+    expect(validationNotes(turn)[0]).toContain('"overall_passed":true');
+    expect(turn.notes).toHaveLength(1);
+    expect(turn.status).toBe('success');
+    expectSnoozedFiveMinutes(turn);
+
+    const { state } = turn;
+    expect(state.hops).toHaveLength(1);
+    expect(state.hops[0]!.gather).toMatchObject({ execution_status: 'completed', success_rate: 1 });
+    expect(Object.keys(state.tool_data)).toEqual(['get_user_payments']);
+    expect(state.tool_data.get_user_payments!.parameters).toEqual({ email: ANA.email });
+    expect(Object.keys(state.docs_data)).toEqual(['payment schedule (hop 1)']);
+    expect(state.messages).toEqual([{ role: 'user', content: 'When will I get paid?' }]);
+    expect(state.user_email).toBe(ANA.email);
+    expect(state.melvin_admin_id).toBe('8918000');
+    expect(state.draft).toMatchObject({ response: PAY_REPLY, response_type: 'REPLY' });
+    expect(state.validate).toMatchObject({
+      overall_passed: true,
+      validation_note_added: true,
+      next_action: 'response',
+    });
+    expect(state.response_delivery).toMatchObject({
+      delivery_attempted: true,
+      delivery_successful: true,
+      status_updated: true,
+    });
+    expect(state.escalate).toBeNull();
+    expect(state.finalize!.melvin_status).toBe('success');
+    expect(state.metadata.prompts).toMatchObject({ source: 'bundled', fallback_reason: null });
+    expect(state.metadata.model).toEqual({
+      name: 'melvin-sandbox-model',
+      stand_in: true,
+      response_format: 'json_schema',
+      format_fallback: null,
+    });
+    expect(state.metadata.path).toEqual([
+      'initialize',
+      'plan',
+      'gather',
+      'coverage',
+      'draft',
+      'validate',
+      'response',
+      'finalize',
+      'end',
+    ]);
+    // The tools ran side by side: both calls reached the MCP server within one gather.
+    expect(sandbox.talent.calls.map((c) => c.tool).sort()).toEqual(['get_user_payments', 'search_talent_docs']);
+
+    const description = await turn.handle.describe();
+    expect(description.typedSearchAttributes.get(searchAttributes.melvinStatus)).toBe('success');
+    expect(description.typedSearchAttributes.get(searchAttributes.hopCount)).toBe(1);
+    expect(description.typedSearchAttributes.get(searchAttributes.conversationId)).toBe(id);
+    await recordHistory(turn.handle, 'one-hop-success');
+  });
+
+  test('two hops: the second plan sees the first hop results and gaps, and no result is lost', async () => {
+    const id = newConversation({
+      author: 'user',
+      type: 'comment',
+      body: 'Any news on my application? Which job was it again?',
+    });
+    sandbox.model
+      .script('plan', plan('Application status', ['get_user_applications_detailed']))
+      .script('coverage', coverage(false, ['the job details of job-21']))
+      .script(
+        'plan',
+        plan(
+          'Application status and job',
+          ['get_job_details', { job_id: 'job-21' }],
+          ['get_user_applications_detailed'],
+        ),
+      )
+      .script('coverage', coverage(true))
+      .script('draft', draft('Your application for Event Staff in Austin, TX is in screening.'));
+
+    const turn = await runTurn(id);
+
+    expect(turn.replies).toEqual(['Your application for Event Staff in Austin, TX is in screening.']);
+    expect(turn.status).toBe('success');
+    const { state } = turn;
+    expect(state.hops).toHaveLength(2);
+    expect(state.hops[0]!.coverage).toMatchObject({ data_sufficient: false, next_node: 'plan' });
+    expect(state.hops[1]!.coverage).toMatchObject({ data_sufficient: true, next_node: 'draft' });
+    expect(Object.keys(state.tool_data).sort()).toEqual([
+      'get_job_details',
+      'get_user_applications_detailed',
+      'get_user_applications_detailed (hop 2)',
+    ]);
+    expect(state.tool_data['get_user_applications_detailed']!.hop).toBe(1);
+    expect(state.tool_data['get_user_applications_detailed (hop 2)']!.hop).toBe(2);
+
+    const secondPlan = sandbox.model.requests.filter((r) => r.step === 'plan')[1]!.context;
+    expect(secondPlan.hop).toBe(2);
+    expect(secondPlan.previous_hops).toEqual([
+      expect.objectContaining({ hop: 1, missing_data: ['missing: the job details of job-21'] }),
+    ]);
+    expect(Object.keys(secondPlan.tool_data as object)).toEqual(['get_user_applications_detailed']);
+  });
+
+  test('"Hi": a plan with no tool calls goes straight to coverage and still replies', async () => {
+    const id = newConversation({ author: 'user', type: 'comment', body: 'Hi' });
+    sandbox.model
+      .script('plan', plan('Greeting'))
+      .script('coverage', coverage(true))
+      .script('draft', draft('Hi Ana! How can I help you today?'));
+
+    const turn = await runTurn(id);
+
+    expect(turn.replies).toEqual(['Hi Ana! How can I help you today?']);
+    expect(turn.status).toBe('success');
+    expect(turn.state.hops[0]!.gather).toMatchObject({ tool_results: [], execution_status: 'skipped' });
+    expect(sandbox.talent.calls).toHaveLength(0);
+  });
+
+  test('partial tool failure: a tool failing after its retries does not stop the others or the reply', async () => {
+    const id = newConversation();
+    sandbox.talent.faults.set({ get_job_details: [{ error: 'server', always: true }] });
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments'], ['get_job_details', { job_id: 'job-21' }]))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
+
+    const turn = await runTurn(id);
+
+    expect(turn.replies).toEqual([PAY_REPLY]);
+    expect(turn.status).toBe('success');
+    const gather = turn.state.hops[0]!.gather!;
+    expect(gather).toMatchObject({ execution_status: 'partial', success_rate: 0.5 });
+    const failed = gather.tool_results.find((r) => r.tool_name === 'get_job_details')!;
+    expect(failed.success).toBe(false);
+    expect(failed.error).toContain('talent backend is unavailable');
+    expect(sandbox.talent.calls.filter((c) => c.tool === 'get_job_details')).toHaveLength(3);
+    // The failing call's 503s leave the shared session alone, so the payments call in flight beside it is not aborted.
+    expect(sandbox.talent.calls.filter((c) => c.tool === 'get_user_payments')).toHaveLength(1);
+    expect(turn.state.tool_data.get_job_details).toMatchObject({ success: false });
+  });
+
+  test('a tool isError result is data for Coverage, not a failed activity', async () => {
+    const id = newConversation();
+    sandbox.talent.faults.set({ get_user_payments: [{ error: 'tool' }] });
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments']))
+      .script('coverage', coverage(true))
+      .script('draft', draft('I could not load your payments right now.'));
+
+    const turn = await runTurn(id);
+
+    expect(turn.state.tool_data.get_user_payments).toMatchObject({
+      success: false,
+      error: expect.stringContaining('failed'),
+    });
+    expect(sandbox.talent.calls).toHaveLength(1);
+    const coverageRequest = sandbox.model.requests.find((r) => r.step === 'coverage')!;
+    expect(JSON.stringify(coverageRequest.context.tool_data)).toContain('talent backend returned an error');
+  });
+
+  test('a model naming another user in tool arguments still fetches only the contact’s own data', async () => {
+    const id = newConversation({ author: 'user', type: 'comment', body: `Show me the payments of ${BOB.email}` });
+    sandbox.model
+      .script('plan', plan('Payments', ['get_user_payments', { email: BOB.email, user_email: BOB.email }]))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
+
+    const turn = await runTurn(id);
+
+    expect(sandbox.talent.calls.map(({ tool, arguments: args }) => ({ tool, args }))).toEqual([
+      { tool: 'get_user_payments', args: { email: ANA.email } },
+    ]);
+    expect(JSON.stringify(turn.state.tool_data)).not.toContain('pay-99');
+    expect(turn.replies).toEqual([PAY_REPLY]);
+  });
+
+  test('a second message arriving mid-run is fetched before Draft and answered in the same reply', async () => {
+    const id = newConversation();
+    sandbox.model.faults.set({ plan: [{ delay_ms: 1500 }] });
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments']))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
+
+    const turn = await runTurn(id, async (handle) => {
+      await waitFor('the plan request', () => sandbox.model.requests.length > 0);
+      sandbox.intercom.addUserMessage(id, 'Also, is it the Austin shift?');
+      await handle.signal(newUserMessageSignal, { notificationId: `notif-${id}-2` });
+      // A redelivered webhook for the same notification is the same message.
+      await handle.signal(newUserMessageSignal, { notificationId: `notif-${id}-2` });
+    });
+
+    expect(turn.state.metadata.conversation_fetches).toBe(2);
+    expect(turn.state.metadata.user_messages).toHaveLength(2);
+    const draftRequest = sandbox.model.requests.find((r) => r.step === 'draft')!;
+    expect(draftRequest.context.messages).toEqual([
+      { role: 'user', content: 'When will I get paid?' },
+      { role: 'user', content: 'Also, is it the Austin shift?' },
+    ]);
+    expect(turn.replies).toEqual([PAY_REPLY]);
+  });
+
+  test('a redelivered webhook for a message already answered leaves the conversation untouched', async () => {
+    const id = newConversation(
+      { author: 'user', type: 'comment', body: 'When will I get paid?' },
+      { author: 'bot', type: 'comment', body: PAY_REPLY },
+    );
+
+    const turn = await runTurn(id);
+
+    expect(turn.state.metadata.skipped_reason).toContain('nothing to answer');
+    expect(turn.state.metadata.path).toEqual(['initialize', 'end']);
+    expect(turn.state.hops).toEqual([]);
+    expect(sandbox.model.requests).toHaveLength(0);
+    expect({ replies: turn.replies, notes: turn.notes, status: turn.status, snoozed: turn.snoozedUntil }).toEqual({
+      replies: [],
+      notes: [],
+      status: undefined,
+      snoozed: null,
+    });
+    const description = await turn.handle.describe();
+    expect(description.typedSearchAttributes.get(searchAttributes.melvinStatus)).toBe('skipped');
+  });
+});
