@@ -244,6 +244,21 @@ export class Harness {
     );
   }
 
+  /**
+   * The latency the sandbox itself imposed on a conversation's critical path: its model calls one after another, and
+   * the slowest of its tool calls (they run in parallel). The model's requests are tied to the conversation by the tag
+   * in its first message, the tool calls by the user's email.
+   */
+  criticalPathMs(conversation: Conversation): number {
+    const llm = this.sandbox.model.requests
+      .filter((r) => JSON.stringify(r.context.messages ?? []).includes(`[${conversation.id}]`))
+      .reduce((sum, r) => sum + (r.latency_ms ?? 0), 0);
+    const tools = this.sandbox.talent.calls
+      .filter((call) => call.arguments.email === conversation.email)
+      .map((call) => call.latency_ms ?? 0);
+    return llm + Math.max(0, ...tools);
+  }
+
   async stop(): Promise<void> {
     if (this.worker) await stopChild(this.worker);
     this.ingressServer?.closeAllConnections();

@@ -39,17 +39,9 @@ export async function load(options: {
     );
     const lastClose = Math.max(...outcomes.map((o) => o.closeTime ?? 0));
 
-    // The latency the sandbox itself imposed on each turn's critical path: its model calls one after another, and
-    // the slowest of its tool calls (they run in parallel).
     const ratios: number[] = [];
     for (const c of conversations) {
-      const llm = harness.sandbox.model.requests
-        .filter((r) => JSON.stringify(r.context.messages ?? []).includes(`[${c.id}]`))
-        .reduce((sum, r) => sum + (r.latency_ms ?? 0), 0);
-      const tools = harness.sandbox.talent.calls
-        .filter((call) => call.arguments.email === c.email)
-        .map((call) => call.latency_ms ?? 0);
-      const critical = llm + Math.max(0, ...tools);
+      const critical = harness.criticalPathMs(c);
       if (critical > 0) ratios.push(turnMs.get(c.id)! / critical);
     }
     const turns = [...turnMs.values()].filter(Number.isFinite);
