@@ -1,0 +1,100 @@
+// What one turn's history says about its time: the turn's span, the activities' busy time within it, the Gather span.
+import { temporal } from '@temporalio/proto';
+
+const EventType = temporal.api.enums.v1.EventType;
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+type History = temporal.api.history.v1.IHistory;
+
+/** The tool activity the Gather node runs once per planned call. */
+const TOOL_ACTIVITY = 'callTool';
+
+export interface TurnSpans {
+  /** Workflow execution started → the run's close (completed, or continued as new). */
+  turnMs: number;
+  /** The union of every activity's execution interval (ActivityTaskStarted → its Completed, Failed or TimedOut). */
+  activityMs: number;
+  /** `turnMs` − `activityMs`: the time the turn spent in Temporal and in workflow code rather than in an activity. */
+  overheadMs: number;
+  /**
+   * The time tasks waited in their task queues (scheduled → started, workflow and activity tasks alike), summed: the
+   * part of the overhead spent dispatching rather than running workflow code.
+   */
+  queueMs: number;
+  workflowTasks: number;
+  events: number;
+  /** First tool activity scheduled → last tool activity closed; undefined when the turn called no tool. */
+  gatherMs: number | undefined;
+  toolCalls: number;
+}
+
+function ms(time: HistoryEvent['eventTime']): number {
+  if (!time) return NaN;
+  return Number(time.seconds ?? 0) * 1000 + (time.nanos ?? 0) / 1e6;
+}
+
+/** The total length of a set of intervals, overlaps counted once (parallel tool calls are one stretch of busy time). */
+export function unionMs(intervals: [number, number][]): number {
+  const sorted = [...intervals].sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let end = -Infinity;
+  for (const [from, to] of sorted) {
+    if (to <= end) continue;
+    total += to - Math.max(from, end);
+    end = to;
+  }
+  return total;
+}
+
+const CLOSES_RUN = new Set<number>([
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+]);
+
+/**
+ * One run's spans. The bench runs each conversation as one turn whose workflow closes after it (the harness's ingress
+ * gives no quiet period), so the turn ends at the run's close; the run has no local activities, which history would
+ * show only as markers without a start.
+ */
+export function turnSpans(history: History): TurnSpans {
+  const events = history.events ?? [];
+  const byId = new Map(events.map((e) => [Number(e.eventId), e]));
+  const started = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+  const closed = events.find((e) => CLOSES_RUN.has(e.eventType ?? 0));
+  if (!started || !closed) throw new Error('the history holds no complete run');
+  let queueMs = 0;
+  for (const event of events) {
+    const start = event.workflowTaskStartedEventAttributes ?? event.activityTaskStartedEventAttributes;
+    const scheduled = start && byId.get(Number(start.scheduledEventId));
+    if (scheduled) queueMs += ms(event.eventTime) - ms(scheduled.eventTime);
+  }
+  const activities: [number, number][] = [];
+  const toolScheduled: number[] = [];
+  const toolClosed: number[] = [];
+  for (const event of events) {
+    const close =
+      event.activityTaskCompletedEventAttributes ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskTimedOutEventAttributes;
+    if (!close) continue;
+    const startedEvent = byId.get(Number(close.startedEventId));
+    const scheduled = byId.get(Number(close.scheduledEventId));
+    if (startedEvent) activities.push([ms(startedEvent.eventTime), ms(event.eventTime)]);
+    if (scheduled?.activityTaskScheduledEventAttributes?.activityType?.name === TOOL_ACTIVITY) {
+      toolScheduled.push(ms(scheduled.eventTime));
+      toolClosed.push(ms(event.eventTime));
+    }
+  }
+  const turnMs = ms(closed.eventTime) - ms(started.eventTime);
+  const activityMs = unionMs(activities);
+  return {
+    turnMs,
+    activityMs,
+    overheadMs: turnMs - activityMs,
+    queueMs,
+    workflowTasks: events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).length,
+    events: events.length,
+    gatherMs: toolScheduled.length ? Math.max(...toolClosed) - Math.min(...toolScheduled) : undefined,
+    toolCalls: toolScheduled.length,
+  };
+}

@@ -1,0 +1,40 @@
+// `npm run bench`: Melvin's orchestration overhead, latency against the critical path, Gather's fan-out and the
+// ingress's acknowledgement, measured on a stack of its own and printed as one table (`--quick`: a smoke-sized run;
+// `--turns N`: turns per hop count). The table goes to test-output/bench.md and docs/figures/bench.md.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { bench, benchOptions } from '../bench/bench';
+import { table } from '../reliability/report';
+import { commandLine, figuresBlock, machine, writeFigures } from './figures';
+
+const PREAMBLE = `# Bench figures
+
+Written by \`npm run bench\` (\`scripts/bench.ts\`); do not edit by hand. How each figure is measured:
+[performance.md](../performance.md).`;
+
+async function main(): Promise<number> {
+  // The harness's services log every request; only errors are worth printing beside the progress lines.
+  process.env.LOG_LEVEL ??= 'error';
+  const args = process.argv.slice(2);
+  const started = Date.now();
+  const reports = await bench(benchOptions(args, (line) => console.error(line)));
+  const run = { command: commandLine('bench', args), date: new Date().toISOString(), machine: machine() };
+  const output = table(reports);
+  console.log(`Machine: ${run.machine}\nDate: ${run.date}\n\n${output}\n`);
+  const dir = path.join(__dirname, '..', 'test-output');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'bench.md'), `${figuresBlock({ ...run, output })}\n`);
+  const figures = writeFigures('bench.md', `${PREAMBLE}\n\n${figuresBlock({ ...run, output })}\n`);
+  console.error(
+    `Figures: ${path.relative(process.cwd(), figures)}; the run took ${Math.round((Date.now() - started) / 1000)} s`,
+  );
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

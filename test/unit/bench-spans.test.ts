@@ -1,0 +1,71 @@
+// The bench's reading of a turn's history: the turn's span, activities' busy time counted once, queue waits, Gather.
+import { temporal } from '@temporalio/proto';
+import { turnSpans, unionMs } from '../../bench/spans';
+
+const T = temporal.api.enums.v1.EventType;
+type Event = temporal.api.history.v1.IHistoryEvent;
+
+const at = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
+
+/** A history from events given as [event type, time in ms, attributes]; event ids count from 1. */
+function history(events: [number, number, Partial<Event>?][]) {
+  return {
+    events: events.map(([eventType, ms, rest], i) => ({ eventId: i + 1, eventType, eventTime: at(ms), ...rest })),
+  };
+}
+
+test('overlapping intervals count once, disjoint ones add up', () => {
+  expect(unionMs([])).toBe(0);
+  expect(
+    unionMs([
+      [0, 100],
+      [50, 150],
+      [300, 400],
+      [310, 320],
+    ]),
+  ).toBe(250);
+});
+
+test('a turn of two parallel tool calls: overhead is the turn minus the stretch the calls ran', () => {
+  const tool = { activityTaskScheduledEventAttributes: { activityType: { name: 'callTool' } } };
+  const spans = turnSpans(
+    history([
+      [T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, 1000],
+      [T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, 1000],
+      [T.EVENT_TYPE_WORKFLOW_TASK_STARTED, 1010, { workflowTaskStartedEventAttributes: { scheduledEventId: 2 } }],
+      [T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, 1020],
+      [T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, 1020, tool],
+      [T.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, 1020, tool],
+      [T.EVENT_TYPE_ACTIVITY_TASK_STARTED, 1030, { activityTaskStartedEventAttributes: { scheduledEventId: 5 } }],
+      [
+        T.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+        1230,
+        { activityTaskCompletedEventAttributes: { scheduledEventId: 5, startedEventId: 7 } },
+      ],
+      [T.EVENT_TYPE_ACTIVITY_TASK_STARTED, 1040, { activityTaskStartedEventAttributes: { scheduledEventId: 6 } }],
+      [
+        T.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+        1250,
+        { activityTaskFailedEventAttributes: { scheduledEventId: 6, startedEventId: 9 } },
+      ],
+      [T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, 1250],
+      [T.EVENT_TYPE_WORKFLOW_TASK_STARTED, 1255, { workflowTaskStartedEventAttributes: { scheduledEventId: 11 } }],
+      [T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, 1260],
+      [T.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, 1260],
+    ]),
+  );
+  expect(spans).toEqual({
+    turnMs: 260,
+    activityMs: 220,
+    overheadMs: 40,
+    queueMs: 10 + 10 + 20 + 5,
+    workflowTasks: 2,
+    events: 14,
+    gatherMs: 230,
+    toolCalls: 2,
+  });
+});
+
+test('a run that has not closed is refused rather than measured', () => {
+  expect(() => turnSpans(history([[T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, 0]]))).toThrow('no complete run');
+});
