@@ -1,0 +1,66 @@
+// `npm run bench -- --quick` end to end, on a stack of its own: every figure of the table is there and is a number.
+import { bench, benchOptions } from '../../bench/bench';
+import { table, type Report } from '../../reliability/report';
+
+let reports: Report[];
+
+beforeAll(async () => {
+  process.env.LOG_LEVEL = 'error';
+  reports = await bench(benchOptions(['--quick'], () => undefined));
+}, 150_000);
+
+/** The value of one row, found by its experiment and the start of its label. */
+function row(experiment: string, label: string): string {
+  const report = reports.find((r) => r.experiment === experiment);
+  const figure = report?.figures.find(([l]) => l.startsWith(label));
+  if (!figure) throw new Error(`no row "${label}" in "${experiment}":\n${table(reports)}`);
+  return String(figure[1]);
+}
+
+/** The numbers in a value such as "312 ms / 340 ms"; each must be finite. */
+function numbers(value: string): number[] {
+  const found = (value.match(/\d+(\.\d+)?/g) ?? []).map(Number);
+  expect(found.length).toBeGreaterThan(0);
+  for (const n of found) expect(Number.isFinite(n)).toBe(true);
+  return found;
+}
+
+test('the overhead of a 1-hop and a 2-hop turn: p50 ≤ p95, and a second hop costs more tasks and events', () => {
+  for (const hops of [1, 2]) {
+    const [p50, p95] = numbers(row(`overhead, ${hops}-hop turn`, 'overhead p50 / p95'));
+    expect(p50).toBeGreaterThan(0);
+    expect(p50).toBeLessThanOrEqual(p95!);
+  }
+  const [tasks1] = numbers(row('overhead, 1-hop turn', 'workflow tasks per turn'));
+  const [tasks2] = numbers(row('overhead, 2-hop turn', 'workflow tasks per turn'));
+  expect(tasks2).toBeGreaterThan(tasks1!);
+  const [events1] = numbers(row('overhead, 1-hop turn', 'history events per turn'));
+  const [events2] = numbers(row('overhead, 2-hop turn', 'history events per turn'));
+  expect(events2).toBeGreaterThan(events1!);
+});
+
+test('turn time ÷ the sandbox critical path is at least 1', () => {
+  const [p50, p95] = numbers(row('latency ÷ critical path', 'turn time ÷ sandbox critical path'));
+  expect(p50).toBeGreaterThanOrEqual(1);
+  expect(p95).toBeGreaterThanOrEqual(p50!);
+});
+
+test('Gather with k parallel calls of 200 ms takes about one call, not k', () => {
+  for (const k of [1, 2, 4]) {
+    const [p50] = numbers(row('Gather fan-out', `k=${k}:`));
+    expect(p50).toBeGreaterThanOrEqual(1);
+    expect(p50).toBeLessThan(k === 1 ? 2 : k);
+  }
+});
+
+test('the ingress acknowledges at 50, 100 and 200 deliveries a second', () => {
+  for (const rate of [50, 100, 200]) {
+    const [p50, p99] = numbers(row('ingress ack', `${rate}/s`)).slice(-2);
+    expect(p50).toBeLessThanOrEqual(p99!);
+  }
+});
+
+test('every check of the run holds', () => {
+  const failed = reports.flatMap((r) => r.checks.filter((c) => !c.passed).map((c) => `${r.experiment}: ${c.label}`));
+  expect(failed).toEqual([]);
+});
