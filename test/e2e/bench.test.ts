@@ -55,7 +55,7 @@ test('Gather with k parallel calls of 200 ms takes about one call, not k', () =>
 
 test('the ingress acknowledges at 50, 100 and 200 deliveries a second', () => {
   for (const rate of [50, 100, 200]) {
-    const [p50, p99] = numbers(row('ingress ack', `${rate}/s`)).slice(-2);
+    const [p50, p99] = numbers(row('ingress ack', `${rate}/s`));
     expect(p50).toBeLessThanOrEqual(p99!);
   }
 });
