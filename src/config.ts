@@ -153,10 +153,6 @@ function requirePayloadKeys(env: z.infer<typeof TemporalEnv>, ctx: z.RefinementC
 /** The bot admin Melvin posts as: the worker posts with it, the ingress tells Melvin's own events from the team's. */
 const melvinAdminId = optional(z.string().regex(/^\d+$/, 'must be a numeric Intercom admin id').default('8918000'));
 
-/** An error's message, read by shape: Node's file errors may come from another realm's `Error`. */
-const messageOf = (err: unknown): string =>
-  err && typeof err === 'object' && 'message' in err ? String(err.message) : String(err);
-
 /**
  * A variable holding a JSON object, parsed and checked against `schema`; what is wrong is named, with where in the
  * JSON, and in which file when the JSON came from one.
@@ -168,7 +164,7 @@ function jsonOf<T>(schema: z.ZodType<T>, shape: string, file?: string) {
     try {
       json = JSON.parse(value);
     } catch (err) {
-      const why = file ? ` (${messageOf(err)})` : '';
+      const why = file ? ` (${errorMessage(err)})` : '';
       ctx.addIssue({ code: 'custom', message: `${source}must be a JSON object of ${shape}${why}` });
       return z.NEVER;
     }
@@ -189,7 +185,7 @@ const mcpToolPolicy = optional(z.string().optional()).transform((file, ctx): Mcp
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    ctx.addIssue({ code: 'custom', message: `cannot read ${file}: ${messageOf(err)}` });
+    ctx.addIssue({ code: 'custom', message: `cannot read ${file}: ${errorMessage(err)}` });
     return z.NEVER;
   }
   return jsonOf(McpToolPolicy, 'server name → { tools: tool name → { identity, write } }', file)(text, ctx);

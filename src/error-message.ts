@@ -1,5 +1,6 @@
-// One way to turn anything thrown into text, for logs, refusals and recorded failures: an Error's message, else the
-// value itself. Pure, so workflow code may use it too.
+// One way to turn anything thrown into text, for logs, refusals and recorded failures: its message, else the value
+// itself. Read by shape, not `instanceof`: Node's file and `fetch` errors can come from another realm's `Error`. Pure,
+// so workflow code may use it too.
 export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return err && typeof err === 'object' && 'message' in err ? String(err.message) : String(err);
 }

@@ -16,6 +16,7 @@ import {
   McpUnknownToolError,
   withRetryContract,
 } from './errors';
+import { errorMessage } from '../error-message';
 import { withHeartbeats } from './heartbeat';
 
 /** One MCP server: a Streamable HTTP `url`, or a `command` started over stdio. */
@@ -145,9 +146,8 @@ export function toolResultData(result: CallToolResult): unknown {
  * `instanceof`: `fetch` errors can come from another realm's `Error`.
  */
 function errorText(err: unknown): string {
-  const messageOf = (e: unknown) => (e && typeof e === 'object' && 'message' in e ? String(e.message) : String(e));
-  const cause = err && typeof err === 'object' && 'cause' in err && err.cause ? messageOf(err.cause) : '';
-  const message = messageOf(err);
+  const cause = err && typeof err === 'object' && 'cause' in err && err.cause ? errorMessage(err.cause) : '';
+  const message = errorMessage(err);
   return cause && cause !== message ? `${message} (${cause})` : message;
 }
 

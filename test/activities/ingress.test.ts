@@ -72,9 +72,9 @@ function notification(
 const sign = (body: string | Buffer, secret = SECRET) =>
   `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`;
 
-/** `signature: null` sends none. */
-async function post(body: string | Buffer, signature: string | null = sign(body)) {
-  const response = await fetch(`${baseUrl}/webhooks/intercom`, {
+/** A delivery to the ingress at `url` (the shared one by default); `signature: null` sends none. */
+async function post(body: string | Buffer, signature: string | null = sign(body), url = baseUrl) {
+  const response = await fetch(`${url}/webhooks/intercom`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(signature !== null ? { 'x-hub-signature': signature } : {}) },
     body,
@@ -267,12 +267,7 @@ test('when Temporal cannot be reached the delivery is refused with 503, so Inter
   );
   try {
     const body = JSON.stringify(notification());
-    const response = await fetch(`${url}/webhooks/intercom`, {
-      method: 'POST',
-      headers: { 'x-hub-signature': sign(body) },
-      body,
-    });
-    expect(response.status).toBe(503);
+    expect((await post(body, sign(body), url)).status).toBe(503);
     expect((await fetch(`${url}/healthz`)).status).toBe(503);
   } finally {
     down.closeAllConnections();
@@ -289,13 +284,9 @@ describe('a delivery Temporal refuses', () => {
     );
     try {
       const body = JSON.stringify(notification());
-      const response = await fetch(`${url}/webhooks/intercom`, {
-        method: 'POST',
-        headers: { 'x-hub-signature': sign(body) },
-        body,
-      });
+      const answer = await post(body, sign(body), url);
       const counted = (await metrics.deliveries.get()).values.map((v) => [v.labels.outcome, v.value]);
-      return { status: response.status, body: (await response.json()) as Record<string, unknown>, counted };
+      return { ...answer, counted };
     } finally {
       ingress.closeAllConnections();
       ingress.close();

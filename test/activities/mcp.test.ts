@@ -20,6 +20,7 @@ import { failureOf, runActivity } from '../helpers/activity';
 import { waitFor } from '../helpers/runtime';
 import { pause } from '../../sandbox/wait';
 import { waitServer } from '../helpers/wait-mcp';
+import { OFFERED_TALENT_TOOLS } from '../helpers/sandbox';
 
 const TALENT = {
   talent: {
@@ -47,15 +48,6 @@ const TALENT = {
     { title: 'Withdrawing an application', body: 'You can withdraw an application until you are hired.' },
   ],
 };
-/** The talent tools the built-in policy offers; the server also lists `update_payout_details`, which writes. */
-const TOOL_NAMES = [
-  'get_user_profile',
-  'get_user_applications_detailed',
-  'get_job_details',
-  'get_user_payments',
-  'search_talent_docs',
-  'get_talent_profile',
-];
 const PAYOUT_WITHHELD = { name: 'update_payout_details', reason: 'not in the tool policy' };
 
 const talentTools = DEFAULT_MCP_TOOL_POLICY.servers.talent!;
@@ -202,12 +194,12 @@ describe('over Streamable HTTP', () => {
   test('listTools reads every page of every server and says which server offers each tool', async () => {
     const { tools, servers, withheld } = await run(activities.listTools);
     expect(tools.map((t) => `${t.server}:${t.name}`)).toEqual([
-      ...TOOL_NAMES.map((n) => `talent:${n}`),
+      ...OFFERED_TALENT_TOOLS.map((n) => `talent:${n}`),
       ...['a', 'b', 'c', 'd', 'e'].map((n) => `paged:tool_${n}`),
     ]);
     expect(tools.every((t) => t.server_tool_name === t.name)).toBe(true);
     expect(servers).toEqual([
-      { name: 'talent', ok: true, tool_count: TOOL_NAMES.length, error: null },
+      { name: 'talent', ok: true, tool_count: OFFERED_TALENT_TOOLS.length, error: null },
       { name: 'paged', ok: true, tool_count: 5, error: null },
     ]);
     expect(withheld).toEqual([{ server: 'talent', ...PAYOUT_WITHHELD }]);
@@ -395,14 +387,14 @@ describe('several servers, two offering the same tool names and two down', () =>
     const { tools, servers } = await run(createMcpActivities(mcp, POLICY).listTools);
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(tools.map((t) => [t.name, t.server, t.server_tool_name])).toEqual([
-      ...TOOL_NAMES.map((n) => [`talent__${n}`, 'talent', n]),
-      ...TOOL_NAMES.map((n) => [`payroll__${n}`, 'payroll', n]),
+      ...OFFERED_TALENT_TOOLS.map((n) => [`talent__${n}`, 'talent', n]),
+      ...OFFERED_TALENT_TOOLS.map((n) => [`payroll__${n}`, 'payroll', n]),
       ['plan_shifts', 'shapes', 'plan_shifts'],
     ]);
     expect(servers).toEqual([
-      { name: 'talent', ok: true, tool_count: TOOL_NAMES.length, error: null },
+      { name: 'talent', ok: true, tool_count: OFFERED_TALENT_TOOLS.length, error: null },
       { name: 'refused', ok: false, tool_count: 0, error: expect.stringMatching(/"refused".*ECONNREFUSED/) },
-      { name: 'payroll', ok: true, tool_count: TOOL_NAMES.length, error: null },
+      { name: 'payroll', ok: true, tool_count: OFFERED_TALENT_TOOLS.length, error: null },
       { name: 'shapes', ok: true, tool_count: 1, error: null },
       { name: 'exits', ok: false, tool_count: 0, error: expect.stringMatching(/"exits".*Connection closed/) },
     ]);
@@ -488,7 +480,7 @@ describe('over stdio', () => {
   test('lists and calls the talent tools over a child process', async () => {
     const activities = createMcpActivities(mcp, POLICY);
     const { tools } = await run(activities.listTools);
-    expect(tools.map((t) => t.name)).toEqual(TOOL_NAMES);
+    expect(tools.map((t) => t.name)).toEqual(OFFERED_TALENT_TOOLS);
     const outcome = await run(activities.callTool, {
       server: 'talent',
       name: 'get_job_details',

@@ -14,6 +14,19 @@ export const OPENAI_KEY = SANDBOX_SECRETS.openAiKey;
 export const VALIDATION_KEY = SANDBOX_SECRETS.validationKey;
 
 /**
+ * The sandbox talent server's tools that the built-in policy offers, in the server's order; the server also lists
+ * `update_payout_details`, which writes and is withheld.
+ */
+export const OFFERED_TALENT_TOOLS = [
+  'get_user_profile',
+  'get_user_applications_detailed',
+  'get_job_details',
+  'get_user_payments',
+  'search_talent_docs',
+  'get_talent_profile',
+];
+
+/**
  * Notes without the run map every escalation note ends with (a Mermaid flowchart of the path taken), so tests can
  * compare notes exactly; `test/workflows/run-map.test.ts` checks the map itself.
  */

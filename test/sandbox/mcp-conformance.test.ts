@@ -8,6 +8,7 @@ import { TalentMcpService } from '../../sandbox/talent-mcp/http';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
 import { ensureMcpTools, type McpTools } from '../../scripts/mcp-tools';
 import { failureOf, runActivity } from '../helpers/activity';
+import { OFFERED_TALENT_TOOLS } from '../helpers/sandbox';
 
 /** Conformance scenarios that apply to a tools-only server; the others test logging, completions, resources,
  * prompts, sampling, elicitation, or call the suite's own test tools. */
@@ -49,15 +50,7 @@ test('the Inspector CLI lists the talent tools with their input schemas', async 
       inputSchema: { properties: Record<string, { description?: string }> };
     }[];
   };
-  expect(listed.tools.map((t) => t.name)).toEqual([
-    'get_user_profile',
-    'get_user_applications_detailed',
-    'get_job_details',
-    'get_user_payments',
-    'search_talent_docs',
-    'get_talent_profile',
-    'update_payout_details',
-  ]);
+  expect(listed.tools.map((t) => t.name)).toEqual([...OFFERED_TALENT_TOOLS, 'update_payout_details']);
   for (const tool of listed.tools) {
     expect(tool.description.length).toBeGreaterThan(20);
     for (const property of Object.values(tool.inputSchema.properties)) expect(property.description).toBeTruthy();

@@ -21,18 +21,10 @@ import { freePorts } from '../../scripts/stack';
 import { quietRuntime, waitFor } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
 import { ANA, ANA_TALENT, runTurnOnWorker } from '../helpers/turns';
+import { OFFERED_TALENT_TOOLS } from '../helpers/sandbox';
 
 quietRuntime();
 
-/** The talent tools the built-in policy offers; both talent servers also list `update_payout_details`, which writes. */
-const TALENT_NAMES = [
-  'get_user_profile',
-  'get_user_applications_detailed',
-  'get_job_details',
-  'get_user_payments',
-  'search_talent_docs',
-  'get_talent_profile',
-];
 /** What the second talent server (a payroll system, say) knows about her: another payment for another job. */
 const PAYROLL = {
   talent: {
@@ -173,9 +165,9 @@ test('a turn uses every live server’s tools, tells duplicated names apart, and
 
   // The server that is down is recorded with its error, and the run showed it while it went on.
   expect(state.metadata.tool_servers).toEqual([
-    { name: 'talent', ok: true, tool_count: TALENT_NAMES.length, error: null },
+    { name: 'talent', ok: true, tool_count: OFFERED_TALENT_TOOLS.length, error: null },
     { name: 'everything', ok: true, tool_count: expect.any(Number), error: null },
-    { name: 'payroll', ok: true, tool_count: TALENT_NAMES.length, error: null },
+    { name: 'payroll', ok: true, tool_count: OFFERED_TALENT_TOOLS.length, error: null },
     { name: 'offline', ok: false, tool_count: 0, error: expect.stringMatching(/"offline".*ECONNREFUSED/) },
   ]);
   expect(details).toContain('Plan: choosing tools');
@@ -193,9 +185,9 @@ test('a turn uses every live server’s tools, tells duplicated names apart, and
   const planRequest = sandbox.model.requests.find((r) => r.step === 'plan')!;
   const offered = planRequest.context.available_tools as ToolSummary[];
   expect(offered.map((t) => t.name)).toEqual([
-    ...TALENT_NAMES.map((n) => `talent__${n}`),
+    ...OFFERED_TALENT_TOOLS.map((n) => `talent__${n}`),
     ...independent.map((t) => t.name),
-    ...TALENT_NAMES.map((n) => `payroll__${n}`),
+    ...OFFERED_TALENT_TOOLS.map((n) => `payroll__${n}`),
   ]);
   expect(state.metadata.tool_servers[1]!.tool_count).toBe(independent.length);
   // The third-party server's schemas (enums, defaults, formats, `$schema`) reached the model exactly as it lists them.

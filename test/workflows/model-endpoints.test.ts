@@ -7,26 +7,15 @@ import { createLlmActivities, createOpenAiClient, type LlmOptions } from '../../
 import { DraftOutput } from '../../src/schemas';
 import type { AgentState } from '../../src/state';
 import type { ModelEndpoint } from '../../sandbox/model/server';
-import { quietRuntime } from '../helpers/runtime';
 import { OPENAI_KEY, type Sandbox, withoutRunMaps } from '../helpers/sandbox';
-import { ANA, ANA_TALENT, runTurnOnWorker, startTestbed } from '../helpers/turns';
+import { ANA, ANA_TALENT, runTurnOnWorker, useTestbed } from '../helpers/turns';
 
-quietRuntime();
-
-let testbed: Awaited<ReturnType<typeof startTestbed>>;
 let env: TestWorkflowEnvironment;
 let sandbox: Sandbox;
 let workflowBundle: WorkflowBundleWithSourceMap;
 let nextConversation = 800;
 
-beforeAll(async () => {
-  testbed = await startTestbed();
-  ({ env, sandbox, workflowBundle } = testbed);
-}, 180_000);
-
-afterAll(() => testbed?.close());
-
-beforeEach(() => sandbox.reset());
+useTestbed((testbed) => ({ env, sandbox, workflowBundle } = testbed));
 
 interface Turn {
   state: AgentState;

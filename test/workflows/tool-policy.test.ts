@@ -6,11 +6,8 @@ import { createMcpActivities } from '../../src/activities/mcp';
 import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/mcp-tool-policy';
 import type { ToolSummary } from '../../src/schemas';
 import { coverage, draft, plan } from '../helpers/model-answers';
-import { quietRuntime } from '../helpers/runtime';
 import type { Sandbox } from '../helpers/sandbox';
-import { ANA, ANA_TALENT, PAY_REPLY, runTurnOnWorker, startTestbed } from '../helpers/turns';
-
-quietRuntime();
+import { ANA, ANA_TALENT, PAY_REPLY, runTurnOnWorker, useTestbed } from '../helpers/turns';
 
 const BOB = { email: 'bob.stone@example.com', name: 'Bob Stone' };
 const TALENT = {
@@ -27,19 +24,11 @@ const TALENT = {
   ],
 };
 
-let testbed: Awaited<ReturnType<typeof startTestbed>>;
 let env: TestWorkflowEnvironment;
 let sandbox: Sandbox;
 let workflowBundle: WorkflowBundleWithSourceMap;
 
-beforeAll(async () => {
-  testbed = await startTestbed();
-  ({ env, sandbox, workflowBundle } = testbed);
-}, 180_000);
-
-afterAll(() => testbed?.close());
-
-beforeEach(() => sandbox.reset());
+useTestbed((testbed) => ({ env, sandbox, workflowBundle } = testbed));
 
 function newConversation(id: string, body: string): string {
   sandbox.seed({
