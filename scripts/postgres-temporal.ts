@@ -13,6 +13,7 @@ import { allSearchAttributes } from '../src/shared';
 import { waitFor } from '../sandbox/wait';
 import { freeLowPorts, type TemporalServer } from './stack';
 import { cacheDir, goAvailable, goInstall } from './temporal-cli';
+import { dynamicConfigFile } from './temporal-dynamic-config';
 import { errorMessage } from '../src/error-message';
 
 /** The server version the Temporal CLI 1.5.1 bundles (`temporal --version` says "Server 1.29.1"). */
@@ -75,7 +76,12 @@ export function setUpSchema(
   }
 }
 
-function serverConfig(postgres: PostgresOptions, databases: { main: string; visibility: string }, ports: number[]) {
+function serverConfig(
+  root: string,
+  postgres: PostgresOptions,
+  databases: { main: string; visibility: string },
+  ports: number[],
+) {
   const [frontend, frontendHttp, history, matching, worker, m1, m2, m3, m4, metrics] = ports as [
     number,
     number,
@@ -135,6 +141,7 @@ function serverConfig(postgres: PostgresOptions, databases: { main: string; visi
       },
     },
     dcRedirectionPolicy: { policy: 'noop' },
+    dynamicConfigClient: { filepath: path.join(root, 'config', 'dynamicconfig.yaml'), pollInterval: '10s' },
   };
 }
 
@@ -159,8 +166,9 @@ export async function startPostgresTemporal(options: {
   // JSON is YAML: the server reads this as its `melvin` environment's config file.
   writeFileSync(
     path.join(root, 'config', 'melvin.yaml'),
-    JSON.stringify(serverConfig(options.postgres, databases, ports), null, 2),
+    JSON.stringify(serverConfig(root, options.postgres, databases, ports), null, 2),
   );
+  writeFileSync(path.join(root, 'config', 'dynamicconfig.yaml'), JSON.stringify(dynamicConfigFile(), null, 2));
   const server: ChildProcess = spawn(
     tools.server,
     ['--root', root, '--config', 'config', '--env', 'melvin', '--allow-no-auth', 'start'],

@@ -10,6 +10,7 @@ import { createDataConverter, payloadKeysEnvironment, type PayloadKey } from '..
 import { allSearchAttributes } from '../src/shared';
 import { sandboxEnvironment } from '../sandbox/services';
 import { waitFor } from '../sandbox/wait';
+import { devServerDynamicConfigFlags } from './temporal-dynamic-config';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -171,6 +172,7 @@ export async function startDevServer(options: {
         'journal_mode=wal',
         '--sqlite-pragma',
         'synchronous=normal',
+        ...devServerDynamicConfigFlags(),
         ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
       ],
     },

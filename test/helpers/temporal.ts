@@ -1,8 +1,9 @@
 // Starts a real Temporal dev server for a test file, with Melvin's search attributes registered and Melvin's data
-// converter on its client (plain text unless the test gives it keys).
+// converter on its client (plain text unless the test gives it keys), and the server settings Melvin runs with.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createDataConverter, type PayloadKey } from '../../src/payload-codec';
 import { allSearchAttributes } from '../../src/shared';
+import { devServerDynamicConfigFlags } from '../../scripts/temporal-dynamic-config';
 
 export async function startTemporal(
   options: { payloadKeys?: readonly PayloadKey[] } = {},
@@ -13,6 +14,7 @@ export async function startTemporal(
       executable: cli ? { type: 'existing-path', path: cli } : undefined,
       ip: '127.0.0.1',
       searchAttributes: allSearchAttributes,
+      extraArgs: devServerDynamicConfigFlags(),
     },
     client: { dataConverter: createDataConverter(options.payloadKeys) },
   });

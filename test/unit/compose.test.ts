@@ -8,6 +8,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { CONFIGURATION_VARIABLES } from '../../src/config';
+import { dynamicConfigFile } from '../../scripts/temporal-dynamic-config';
 import { describeNeeding } from '../helpers/requirements';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -28,6 +29,7 @@ interface Service {
   environment?: Record<string, string>;
   ports?: (string | number | LongPort)[];
   expose?: string[];
+  volumes?: string[];
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
 }
@@ -102,6 +104,13 @@ describeNeeding(['Go'])('the Compose Specification', () => {
     expect(services['melvin-worker']!.command).toEqual(['node', 'dist/src/worker.js']);
     expect(services['melvin-ingress']!.command).toEqual(['node', 'dist/src/ingress/main.js']);
   });
+});
+
+test('the compose Temporal server runs with the dynamic config every other server Melvin starts runs with', () => {
+  const mounted = compose.services.temporal!.environment!.DYNAMIC_CONFIG_FILE_PATH;
+  expect(compose.services.temporal!.volumes).toContain(`./deploy/temporal/dynamicconfig.yaml:${mounted}:ro`);
+  const file = parse(readFileSync(path.join(ROOT, 'deploy', 'temporal', 'dynamicconfig.yaml'), 'utf8')) as unknown;
+  expect(file).toEqual(dynamicConfigFile());
 });
 
 test('the Dockerfile is multi-stage and runs as a non-root user with a healthcheck', () => {
