@@ -4,7 +4,8 @@ import { workflowIdFor } from '../src/shared';
 import { Harness, percentile, type Conversation } from '../reliability/harness';
 import { check, type Report } from '../reliability/report';
 import { benchResponder, type BenchShape } from './responder';
-import { turnSpans, type TurnSpans } from './spans';
+import { LocalActivityLog } from './local-activities';
+import { localActivityCount, turnSpans, type TurnSpans } from './spans';
 
 export interface BenchOptions {
   /** Turns per hop count for the overhead figures. */
@@ -36,7 +37,12 @@ const range = (values: number[]) => {
 
 export class Bench {
   private readonly shape: BenchShape = { hops: 1 };
-  readonly harness = new Harness({ responder: benchResponder(this.shape) });
+  private readonly localActivities = new LocalActivityLog();
+  readonly harness = new Harness({
+    responder: benchResponder(this.shape),
+    workerLogLevel: 'DEBUG',
+    log: this.localActivities.collect,
+  });
 
   constructor(private readonly options: BenchOptions) {}
 
@@ -59,7 +65,9 @@ export class Bench {
         timer = setTimeout(() => reject(new Error(`turn ${conversation.id} did not close`)), TURN_TIMEOUT_MS);
       }),
     ]).finally(() => clearTimeout(timer));
-    const spans = turnSpans(await handle.fetchHistory());
+    const history = await handle.fetchHistory();
+    const local = await this.localActivities.intervals(handle.workflowId, localActivityCount(history));
+    const spans = turnSpans(history, local);
     const hops = this.harness.sandbox.model.requests.filter(
       (r) => r.step === 'plan' && JSON.stringify(r.context.messages ?? []).includes(`[${conversation.id}]`),
     ).length;

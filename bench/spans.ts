@@ -7,11 +7,16 @@ type History = temporal.api.history.v1.IHistory;
 
 /** The tool activity the Gather node runs once per planned call. */
 const TOOL_ACTIVITY = 'callTool';
+/** The marker the SDK records a local activity's result in. */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
 export interface TurnSpans {
   /** Workflow execution started → the run's close (completed, or continued as new). */
   turnMs: number;
-  /** The union of every activity's execution interval (ActivityTaskStarted → its Completed, Failed or TimedOut). */
+  /**
+   * The union of every activity's execution interval (ActivityTaskStarted → its Completed, Failed or TimedOut), and of
+   * every local activity's (which the worker's log gives: see ./local-activities).
+   */
   activityMs: number;
   /** `turnMs` − `activityMs`: the time the turn spent in Temporal and in workflow code rather than in an activity. */
   overheadMs: number;
@@ -45,6 +50,12 @@ export function unionMs(intervals: [number, number][]): number {
   return total;
 }
 
+/** How many local activities the run recorded: the worker logs one interval for each (more if one was retried). */
+export function localActivityCount(history: History): number {
+  return (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === LOCAL_ACTIVITY_MARKER)
+    .length;
+}
+
 const CLOSES_RUN = new Set<number>([
   EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
   EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
@@ -53,10 +64,10 @@ const CLOSES_RUN = new Set<number>([
 
 /**
  * One run's spans. The bench runs each conversation as one turn whose workflow closes after it (the harness's ingress
- * gives no quiet period), so the turn ends at the run's close; the run has no local activities, which history would
- * show only as markers without a start.
+ * gives no quiet period), so the turn ends at the run's close. A local activity has no events of its own, only a
+ * marker whose times are the workflow's: `localActivities` are their execution intervals from the worker's log.
  */
-export function turnSpans(history: History): TurnSpans {
+export function turnSpans(history: History, localActivities: [number, number][] = []): TurnSpans {
   const events = history.events ?? [];
   const byId = new Map(events.map((e) => [Number(e.eventId), e]));
   const started = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
@@ -68,7 +79,7 @@ export function turnSpans(history: History): TurnSpans {
     const scheduled = start && byId.get(Number(start.scheduledEventId));
     if (scheduled) queueMs += ms(event.eventTime) - ms(scheduled.eventTime);
   }
-  const activities: [number, number][] = [];
+  const activities: [number, number][] = [...localActivities];
   const toolScheduled: number[] = [];
   const toolClosed: number[] = [];
   for (const event of events) {

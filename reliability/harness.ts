@@ -44,6 +44,8 @@ export interface HarnessOptions {
   latency?: { llm?: [number, number]; tools?: [number, number] };
   responder?: Responder;
   log?: (line: string) => void;
+  /** The worker's LOG_LEVEL; INFO unless set (the bench reads the SDK's DEBUG lines on local activities). */
+  workerLogLevel?: string;
 }
 
 export class Harness {
@@ -97,7 +99,7 @@ export class Harness {
       ...sandboxEnvironment(this.sandbox.urls, this.temporal.address),
       ...payloadKeysEnvironment(this.payloadKeys),
       WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
-      LOG_LEVEL: 'INFO',
+      LOG_LEVEL: this.options.workerLogLevel ?? 'INFO',
     };
     await this.startWorker();
   }

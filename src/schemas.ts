@@ -19,7 +19,7 @@ export const ConversationIdText = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'mus
  */
 const nonEmptyText = () => z.string().refine((text) => text.trim() !== '', 'must not be empty');
 const fraction = () => z.number().refine((n) => n >= 0 && n <= 1, 'must be between 0 and 1');
-const MAX_PLANNED_CALLS = 12;
+export const MAX_PLANNED_CALLS = 12;
 
 /** The plan as the model writes it. Arguments travel as a JSON string so the schema stays valid in strict mode. */
 export const PlanOutput = z.object({

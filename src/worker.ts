@@ -8,6 +8,7 @@ import { createOpenAiClient } from './activities/llm';
 import { McpConnections } from './activities/mcp';
 import { createLangSmithClient } from './activities/prompts';
 import { ConfigError, loadWorkerConfig, temporalConnectionOptions, temporalDataConverter } from './config';
+import { MAX_PLANNED_CALLS } from './schemas';
 import { installWorkerRuntime } from './worker-telemetry';
 
 async function main(): Promise<void> {
@@ -28,6 +29,9 @@ async function main(): Promise<void> {
       taskQueue: config.TASK_QUEUE,
       dataConverter: temporalDataConverter(config, { warn: (warning) => Runtime.instance().logger.warn(warning) }),
       workflowsPath: require.resolve('./workflows'),
+      // Every tool call Gather schedules at once comes back with the workflow task's answer (where the server allows
+      // eager activities, as Melvin's servers do): none waits for a round through matching.
+      maxEagerActivityReservationsPerWorkflowTask: MAX_PLANNED_CALLS,
       plugins: tracing
         ? [new LangSmithPlugin({ client: langsmith, projectName: config.LANGSMITH_PROJECT, addTemporalRuns: true })]
         : [],

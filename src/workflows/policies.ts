@@ -1,6 +1,6 @@
 // Every activity's timeouts and retries in one place: a named retry policy per external system, one proxy per policy.
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
-import type { ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type { IntercomActivities } from '../activities/intercom';
 import type { LlmActivities } from '../activities/llm';
 import type { McpActivities } from '../activities/mcp';
@@ -91,8 +91,40 @@ export const validationPolicy: ActivityOptions = {
 };
 
 export const intercom = proxyActivities<IntercomActivities>(intercomPolicy);
-export const mcpList = proxyActivities<McpActivities>(mcpListPolicy);
 export const tools = proxyActivities<McpActivities>(toolPolicy);
-export const prompts = proxyActivities<PromptActivities>(promptPolicy);
 export const llm = proxyActivities<LlmActivities>(llmPolicy);
-export const validation = proxyActivities<ValidationActivities>(validationPolicy);
+
+/**
+ * The same policy for a local activity: the worker that runs the workflow task runs the activity too and records its
+ * result with the task, so no task of its own is dispatched and no extra workflow task follows it. Only short calls
+ * that are safe to run again qualify, since a worker lost before its task completed leaves the next worker to run them
+ * again as a first attempt: the reads (the conversation, the tool listing, the prompts), the validation service's check
+ * of a draft, and the writes that set a value (Melvin Status, the snooze). Posts stay activities: their retries find
+ * an earlier attempt's part only from attempt 2. The model and tool calls stay too: long, heartbeating, and a tool may
+ * write.
+ */
+function local(policy: ActivityOptions): LocalActivityOptions {
+  const { cancellationType, startToCloseTimeout, retry } = policy;
+  return { cancellationType, startToCloseTimeout, retry };
+}
+
+const localIntercom = proxyLocalActivities<IntercomActivities>(local(intercomPolicy));
+const localMcpList = proxyLocalActivities<McpActivities>(local(mcpListPolicy));
+const localPrompts = proxyLocalActivities<PromptActivities>(local(promptPolicy));
+const localValidation = proxyLocalActivities<ValidationActivities>(local(validationPolicy));
+const mcpList = proxyActivities<McpActivities>(mcpListPolicy);
+const prompts = proxyActivities<PromptActivities>(promptPolicy);
+const validation = proxyActivities<ValidationActivities>(validationPolicy);
+
+/** Runs from before these calls were local activities replay with the activities they scheduled. */
+const LOCAL_ACTIVITIES_PATCH = 'local-reads-and-settings';
+
+function sincePatchLocal<Remote, Local>(remote: Remote, localProxy: Local): Remote | Local {
+  return patched(LOCAL_ACTIVITIES_PATCH) ? localProxy : remote;
+}
+
+/** For the conversation read and the settings writes (Melvin Status, the snooze). */
+export const intercomReads = () => sincePatchLocal(intercom, localIntercom);
+export const mcpListing = () => sincePatchLocal(mcpList, localMcpList);
+export const promptLoading = () => sincePatchLocal(prompts, localPrompts);
+export const draftValidation = () => sincePatchLocal(validation, localValidation);

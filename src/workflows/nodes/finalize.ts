@@ -1,7 +1,7 @@
 // The Finalize node: sets Melvin Status on the conversation and snoozes it.
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../shared';
-import { intercom } from '../policies';
+import { intercomReads } from '../policies';
 import { melvinStatusFor } from '../routing';
 import type { Step, Turn } from '../turn';
 import { afterWrites, describeFailure, enter } from './helpers';
@@ -15,6 +15,7 @@ export async function finalize(t: Turn): Promise<Step> {
     escalationKind: state.escalate?.escalation_kind ?? null,
     delivered: state.response_delivery?.delivery_successful ?? false,
   });
+  const intercom = intercomReads();
   const [statusSet, snoozed] = await Promise.allSettled([
     intercom.setStatus.executeWithOptions({ summary: `set Melvin Status ${status}` }, [{ conversationId, status }]),
     intercom.snooze.executeWithOptions({ summary: `snooze ${snoozeSeconds}s` }, [

@@ -14,7 +14,7 @@ import type { LlmAnswer } from '../../activities/llm';
 import { errorMessage } from '../../error-message';
 import type { EscalationKind, NodeName } from '../../state';
 import { handOverToTeam } from '../conversation-record';
-import { intercom } from '../policies';
+import { intercom, intercomReads } from '../policies';
 import { escalation, type Escalation } from '../routing';
 import { runMap, turnOutcomeDetails } from '../run-summary';
 import type { Step, Turn } from '../turn';
@@ -140,7 +140,7 @@ export async function postNote(
 export async function fetchConversation(t: Turn, summary: string): Promise<void> {
   const { state } = t;
   const seen = state.metadata.user_messages.length;
-  const conversation = await intercom.fetchConversation.executeWithOptions({ summary }, [
+  const conversation = await intercomReads().fetchConversation.executeWithOptions({ summary }, [
     { conversationId: t.input.conversationId },
   ]);
   applyFetchedConversation(state, conversation, t.input);

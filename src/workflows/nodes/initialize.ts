@@ -1,13 +1,14 @@
 // The Initialize node: the conversation, the MCP tools and the prompts, and whether there is anything to answer.
 import { isCancellation } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../../activities/prompts';
-import { mcpList, prompts as promptActivities } from '../policies';
+import { mcpListing, promptLoading } from '../policies';
 import { awaitsReply } from '../routing';
 import { toolListing } from '../tool-calls';
 import type { Step, Turn } from '../turn';
 import { describeFailure, enter, failed, fetchConversation, showDetails } from './helpers';
 
 async function loadPrompts(): Promise<LoadedPrompts> {
+  const promptActivities = promptLoading();
   try {
     return await promptActivities.loadPrompts.executeWithOptions({ summary: 'load prompts' }, []);
   } catch (err) {
@@ -25,7 +26,7 @@ export async function initialize(t: Turn): Promise<Step> {
   try {
     const [, listing, loaded] = await Promise.all([
       fetchConversation(t, 'fetch conversation'),
-      mcpList.listTools.executeWithOptions({ summary: 'list MCP tools' }, []),
+      mcpListing().listTools.executeWithOptions({ summary: 'list MCP tools' }, []),
       loadPrompts(),
     ]);
     const { tools: availableTools, servers, withheld } = toolListing(listing);

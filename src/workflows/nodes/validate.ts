@@ -3,7 +3,7 @@ import { patched } from '@temporalio/workflow';
 import { checkReply, type ReplyCheck } from '../../reply-checks';
 import type { AgentState } from '../../state';
 import { turnIntents } from '../contexts';
-import { validation } from '../policies';
+import { draftValidation } from '../policies';
 import { escalation, routeAfterValidation } from '../routing';
 import type { Step, Turn } from '../turn';
 import { readValidationAnswer } from '../turn-state';
@@ -45,7 +45,7 @@ function answeredAndOpen(state: AgentState): { answered: string[]; open: string[
 async function askValidationService(t: Turn): Promise<string | Step> {
   const { state } = t;
   try {
-    const answer = await validation.validateDraft.executeWithOptions({ summary: 'validate draft' }, [
+    const answer = await draftValidation().validateDraft.executeWithOptions({ summary: 'validate draft' }, [
       {
         conversation_id: t.input.conversationId,
         response: state.response ?? '',

@@ -1,0 +1,44 @@
+// Local activities' execution intervals, from the worker's own log: their history markers carry no real timing.
+import { waitFor } from '../sandbox/wait';
+
+/** What the SDK logs (at DEBUG) when an activity finishes (completed, failed or cancelled), as a JSON log line. */
+interface ActivityCompleted {
+  time: string;
+  message: string;
+  isLocal?: boolean;
+  workflowId?: string;
+  durationMs?: number;
+}
+
+/**
+ * Collects, per workflow, the interval of each local activity attempt the worker ran: the SDK's line when an attempt
+ * ends says when and how long it took. (A local activity's marker holds workflow time, not when it ran.)
+ */
+export class LocalActivityLog {
+  private readonly byWorkflow = new Map<string, [number, number][]>();
+
+  /** Takes one line of the worker's output, as the harness echoes it (`[worker] {json}`). */
+  readonly collect = (line: string): void => {
+    if (!line.includes('"isLocal":true') || !line.includes('"durationMs"')) return;
+    const entry = JSON.parse(line.slice(line.indexOf('{'))) as ActivityCompleted;
+    if (!entry.workflowId || entry.durationMs === undefined) return;
+    const end = Date.parse(entry.time);
+    const intervals = this.byWorkflow.get(entry.workflowId) ?? [];
+    intervals.push([end - entry.durationMs, end]);
+    this.byWorkflow.set(entry.workflowId, intervals);
+  };
+
+  /** The workflow's intervals, once all `count` of its local activities are logged (the pipe may lag the result). */
+  async intervals(workflowId: string, count: number): Promise<[number, number][]> {
+    const logged = () => this.byWorkflow.get(workflowId) ?? [];
+    if (logged().length < count) {
+      await waitFor(`the worker to log ${count} local activities of ${workflowId}`, () => logged().length >= count, {
+        timeoutMs: 5_000,
+        intervalMs: 5,
+      });
+    }
+    const intervals = logged();
+    this.byWorkflow.delete(workflowId);
+    return intervals;
+  }
+}
