@@ -79,6 +79,14 @@ export function createLangSmithClient(config: { apiKey: string; apiUrl: string }
 
 export function createPromptActivities(options: { langsmith?: LangSmithClient; bundledDir?: string }) {
   const { langsmith, bundledDir } = options;
+  // The bundled files ship with the worker and change only with a release, so each worker reads them once (a failed
+  // read is tried again next time). LangSmith's prompts are pulled on every run: a new commit applies at once.
+  let bundled: Promise<Record<Step, string>> | undefined;
+  const bundledPrompts = () =>
+    (bundled ??= readBundledPrompts(bundledDir).catch((err: unknown) => {
+      bundled = undefined;
+      throw err;
+    }));
 
   async function pull(step: Step): Promise<{ text: string; version: string }> {
     const name = PROMPT_NAMES[step];
@@ -95,7 +103,7 @@ export function createPromptActivities(options: { langsmith?: LangSmithClient; b
     async loadPrompts(): Promise<LoadedPrompts> {
       if (!langsmith) {
         return {
-          ...(await readBundledPrompts(bundledDir)),
+          ...(await bundledPrompts()),
           used: { source: 'bundled', versions: bundledVersions(), fallback_reason: null },
         };
       }
@@ -119,7 +127,7 @@ export function createPromptActivities(options: { langsmith?: LangSmithClient; b
     /** Used when LangSmith could not be reached: the run goes on with the bundled prompts and says so in its state. */
     async loadBundledPrompts({ fallbackReason }: { fallbackReason: string }): Promise<LoadedPrompts> {
       return {
-        ...(await readBundledPrompts(bundledDir)),
+        ...(await bundledPrompts()),
         used: { source: 'bundled', versions: bundledVersions(), fallback_reason: fallbackReason },
       };
     },

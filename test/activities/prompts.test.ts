@@ -1,5 +1,6 @@
 // Prompt loading: LangSmith's prompt commits over HTTP when configured (a local LangSmith-compatible endpoint), else files.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import {
@@ -81,6 +82,21 @@ test('without LangSmith the bundled prompt files are used and recorded as such',
     versions: { 'agent-plan-prompt': 'bundled', 'agent-coverage-prompt': 'bundled', 'agent-draft-prompt': 'bundled' },
     fallback_reason: null,
   });
+});
+
+test('a worker reads the bundled files once; a read that failed is tried again', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'melvin-prompts-'));
+  const activities = createPromptActivities({ bundledDir: dir });
+  await expect(run(activities.loadPrompts)).rejects.toThrow(/ENOENT/);
+  for (const name of ['agent-plan-prompt', 'agent-coverage-prompt', 'agent-draft-prompt']) {
+    writeFileSync(path.join(dir, `${name}.md`), `first ${name}`);
+  }
+  expect((await run(activities.loadPrompts)).plan).toBe('first agent-plan-prompt');
+  writeFileSync(path.join(dir, 'agent-plan-prompt.md'), 'changed after the worker read it');
+  expect((await run(activities.loadPrompts)).plan).toBe('first agent-plan-prompt');
+  expect((await run(() => activities.loadBundledPrompts({ fallbackReason: 'down' }))).plan).toBe(
+    'first agent-plan-prompt',
+  );
 });
 
 test('with LangSmith each prompt is pulled (latest commit, no cache) and its commit recorded', async () => {
