@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import express from 'express';
 import { HttpService } from '../http';
 import type { Gates } from '../gates';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { buildServer, type TalentStore } from './server';
 
 interface ToolCallMessage {
@@ -27,6 +28,10 @@ function toolCallName(body: unknown): string | undefined {
 
 export function talentMcpApp(store: TalentStore, gates?: Gates): express.Express {
   const app = express();
+  // Each request still gets a server of its own, connected to its own transport, as the SDK asks of a stateless server;
+  // a server whose request is over is kept for a later one rather than built again: registering the tools costs a few
+  // milliseconds, which parallel calls would otherwise pay one after another in this one process.
+  const idle: McpServer[] = [];
   // A local server without auth must refuse other Host headers, or a web page could reach it by DNS rebinding.
   app.use(localhostHostValidation());
   app.use(express.json({ limit: '1mb' }));
@@ -55,11 +60,11 @@ export function talentMcpApp(store: TalentStore, gates?: Gates): express.Express
       });
       return;
     }
-    const server = buildServer(store);
+    const server = idle.pop() ?? buildServer(store);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();
-      void server.close();
+      void server.close().then(() => idle.push(server));
     });
     try {
       await server.connect(transport);
