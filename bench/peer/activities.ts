@@ -54,14 +54,15 @@ const POLICIES: Record<ActivityName, ActivityOptions> = {
   validateDraft: validationPolicy,
 };
 
+/** A LangGraph retry policy whose attempts and retry test are always set: the task reads both. */
+type DefiniteRetryPolicy = RetryPolicy & Required<Pick<RetryPolicy, 'maxAttempts' | 'retryOn'>>;
+
 /**
  * A Temporal retry policy as LangGraph's: the same attempts, first interval, backoff and cap, no jitter (Temporal adds
  * none), and the same error types never retried. A server's Retry-After (`nextRetryDelay`) has no equivalent: LangGraph
  * waits its computed interval.
  */
-export function retryPolicyOf({
-  retry,
-}: ActivityOptions): Required<Pick<RetryPolicy, 'maxAttempts' | 'retryOn'>> & RetryPolicy {
+function retryPolicyOf({ retry }: ActivityOptions): DefiniteRetryPolicy {
   const initialInterval = msToNumber(retry?.initialInterval ?? '1s');
   const nonRetryable = new Set(retry?.nonRetryableErrorTypes ?? []);
   return {
@@ -84,7 +85,7 @@ function typeOf(err: unknown): string {
 }
 
 /** An activity that failed for good, as the node that called it sees it: its type and message, as Melvin's nodes do. */
-export class ActivityFailed extends Error {
+class ActivityFailed extends Error {
   constructor(failure: { type: string; message: string }) {
     super(failure.message);
     this.name = failure.type;
@@ -95,7 +96,7 @@ export class ActivityFailed extends Error {
  * Temporal's start-to-close timeout as each attempt's run timeout, and its heartbeat timeout as an idle timeout that only
  * the activity's heartbeats refresh.
  */
-export function timeoutOf(options: ActivityOptions): TimeoutPolicy {
+function timeoutOf(options: ActivityOptions): TimeoutPolicy {
   return {
     ...(options.startToCloseTimeout ? { runTimeout: msToNumber(options.startToCloseTimeout) } : {}),
     ...(options.heartbeatTimeout ? { idleTimeout: msToNumber(options.heartbeatTimeout), refreshOn: 'heartbeat' } : {}),

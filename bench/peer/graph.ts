@@ -18,7 +18,7 @@ export type CheckpointedTurn = Omit<PeerTurn, 'budget' | 'knownPartIds'> & {
 
 const PeerState = Annotation.Root({ turn: Annotation<CheckpointedTurn> });
 
-/** Where each node may go: the edges of Melvin's graph (src/workflows/turn.ts), among which its step's `next` chooses. */
+/** Where each node may go: the edges of Melvin's graph (the README's), among which the node's step chooses its `next`. */
 const EDGES: Record<PeerNode, NodeName[]> = {
   initialize: ['plan', 'escalate', 'end'],
   plan: ['gather', 'escalate'],
@@ -121,6 +121,7 @@ export class PeerGraph {
     return result.turn.state;
   }
 
+  /** The conversation's thread in the database: see THREAD_SIZE. */
   threadSize(threadId: string): { checkpoints: number; bytes: number } {
     return this.saver.db.prepare(THREAD_SIZE).get({ id: threadId }) as { checkpoints: number; bytes: number };
   }
