@@ -1,8 +1,11 @@
 // The bench: Melvin's own costs measured on one stack, turn after turn: orchestration overhead, latency against the
-// sandbox's critical path, Gather's fan-out, and the ingress's acknowledgement under a steady rate of deliveries.
+// sandbox's critical path, Gather's fan-out, and the ingress's acknowledgement under a steady rate of deliveries; the
+// first three beside the same turns of a LangGraph peer (bench/peer/), on the same sandbox.
 import { workflowIdFor } from '../src/shared';
-import { Harness, percentile, type Conversation } from '../reliability/harness';
-import { check, type Report } from '../reliability/report';
+import { Harness, TURN_SETTINGS, percentile, type Conversation } from '../reliability/harness';
+import { check, type Check, type Report } from '../reliability/report';
+import { ensurePeerDeps } from './peer-deps';
+import { PeerProcess, type PeerTurnMeasures } from './peer-process';
 import { benchResponder, type BenchShape } from './responder';
 import { LocalActivityLog } from './local-activities';
 import { localActivityCount, turnSpans, type TurnSpans } from './spans';
@@ -27,13 +30,58 @@ const TOOL_MS = 200;
 const WARM_UP = 2;
 const TURN_TIMEOUT_MS = 60_000;
 
+/** How the peer's rows are labelled: apart from Melvin's, which keep the labels they had before the peer. */
+const PEER = 'LangGraph peer';
+
 const ms = (value: number) => `${Math.round(value)} ms`;
+/** Melvin's p50 ÷ the peer's: above 1, Melvin takes longer. */
+const ratio = (melvin: number[], peer: number[]) => (percentile(melvin, 50) / percentile(peer, 50)).toFixed(2);
 const p50p95 = (values: number[], unit: (v: number) => string) =>
   `${unit(percentile(values, 50))} / ${unit(percentile(values, 95))}`;
 const range = (values: number[]) => {
   const [low, high] = [Math.min(...values), Math.max(...values)];
   return low === high ? String(low) : `${low}–${high}`;
 };
+
+/** What the bench reads of any system's turn. */
+export type TurnMeasures = Pick<TurnSpans, 'turnMs' | 'activityMs' | 'overheadMs' | 'gatherMs' | 'toolCalls'>;
+
+/**
+ * A system under the bench: it runs one turn of a conversation the sandbox holds, and measures it. Turns of different
+ * conversations may run at once.
+ */
+export interface System<M extends TurnMeasures = TurnMeasures> {
+  name: string;
+  turn(conversation: Conversation): Promise<M>;
+}
+
+/**
+ * Melvin: the conversation's signed webhook through the ingress, its run to its close, the spans of its history (its
+ * local activities' times from the worker's log, which the harness must pass to `localActivities`).
+ */
+export function melvinSystem(harness: Harness, localActivities: LocalActivityLog): System<TurnSpans> {
+  return {
+    name: 'Melvin',
+    async turn(conversation) {
+      await harness.deliver(conversation);
+      const handle = harness.client.workflow.getHandle(workflowIdFor(conversation.id));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        handle.result(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`turn ${conversation.id} did not close`)), TURN_TIMEOUT_MS);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      const history = await handle.fetchHistory();
+      return turnSpans(history, await localActivities.intervals(handle.workflowId, localActivityCount(history)));
+    },
+  };
+}
+
+/** The LangGraph peer: the turn asked of its process, which measures it (see bench/peer-process.ts). */
+export function peerSystem(peer: PeerProcess): System<PeerTurnMeasures> {
+  return { name: 'LangGraph peer', turn: (conversation) => peer.turn(conversation.id) };
+}
 
 export class Bench {
   private readonly shape: BenchShape = { hops: 1 };
@@ -43,8 +91,23 @@ export class Bench {
     workerLogLevel: 'DEBUG',
     log: this.localActivities.collect,
   });
+  readonly peerProcess = new PeerProcess(TURN_SETTINGS);
+  readonly melvin = melvinSystem(this.harness, this.localActivities);
+  readonly peer = peerSystem(this.peerProcess);
 
   constructor(private readonly options: BenchOptions) {}
+
+  /** The stack, then the peer beside it with the worker's environment (its dependencies installed first if need be). */
+  async start(): Promise<void> {
+    await ensurePeerDeps(this.options.log);
+    await this.harness.start();
+    await this.peerProcess.start(this.harness.workerEnvironment);
+  }
+
+  async stop(): Promise<void> {
+    await this.peerProcess.stop();
+    await this.harness.stop();
+  }
 
   /** Sets the sandbox for a phase: model and tool latency (undefined: none) and the shape of each turn. */
   configure(shape: BenchShape, latency: { llm?: [number, number]; tools?: [number, number] }): void {
@@ -53,42 +116,38 @@ export class Bench {
     this.harness.sandbox.talent.latency.range = latency.tools;
   }
 
-  /** One turn through the ingress to its run's close, then its history's spans and the model's plans for it. */
-  async turn(): Promise<{ conversation: Conversation; spans: TurnSpans; hops: number }> {
+  /** One turn of a new conversation by `system`, and the plans the sandbox model made for it (one a hop). */
+  async turn<M extends TurnMeasures>(
+    system: System<M>,
+  ): Promise<{ conversation: Conversation; measures: M; hops: number }> {
     const conversation = this.harness.addConversation('payment');
-    await this.harness.deliver(conversation);
-    const handle = this.harness.client.workflow.getHandle(workflowIdFor(conversation.id));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      handle.result(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`turn ${conversation.id} did not close`)), TURN_TIMEOUT_MS);
-      }),
-    ]).finally(() => clearTimeout(timer));
-    const history = await handle.fetchHistory();
-    const local = await this.localActivities.intervals(handle.workflowId, localActivityCount(history));
-    const spans = turnSpans(history, local);
+    const measures = await system.turn(conversation);
     const hops = this.harness.sandbox.model.requests.filter(
       (r) => r.step === 'plan' && JSON.stringify(r.context.messages ?? []).includes(`[${conversation.id}]`),
     ).length;
-    return { conversation, spans, hops };
+    return { conversation, measures, hops };
   }
 
-  async turns(label: string, count: number) {
-    for (let i = 0; i < WARM_UP; i++) await this.turn();
+  async turns<M extends TurnMeasures>(system: System<M>, label: string, count: number) {
+    for (let i = 0; i < WARM_UP; i++) await this.turn(system);
     const results = [];
     for (let i = 0; i < count; i++) {
-      results.push(await this.turn());
-      if ((i + 1) % 10 === 0 || i + 1 === count) this.options.log(`${label}: ${i + 1} / ${count} turns`);
+      results.push(await this.turn(system));
+      if ((i + 1) % 10 === 0 || i + 1 === count)
+        this.options.log(`${label}, ${system.name}: ${i + 1} / ${count} turns`);
     }
     return results;
   }
 
   async overhead(hops: 1 | 2): Promise<Report> {
     this.configure({ hops }, {});
-    const results = await this.turns(`overhead, ${hops} hop(s)`, this.options.turns);
+    const label = `overhead, ${hops} hop(s)`;
+    const results = await this.turns(this.melvin, label, this.options.turns);
+    const peer = await this.turns(this.peer, label, this.options.turns);
     const each = (key: 'overheadMs' | 'queueMs' | 'turnMs' | 'activityMs' | 'workflowTasks' | 'events') =>
-      results.map((r) => r.spans[key]);
+      results.map((r) => r.measures[key]);
+    const peerEach = (key: 'overheadMs' | 'dispatchMs' | 'turnMs' | 'checkpoints' | 'threadBytes') =>
+      peer.map((r) => r.measures[key]);
     return {
       experiment: `overhead, ${hops}-hop turn`,
       figures: [
@@ -99,20 +158,32 @@ export class Bench {
         ['time in activities p50', ms(percentile(each('activityMs'), 50))],
         ['workflow tasks per turn', range(each('workflowTasks'))],
         ['history events per turn', range(each('events'))],
+        [`${PEER}: overhead p50 / p95`, p50p95(peerEach('overheadMs'), ms)],
+        [`${PEER}: of the overhead, tasks waiting to start p50`, ms(percentile(peerEach('dispatchMs'), 50))],
+        [`${PEER}: turn time p50 / p95`, p50p95(peerEach('turnMs'), ms)],
+        [`${PEER}: checkpoints per turn`, range(peerEach('checkpoints'))],
+        [`${PEER}: checkpoint bytes per turn p50`, Math.round(percentile(peerEach('threadBytes'), 50))],
+        ['Melvin ÷ peer: overhead p50', ratio(each('overheadMs'), peerEach('overheadMs'))],
       ],
-      checks: [
-        check(
-          `every turn took ${hops} hop(s)`,
-          results.every((r) => r.hops === hops),
-        ),
-      ],
+      checks: [this.tookHops(results, hops), this.tookHops(peer, hops, `${PEER}: `)],
     };
+  }
+
+  private tookHops(results: { hops: number }[], hops: number, prefix = ''): Check {
+    return check(
+      `${prefix}every turn took ${hops} hop(s)`,
+      results.every((r) => r.hops === hops),
+    );
   }
 
   async criticalPath(): Promise<Report> {
     this.configure({ hops: 1 }, REALISTIC);
-    const results = await this.turns('critical path', this.options.latencyTurns);
-    const ratios = results.map((r) => r.spans.turnMs / this.harness.criticalPathMs(r.conversation));
+    const results = await this.turns(this.melvin, 'critical path', this.options.latencyTurns);
+    const peer = await this.turns(this.peer, 'critical path', this.options.latencyTurns);
+    const ratios = (of: typeof results | typeof peer) =>
+      of.map((r) => r.measures.turnMs / this.harness.criticalPathMs(r.conversation));
+    const [melvinRatios, peerRatios] = [ratios(results), ratios(peer)];
+    const turnTimes = (of: typeof results | typeof peer) => of.map((r) => r.measures.turnMs);
     return {
       experiment: 'latency ÷ critical path',
       figures: [
@@ -120,19 +191,16 @@ export class Bench {
           'turns (sequential)',
           `${results.length}, LLM ${REALISTIC.llm.join('–')} ms a call, tools ${REALISTIC.tools.join('–')} ms`,
         ],
-        [
-          'turn time p50 / p95',
-          p50p95(
-            results.map((r) => r.spans.turnMs),
-            ms,
-          ),
-        ],
-        ['turn time ÷ sandbox critical path p50 / p95', p50p95(ratios, (v) => v.toFixed(2))],
+        ['turn time p50 / p95', p50p95(turnTimes(results), ms)],
+        ['turn time ÷ sandbox critical path p50 / p95', p50p95(melvinRatios, (v) => v.toFixed(2))],
+        [`${PEER}: turn time p50 / p95`, p50p95(turnTimes(peer), ms)],
+        [`${PEER}: turn time ÷ sandbox critical path p50 / p95`, p50p95(peerRatios, (v) => v.toFixed(2))],
+        ['Melvin ÷ peer: latency ratio p50', ratio(melvinRatios, peerRatios)],
       ],
       checks: [
         check(
           'every ratio is finite and at least 1',
-          ratios.every((r) => Number.isFinite(r) && r >= 1),
+          [...melvinRatios, ...peerRatios].every((r) => Number.isFinite(r) && r >= 1),
         ),
       ],
     };
@@ -141,22 +209,33 @@ export class Bench {
   async fanOut(): Promise<Report> {
     const figures: Report['figures'] = [];
     const checks = [];
+    let compared: Report['figures'][number] | undefined;
     for (const k of this.options.fanOut) {
       this.configure({ hops: 1, toolCalls: k }, { tools: [TOOL_MS, TOOL_MS] });
-      const results = await this.turns(`fan-out k=${k}`, this.options.fanOutTurns);
-      const gathers = results.map((r) => r.spans.gatherMs ?? NaN);
-      figures.push([
-        `k=${k}: Gather ÷ ${TOOL_MS} ms p50 / max (${results.length} turns)`,
-        `${(percentile(gathers, 50) / TOOL_MS).toFixed(2)} / ${(Math.max(...gathers) / TOOL_MS).toFixed(2)}`,
-      ]);
-      checks.push(
-        check(
-          `k=${k}: every turn made ${k} tool calls`,
-          results.every((r) => r.spans.toolCalls === k),
-        ),
-      );
+      const melvin = await this.gathers(this.melvin, k, '');
+      const peer = await this.gathers(this.peer, k, `${PEER}, `);
+      figures.push(melvin.figure, peer.figure);
+      checks.push(melvin.check, peer.check);
+      // The widest fan-out is the one compared.
+      compared = [`Melvin ÷ peer: Gather at k=${k} p50`, ratio(melvin.relative, peer.relative)];
     }
+    if (compared) figures.push(compared);
     return { experiment: 'Gather fan-out', figures, checks };
+  }
+
+  /** Turns of `system` whose first hop plans k calls: each Gather's time ÷ one call's, its figure and its check. */
+  private async gathers(system: System, k: number, prefix: string) {
+    const results = await this.turns(system, `fan-out k=${k}`, this.options.fanOutTurns);
+    const relative = results.map((r) => (r.measures.gatherMs ?? NaN) / TOOL_MS);
+    const figure: Report['figures'][number] = [
+      `${prefix}k=${k}: Gather ÷ ${TOOL_MS} ms p50 / max (${results.length} turns)`,
+      `${percentile(relative, 50).toFixed(2)} / ${Math.max(...relative).toFixed(2)}`,
+    ];
+    const made = check(
+      `${prefix}k=${k}: every turn made ${k} tool calls`,
+      results.every((r) => r.measures.toolCalls === k),
+    );
+    return { relative, figure, check: made };
   }
 
   /**
@@ -223,7 +302,7 @@ export function benchOptions(args: string[], log: (line: string) => void): Bench
 /** Every figure, measured in one run on one stack; the phases run one after another so none loads another's. */
 export async function bench(options: BenchOptions): Promise<Report[]> {
   const b = new Bench(options);
-  await b.harness.start();
+  await b.start();
   try {
     const reports: Report[] = [];
     for (const phase of [
@@ -239,6 +318,6 @@ export async function bench(options: BenchOptions): Promise<Report[]> {
     }
     return reports;
   } finally {
-    await b.harness.stop();
+    await b.stop();
   }
 }

@@ -48,6 +48,12 @@ export interface HarnessOptions {
   workerLogLevel?: string;
 }
 
+/**
+ * Each conversation here is one turn: its workflow ends after it, and the workflow's closing is the turn's end. The
+ * bench's LangGraph peer runs its turns with the same settings.
+ */
+export const TURN_SETTINGS = { maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} };
+
 export class Harness {
   private temporal!: TemporalServer;
   private ingressServer!: Server;
@@ -69,6 +75,11 @@ export class Harness {
     return this.temporal.client;
   }
 
+  /** The worker's environment: the sandbox's URLs and secrets, the payload keys, the log level. */
+  get workerEnvironment(): NodeJS.ProcessEnv {
+    return { ...this.workerEnv };
+  }
+
   get workerPid(): number | undefined {
     return this.worker?.process.pid;
   }
@@ -88,8 +99,7 @@ export class Harness {
       client: this.temporal.client,
       clientSecret: SANDBOX_SECRETS.webhookSecret,
       melvinAdminId: SANDBOX_SECRETS.adminId,
-      // Each conversation here is one turn: its workflow ends after it, and the workflow's closing is the turn's end.
-      turn: { taskQueue: 'melvin', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} },
+      turn: { taskQueue: 'melvin', ...TURN_SETTINGS },
     });
     this.ingressServer = await new Promise<Server>((resolve) => {
       const server = app.listen(ingressPort, '127.0.0.1', () => resolve(server));
@@ -146,38 +156,7 @@ export class Harness {
 
   /** Seeds a conversation whose right outcome is known: a payment question answered, or a request for a person. */
   addConversation(kind: ConversationKind): Conversation {
-    const n = ++this.counter;
-    const id = String(600000 + n);
-    const email = `talent-${n}@example.com`;
-    const user: TalentUser = {
-      email,
-      name: `Talent ${n}`,
-      applications: [],
-      payments: [
-        {
-          id: `pay-${n}`,
-          job_id: 'job-r',
-          amount: 100 + n,
-          currency: 'USD',
-          status: 'processing',
-          expected_date: '2026-11-27',
-        },
-      ],
-    };
-    this.sandbox.talent.merge({
-      talent: {
-        users: [user],
-        jobs: [{ id: 'job-r', title: 'Event Staff', location: 'Austin, TX', status: 'filled' }],
-      },
-    });
-    // The tag in brackets lets the figures tie each model request to its conversation.
-    const body = kind === 'payment' ? `When will I get paid? [${id}]` : `Can I talk to a real person please? [${id}]`;
-    this.sandbox.intercom.seed({
-      id,
-      contact: { id: `c-${id}`, email, name: user.name },
-      parts: [{ author: 'user', type: 'comment', body }],
-    });
-    const conversation: Conversation = { id, kind, email };
+    const conversation = seedConversation(this.sandbox, ++this.counter, kind);
     this.conversations.push(conversation);
     return conversation;
   }
@@ -268,6 +247,41 @@ export class Harness {
     await this.sandbox?.stop();
     await this.temporal?.stop();
   }
+}
+
+/** Seeds conversation number `n` in the sandbox: its user, with one payment on its way, and the user's first message. */
+export function seedConversation(sandbox: SandboxServices, n: number, kind: ConversationKind): Conversation {
+  const id = String(600000 + n);
+  const email = `talent-${n}@example.com`;
+  const user: TalentUser = {
+    email,
+    name: `Talent ${n}`,
+    applications: [],
+    payments: [
+      {
+        id: `pay-${n}`,
+        job_id: 'job-r',
+        amount: 100 + n,
+        currency: 'USD',
+        status: 'processing',
+        expected_date: '2026-11-27',
+      },
+    ],
+  };
+  sandbox.talent.merge({
+    talent: {
+      users: [user],
+      jobs: [{ id: 'job-r', title: 'Event Staff', location: 'Austin, TX', status: 'filled' }],
+    },
+  });
+  // The tag in brackets lets the figures tie each model request to its conversation.
+  const body = kind === 'payment' ? `When will I get paid? [${id}]` : `Can I talk to a real person please? [${id}]`;
+  sandbox.intercom.seed({
+    id,
+    contact: { id: `c-${id}`, email, name: user.name },
+    parts: [{ author: 'user', type: 'comment', body }],
+  });
+  return { id, kind, email };
 }
 
 export function percentile(values: number[], p: number): number {

@@ -3,11 +3,17 @@ import { LangSmithPlugin } from '@temporalio/langsmith';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
 import { wrapOpenAI } from 'langsmith/wrappers';
-import { createActivities } from './activities';
+import { createActivities, type ActivityClients } from './activities';
 import { createOpenAiClient } from './activities/llm';
 import { McpConnections } from './activities/mcp';
 import { createLangSmithClient } from './activities/prompts';
-import { ConfigError, loadWorkerConfig, temporalConnectionOptions, temporalDataConverter } from './config';
+import {
+  ConfigError,
+  loadWorkerConfig,
+  temporalConnectionOptions,
+  temporalDataConverter,
+  type WorkerConfig,
+} from './config';
 import { MAX_PLANNED_CALLS } from './schemas';
 import { installWorkerRuntime } from './worker-telemetry';
 
@@ -15,13 +21,8 @@ async function main(): Promise<void> {
   const config = loadWorkerConfig();
   installWorkerRuntime({ logLevel: config.LOG_LEVEL, metricsAddress: config.WORKER_METRICS_ADDRESS });
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
-  const mcp = new McpConnections(config.MCP_SERVERS);
-  const langsmith = config.LANGSMITH_API_KEY
-    ? createLangSmithClient({ apiKey: config.LANGSMITH_API_KEY, apiUrl: config.LANGSMITH_ENDPOINT })
-    : undefined;
-  // With tracing off nothing is wrapped and no plugin is loaded, so no trace request can leave the process.
+  const clients = activityClients(config);
   const tracing = config.LANGSMITH_TRACING === 'true';
-  const openai = createOpenAiClient({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL });
   try {
     const worker = await Worker.create({
       connection,
@@ -33,30 +34,45 @@ async function main(): Promise<void> {
       // eager activities, as Melvin's servers do): none waits for a round through matching.
       maxEagerActivityReservationsPerWorkflowTask: MAX_PLANNED_CALLS,
       plugins: tracing
-        ? [new LangSmithPlugin({ client: langsmith, projectName: config.LANGSMITH_PROJECT, addTemporalRuns: true })]
+        ? [
+            new LangSmithPlugin({
+              client: clients.langsmith,
+              projectName: config.LANGSMITH_PROJECT,
+              addTemporalRuns: true,
+            }),
+          ]
         : [],
-      activities: createActivities({
-        // SDK retries are off everywhere: Temporal's retry policies are the only retry layer.
-        intercom: new IntercomClient({
-          token: config.INTERCOM_API_KEY,
-          baseUrl: config.INTERCOM_BASE_URL,
-          maxRetries: 0,
-        }),
-        adminId: config.MELVIN_ADMIN_ID,
-        mcp,
-        mcpToolPolicy: config.MCP_TOOL_POLICY,
-        openai: tracing ? wrapOpenAI(openai) : openai,
-        model: config.MODEL_NAME,
-        responseFormat: config.LLM_RESPONSE_FORMAT,
-        langsmith,
-        validation: { endpoint: config.VALIDATION_ENDPOINT, apiKey: config.VALIDATION_API_KEY },
-      }),
+      activities: createActivities(clients),
     });
     await worker.run();
   } finally {
-    await mcp.close();
+    await clients.mcp.close();
     await connection.close();
   }
+}
+
+/**
+ * The real clients the activities are built from; the caller closes `mcp`. The bench's LangGraph peer builds its
+ * activities from them too, so both systems call the services through the same code.
+ */
+export function activityClients(config: WorkerConfig): ActivityClients {
+  const langsmith = config.LANGSMITH_API_KEY
+    ? createLangSmithClient({ apiKey: config.LANGSMITH_API_KEY, apiUrl: config.LANGSMITH_ENDPOINT })
+    : undefined;
+  const openai = createOpenAiClient({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL });
+  return {
+    // SDK retries are off everywhere: Temporal's retry policies are the only retry layer.
+    intercom: new IntercomClient({ token: config.INTERCOM_API_KEY, baseUrl: config.INTERCOM_BASE_URL, maxRetries: 0 }),
+    adminId: config.MELVIN_ADMIN_ID,
+    mcp: new McpConnections(config.MCP_SERVERS),
+    mcpToolPolicy: config.MCP_TOOL_POLICY,
+    // With tracing off nothing is wrapped and no plugin is loaded, so no trace request can leave the process.
+    openai: config.LANGSMITH_TRACING === 'true' ? wrapOpenAI(openai) : openai,
+    model: config.MODEL_NAME,
+    responseFormat: config.LLM_RESPONSE_FORMAT,
+    langsmith,
+    validation: { endpoint: config.VALIDATION_ENDPOINT, apiKey: config.VALIDATION_API_KEY },
+  };
 }
 
 if (require.main === module) {

@@ -11,7 +11,6 @@ import { enter, failed, recordModel, refetchIfNewMessages } from './helpers';
 export async function coverage(t: Turn): Promise<Step> {
   await refetchIfNewMessages(t);
   const { state } = t;
-  const hop = state.hops.at(-1)!;
   const hopNumber = state.hops.length;
   enter(t, 'coverage');
   let answer: LlmAnswer<CoverageAnalysis>;
@@ -20,24 +19,34 @@ export async function coverage(t: Turn): Promise<Step> {
       { prompt: t.prompts!.coverage, context: coverageContext(state, hopNumber) },
     ]);
   } catch (err) {
-    const step = failed(t, 'coverage_error', err);
-    hop.coverage = {
-      coverage_analysis: null,
-      data_sufficient: false,
-      next_node: 'escalate',
-      escalation_reason: step.escalation!.reason,
-    };
-    return step;
+    return coverageFailed(t, err);
   }
   recordModel(t, answer);
-  const analysis = answer.output;
+  return routeCoverage(t, answer.output);
+}
+
+/** The coverage call failed (after its retries): the hop records it, and the turn escalates. */
+export function coverageFailed(t: Pick<Turn, 'state'>, err: unknown): Step {
+  const step = failed(t, 'coverage_error', err);
+  t.state.hops.at(-1)!.coverage = {
+    coverage_analysis: null,
+    data_sufficient: false,
+    next_node: 'escalate',
+    escalation_reason: step.escalation!.reason,
+  };
+  return step;
+}
+
+/** The model's judgement into the hop, and the route the coverage rule gives. */
+export function routeCoverage(t: Pick<Turn, 'state'>, analysis: CoverageAnalysis): Step {
+  const { state } = t;
   const route = routeAfterCoverage({
     dataSufficient: analysis.data_sufficient,
-    hop: hopNumber,
+    hop: state.hops.length,
     maxHops: state.max_hops,
     intentsCovered: analysis.intents?.filter((i) => i.covered).length,
   });
-  hop.coverage = {
+  state.hops.at(-1)!.coverage = {
     coverage_analysis: analysis,
     data_sufficient: analysis.data_sufficient,
     next_node: route.next,

@@ -4,10 +4,11 @@ import type { LlmAnswer } from '../../activities/llm';
 import { ResolvedConversations, type DraftOutput } from '../../schemas';
 import type { StyleExamples } from '../../state';
 import { draftContext, turnIntents } from '../contexts';
-import { llm, tools } from '../policies';
+import { llm } from '../policies';
 import { partialAnswer, routeAfterDraft } from '../routing';
 import { EXAMPLES_TOOL, serverToolName } from '../tool-calls';
 import type { Step, Turn } from '../turn';
+import { callToolActivity, type CallTool } from './gather';
 import { describeFailure, enter, failed, recordModel, refetchIfNewMessages } from './helpers';
 
 /** Style examples: how many past answers Draft sees, and how much of each (the gist of the team's voice, not a thread). */
@@ -18,7 +19,7 @@ const MAX_EXAMPLE_CHARS = 600;
  * The team's voice: past conversations a teammate resolved, retrieved by similarity to the question, for
  * Draft to match their tone. Null when no MCP server offers the search; a failed search leaves Draft without examples.
  */
-async function retrieveStyleExamples(t: Turn): Promise<StyleExamples | null> {
+export async function retrieveStyleExamples(t: Pick<Turn, 'state'>, callTool: CallTool): Promise<StyleExamples | null> {
   const { state } = t;
   const tool = state.available_tools.find((candidate) => serverToolName(candidate) === EXAMPLES_TOOL);
   if (!tool) return null;
@@ -28,9 +29,10 @@ async function retrieveStyleExamples(t: Turn): Promise<StyleExamples | null> {
     .slice(0, 500);
   const found: StyleExamples = { tool: tool.name, query, examples: [], error: null };
   try {
-    const outcome = await tools.callTool.executeWithOptions({ summary: "find the team's past answers" }, [
+    const outcome = await callTool(
       { server: tool.server, name: serverToolName(tool), arguments: { query, limit: MAX_EXAMPLES } },
-    ]);
+      "find the team's past answers",
+    );
     const parsed = ResolvedConversations.safeParse(outcome.data);
     if (outcome.is_error || !parsed.success) {
       const text = typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data);
@@ -53,7 +55,7 @@ export async function draft(t: Turn): Promise<Step> {
   const { state } = t;
   enter(t, 'draft');
   const started = Date.now();
-  state.metadata.style_examples = await retrieveStyleExamples(t);
+  state.metadata.style_examples = await retrieveStyleExamples(t, callToolActivity);
   let answer: LlmAnswer<DraftOutput>;
   try {
     answer = await llm.draft.executeWithOptions({ summary: 'draft reply' }, [
@@ -63,18 +65,24 @@ export async function draft(t: Turn): Promise<Step> {
     return failed(t, 'draft_error', err);
   }
   recordModel(t, answer);
+  return routeDraft(t, answer.output, started);
+}
+
+/** The model's draft into the state (`started`: when the node began), and the route its response type gives. */
+export function routeDraft(t: Pick<Turn, 'state' | 'partial'>, output: DraftOutput, started: number): Step {
+  const { state } = t;
   // Drafts recorded before intents carry no open intents: they answered everything they replied to.
-  const open = answer.output.open_intents ?? [];
+  const open = output.open_intents ?? [];
   state.draft = {
-    response: answer.output.text,
-    response_type: answer.output.response_type,
+    response: output.text,
+    response_type: output.response_type,
     ...(open.length ? { open_intents: open } : {}),
     generation_time_ms: Date.now() - started,
     timestamp: new Date().toISOString(),
   };
-  state.response = answer.output.text;
+  state.response = output.text;
   // A reply that leaves some of the user's questions open goes out, then the team gets the rest (after Response).
-  if (answer.output.response_type === 'REPLY' && open.length) t.partial = partialAnswer(turnIntents(state), open);
-  const route = routeAfterDraft(answer.output.response_type);
+  if (output.response_type === 'REPLY' && open.length) t.partial = partialAnswer(turnIntents(state), open);
+  const route = routeAfterDraft(output.response_type);
   return { next: route.next, ...(route.escalation ? { escalation: route.escalation } : {}) };
 }

@@ -1,5 +1,6 @@
 // The Gather node: the hop's planned tool calls, each scoped to the user, reused while fresh, or made.
 import { isCancellation } from '@temporalio/workflow';
+import type { McpActivities, ToolCallOutcome } from '../../activities/mcp';
 import type { GatheredCall, PlannedToolCall, ToolResult } from '../../state';
 import { freshResult } from '../conversation-record';
 import { mentionArguments, resolveCall, userRecords } from '../entities';
@@ -9,8 +10,22 @@ import type { Step, Turn } from '../turn';
 import { storeGathered } from '../turn-state';
 import { describeFailure, enter } from './helpers';
 
+/**
+ * How a call reaches its tool: here the callTool activity with the policy's retries; the bench's LangGraph peer passes
+ * its own, so both run the same Gather.
+ */
+export type CallTool = (input: Parameters<McpActivities['callTool']>[0], summary: string) => Promise<ToolCallOutcome>;
+
+/** The callTool activity, under the tool policy's timeouts and retries. */
+export const callToolActivity: CallTool = (input, summary) => tools.callTool.executeWithOptions({ summary }, [input]);
+
 /** One planned call: scoped to the conversation's user, reused while an earlier turn's result is fresh, else made. */
-async function runToolCall(t: Turn, call: PlannedToolCall, hopNumber: number): Promise<GatheredCall> {
+async function runToolCall(
+  t: Pick<Turn, 'state'>,
+  call: PlannedToolCall,
+  hopNumber: number,
+  callTool: CallTool,
+): Promise<GatheredCall> {
   const { state } = t;
   const started = Date.now();
   const contact = { email: state.user_email, id: state.metadata.contact_id };
@@ -52,9 +67,10 @@ async function runToolCall(t: Turn, call: PlannedToolCall, hopNumber: number): P
     ? `search docs: ${docsQueryOf(scoped.arguments)}`
     : `call ${call.tool_name}`;
   try {
-    const outcome = await tools.callTool.executeWithOptions({ summary: `${summary} (hop ${hopNumber})` }, [
+    const outcome = await callTool(
       { server: scoped.tool.server, name: serverToolName(scoped.tool), arguments: resolution.arguments },
-    ]);
+      `${summary} (hop ${hopNumber})`,
+    );
     const error = typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data);
     return {
       ...base,
@@ -71,23 +87,28 @@ async function runToolCall(t: Turn, call: PlannedToolCall, hopNumber: number): P
   }
 }
 
-/** Runs the hop's calls at once; one failing does not stop the others (partial success is data for Coverage). */
 export async function gather(t: Turn): Promise<Step> {
+  const calls = t.state.hops.at(-1)!.plan?.tool_calls ?? [];
+  enter(t, 'gather', calls.length ? `Calls: ${calls.map((c) => c.tool_name).join(', ')}` : 'No tool calls planned.');
+  await gatherHop(t, callToolActivity);
+  return { next: 'coverage' };
+}
+
+/** Runs the hop's calls at once; one failing does not stop the others (partial success is data for Coverage). */
+export async function gatherHop(t: Pick<Turn, 'state' | 'budget' | 'gathered'>, callTool: CallTool): Promise<void> {
   const hop = t.state.hops.at(-1)!;
   const hopNumber = t.state.hops.length;
   const calls = hop.plan?.tool_calls ?? [];
-  enter(t, 'gather', calls.length ? `Calls: ${calls.map((c) => c.tool_name).join(', ')}` : 'No tool calls planned.');
   const started = Date.now();
   // A call that names a record in words waits for the others, which may bring the user's records it is resolved against.
   const waits = (call: PlannedToolCall) => mentionArguments(call.parameters).length > 0;
   const results: ToolResult[] = [];
   for (const phase of [calls.filter((c) => !waits(c)), calls.filter(waits)]) {
     if (!phase.length) continue;
-    const outcomes = await Promise.all(phase.map((call) => runToolCall(t, call, hopNumber)));
+    const outcomes = await Promise.all(phase.map((call) => runToolCall(t, call, hopNumber, callTool)));
     const stored = storeGathered(t.state, t.budget, outcomes, hopNumber);
     results.push(...stored.results);
     t.gathered.push(...stored.kept);
   }
   hop.gather = summarizeGather(results, Date.now() - started);
-  return { next: 'coverage' };
 }

@@ -9,10 +9,10 @@ import {
   log,
   setCurrentDetails,
 } from '@temporalio/workflow';
-import type { PostedPart } from '../../activities/intercom';
+import type { FetchedConversation, PostedPart } from '../../activities/intercom';
 import type { LlmAnswer } from '../../activities/llm';
 import { errorMessage } from '../../error-message';
-import type { EscalationKind, NodeName } from '../../state';
+import type { AgentState, EscalationKind, NodeName } from '../../state';
 import { handOverToTeam } from '../conversation-record';
 import { intercom, intercomReads } from '../policies';
 import { escalation, type Escalation } from '../routing';
@@ -36,9 +36,14 @@ const NODE_TITLES: Record<NodeName, string> = {
 
 /** The turn arrives at `node`: its path records it and the UI's details show it. */
 export function enter(t: Turn, node: NodeName, detail?: string): void {
-  t.state.metadata.current_node = node;
-  t.state.metadata.path.push(node);
+  recordArrival(t.state, node);
   showDetails(t, detail);
+}
+
+/** The state's record of the turn arriving at `node`: the node it is at, and its path. */
+export function recordArrival(state: AgentState, node: NodeName): void {
+  state.metadata.current_node = node;
+  state.metadata.path.push(node);
 }
 
 /** What the UI's details say of a finished turn, also while the run waits for the next message. */
@@ -76,13 +81,13 @@ export function describeFailure(err: unknown): string {
   return errorMessage(err);
 }
 
-export function operatorEscalation(t: Turn): Escalation {
+export function operatorEscalation(t: Pick<Turn, 'state'>): Escalation {
   const forced = t.state.metadata.forced_escalation!;
   return escalation('operator', forced.reason, forced.requested_by);
 }
 
 /** A node's activity failed for good: the escalation its row names. A cancellation (forced escalation) passes on. */
-export function failed(t: Turn, kind: EscalationKind, err: unknown): Step {
+export function failed(t: Pick<Turn, 'state'>, kind: EscalationKind, err: unknown): Step {
   if (isCancellation(err)) throw err;
   t.state.error = describeFailure(err);
   return { next: 'escalate', escalation: escalation(kind, t.state.error) };
@@ -92,7 +97,7 @@ export function failed(t: Turn, kind: EscalationKind, err: unknown): Step {
  * Which model answered, and what the turn's model calls cost so far. Answers recorded in histories from before
  * response-format modes lack the mode (they were strict outputs), and those from before usage was read lack the usage.
  */
-export function recordModel(t: Turn, answer: LlmAnswer<unknown>): void {
+export function recordModel(t: Pick<Turn, 'state'>, answer: LlmAnswer<unknown>): void {
   const { metadata } = t.state;
   metadata.model = {
     name: answer.model,
@@ -138,14 +143,26 @@ export async function postNote(
 }
 
 export async function fetchConversation(t: Turn, summary: string): Promise<void> {
-  const { state } = t;
-  const seen = state.metadata.user_messages.length;
+  const seen = t.state.metadata.user_messages.length;
   const conversation = await intercomReads().fetchConversation.executeWithOptions({ summary }, [
     { conversationId: t.input.conversationId },
   ]);
-  applyFetchedConversation(state, conversation, t.input);
-  const { problems } = state.metadata.reply_mode!;
+  applyFetch(t, conversation, seen);
+  const { problems } = t.state.metadata.reply_mode!;
   if (problems.length) log.warn('unusable reply settings on the conversation', { problems });
+}
+
+/**
+ * A fetched conversation into the turn; `seen` is how many deliveries the turn had received when it asked for it. Pure:
+ * the bench's LangGraph peer applies its fetches with it too.
+ */
+export function applyFetch(
+  t: Pick<Turn, 'state' | 'input' | 'fetchedUserPartIds' | 'knownPartIds'>,
+  conversation: FetchedConversation,
+  seen: number,
+): void {
+  const { state } = t;
+  applyFetchedConversation(state, conversation, t.input);
   // Fetches recorded before user part ids were read carry none: the deliveries' own part ids then fill the ledger.
   t.fetchedUserPartIds = conversation.user_part_ids ?? [];
   // Parts this run posted stay known even if they fell out of the 500 most recent. Fetches recorded before part ids
@@ -179,7 +196,7 @@ export async function refetchIfNewMessages(t: Turn): Promise<void> {
 }
 
 /** After Response or Finalize: an operator's escalation that came meanwhile still escalates; else onwards. */
-export function afterWrites(t: Turn, next: NodeName = 'finalize'): Step {
+export function afterWrites(t: Pick<Turn, 'state'>, next: NodeName = 'finalize'): Step {
   if (!t.state.metadata.forced_escalation || t.state.escalate) return { next };
   return { next: 'escalate', escalation: operatorEscalation(t) };
 }

@@ -21,7 +21,6 @@ async function loadPrompts(): Promise<LoadedPrompts> {
 
 /** Fetches the conversation, the tools and the prompts at once; ends the turn when there is nothing to answer. */
 export async function initialize(t: Turn): Promise<Step> {
-  const { state } = t;
   enter(t, 'initialize');
   try {
     const [, listing, loaded] = await Promise.all([
@@ -29,17 +28,33 @@ export async function initialize(t: Turn): Promise<Step> {
       mcpListing().listTools.executeWithOptions({ summary: 'list MCP tools' }, []),
       loadPrompts(),
     ]);
-    const { tools: availableTools, servers, withheld } = toolListing(listing);
-    state.available_tools = availableTools;
-    state.metadata.tool_servers = servers;
-    // Listings from before the MCP tool policy withheld nothing and say nothing of it.
-    if (withheld) state.metadata.withheld_tools = withheld;
-    if (servers.some((s) => !s.ok)) showDetails(t);
-    t.prompts = loaded;
-    state.metadata.prompts = loaded.used;
+    applyToolsAndPrompts(t, listing, loaded);
+    if (t.state.metadata.tool_servers.some((s) => !s.ok)) showDetails(t);
   } catch (err) {
     return failed(t, 'initialization_error', err);
   }
+  return planUnlessNothingToAnswer(t);
+}
+
+/** The listed tools (and any server that failed) and the prompts into the turn. */
+export function applyToolsAndPrompts(
+  t: Pick<Turn, 'state' | 'prompts'>,
+  listing: Parameters<typeof toolListing>[0],
+  loaded: LoadedPrompts,
+): void {
+  const { state } = t;
+  const { tools: availableTools, servers, withheld } = toolListing(listing);
+  state.available_tools = availableTools;
+  state.metadata.tool_servers = servers;
+  // Listings from before the MCP tool policy withheld nothing and say nothing of it.
+  if (withheld) state.metadata.withheld_tools = withheld;
+  t.prompts = loaded;
+  state.metadata.prompts = loaded.used;
+}
+
+/** On to Plan, or the turn's end with the reason when the team owns the conversation or no user message awaits a reply. */
+export function planUnlessNothingToAnswer(t: Pick<Turn, 'state' | 'fetchedUserPartIds'>): Step {
+  const { state } = t;
   const { handled_part_ids: handled, ownership } = state.metadata.conversation;
   if (ownership.owner === 'team') {
     state.metadata.skipped_reason = `the team owns the conversation (${ownership.reason}): Melvin does not answer`;

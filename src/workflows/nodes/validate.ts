@@ -1,6 +1,7 @@
 // The Validate node: Melvin's own reply guard, then the validation service, and the route its answer gives.
 import { patched } from '@temporalio/workflow';
-import { checkReply, type ReplyCheck } from '../../reply-checks';
+import type { ValidationRequest } from '../../activities/validation';
+import { checkReply } from '../../reply-checks';
 import type { AgentState } from '../../state';
 import { turnIntents } from '../contexts';
 import { draftValidation } from '../policies';
@@ -15,8 +16,12 @@ import { enter, failed, postNote } from './helpers';
  */
 const REPLY_GUARD_ID_TOKENS_PATCH = 'reply-guard-id-tokens';
 
-/** Melvin's own checks, before the validation service is asked: a reply that fails them never goes further. */
-function guardFindings(t: Turn): ReplyCheck[] {
+/**
+ * Melvin's own checks, before the validation service is asked: when they block the reply, their verdict in the
+ * service's answer shape, and the reply never goes further; null when they pass. `idsAsSubstrings` only for runs from
+ * before REPLY_GUARD_ID_TOKENS_PATCH.
+ */
+export function guardVerdict(t: Pick<Turn, 'state' | 'prompts'>, idsAsSubstrings: boolean): string | null {
   const { state, prompts } = t;
   const checks = checkReply(
     state.response ?? '',
@@ -26,9 +31,9 @@ function guardFindings(t: Turn): ReplyCheck[] {
       toolData: state.tool_data,
       prompts: prompts ? [prompts.plan, prompts.coverage, prompts.draft] : [],
     },
-    { idsAsSubstrings: !patched(REPLY_GUARD_ID_TOKENS_PATCH) },
+    { idsAsSubstrings },
   );
-  return checks.some((c) => !c.passed) ? checks : [];
+  return checks.some((c) => !c.passed) ? JSON.stringify({ overall_passed: false, checked_by: 'melvin', checks }) : null;
 }
 
 /** The user's questions the draft answers, and those it leaves open for the team, in the user's words. */
@@ -41,46 +46,58 @@ function answeredAndOpen(state: AgentState): { answered: string[]; open: string[
   };
 }
 
+/** What the validation service is asked about the draft: the reply and the data it rests on. */
+export function validationRequest(t: Pick<Turn, 'state' | 'input'>): ValidationRequest {
+  const { state } = t;
+  return {
+    conversation_id: t.input.conversationId,
+    response: state.response ?? '',
+    user_email: state.user_email,
+    user_name: state.metadata.user_name,
+    messages: state.messages,
+    internal_notes: state.metadata.internal_notes,
+    tool_data: state.tool_data,
+    docs_data: state.docs_data,
+    intents: answeredAndOpen(state),
+  };
+}
+
 /** The validation service's raw answer, or the escalation when it cannot be had. */
 async function askValidationService(t: Turn): Promise<string | Step> {
-  const { state } = t;
   try {
     const answer = await draftValidation().validateDraft.executeWithOptions({ summary: 'validate draft' }, [
-      {
-        conversation_id: t.input.conversationId,
-        response: state.response ?? '',
-        user_email: state.user_email,
-        user_name: state.metadata.user_name,
-        messages: state.messages,
-        internal_notes: state.metadata.internal_notes,
-        tool_data: state.tool_data,
-        docs_data: state.docs_data,
-        intents: answeredAndOpen(state),
-      },
+      validationRequest(t),
     ]);
     return answer.raw;
   } catch (err) {
-    const step = failed(t, 'validation_error', err);
-    state.validate = {
-      validation_response: null,
-      overall_passed: false,
-      validation_note_added: false,
-      escalation_reason: step.escalation!.reason,
-      next_action: 'escalate',
-    };
-    return step;
+    return validationFailed(t, err);
   }
+}
+
+/** The validation service could not be asked (after its retries): the turn escalates. */
+export function validationFailed(t: Pick<Turn, 'state'>, err: unknown): Step {
+  const step = failed(t, 'validation_error', err);
+  t.state.validate = {
+    validation_response: null,
+    overall_passed: false,
+    validation_note_added: false,
+    escalation_reason: step.escalation!.reason,
+    next_action: 'escalate',
+  };
+  return step;
 }
 
 export async function validate(t: Turn): Promise<Step> {
   enter(t, 'validate');
-  const blocked = guardFindings(t);
-  const raw = blocked.length
-    ? JSON.stringify({ overall_passed: false, checked_by: 'melvin', checks: blocked })
-    : await askValidationService(t);
+  const raw = guardVerdict(t, !patched(REPLY_GUARD_ID_TOKENS_PATCH)) ?? (await askValidationService(t));
   if (typeof raw !== 'string') return raw;
   // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why.
   const note = await postNote(t, `Validation result:\n${raw}`, 'note validation result');
+  return routeValidation(t, raw, note.added);
+}
+
+/** The service's answer (or the guard's) into the state, and the route it gives; an unreadable answer escalates. */
+export function routeValidation(t: Pick<Turn, 'state'>, raw: string, noteAdded: boolean): Step {
   const { answer, problem } = readValidationAnswer(raw);
   const route = answer
     ? routeAfterValidation(answer.overall_passed)
@@ -88,7 +105,7 @@ export async function validate(t: Turn): Promise<Step> {
   t.state.validate = {
     validation_response: answer ?? raw,
     overall_passed: answer?.overall_passed ?? false,
-    validation_note_added: note.added,
+    validation_note_added: noteAdded,
     escalation_reason: route.escalation?.reason ?? null,
     next_action: route.next,
   };

@@ -1,0 +1,257 @@
+// The peer's nodes: Melvin's turn nodes (src/workflows/nodes/) as LangGraph node bodies. Each does what Melvin's node of
+// the same name does, through Melvin's own pure functions, with its side effects as LangGraph tasks (./activities).
+// Left out, as Temporal-only: the UI's details, search attributes, metrics, and what signals bring during a turn.
+import type { PostedPart } from '../../src/activities/intercom';
+import type { LlmAnswer } from '../../src/activities/llm';
+import type { DraftOutput } from '../../src/schemas';
+import { DEFAULT_SNOOZE_SECONDS } from '../../src/shared';
+import type { CoverageAnalysis, EscalationKind, Hop, NodeName, UserTold } from '../../src/state';
+import { coverageContext, draftContext, planContext } from '../../src/workflows/contexts';
+import { coverageFailed, routeCoverage } from '../../src/workflows/nodes/coverage';
+import { retrieveStyleExamples, routeDraft } from '../../src/workflows/nodes/draft';
+import { gatherHop, type CallTool } from '../../src/workflows/nodes/gather';
+import {
+  afterWrites,
+  applyFetch,
+  describeFailure,
+  failed,
+  recordArrival,
+  recordModel,
+} from '../../src/workflows/nodes/helpers';
+import { applyToolsAndPrompts, planUnlessNothingToAnswer } from '../../src/workflows/nodes/initialize';
+import { guardVerdict, routeValidation, validationFailed, validationRequest } from '../../src/workflows/nodes/validate';
+import { escalationNote, melvinStatusFor } from '../../src/workflows/routing';
+import { runMap } from '../../src/workflows/run-summary';
+import type { Step, Turn } from '../../src/workflows/turn';
+import { tasks } from './activities';
+
+/** What Melvin's `Turn` holds that the peer keeps too; LangGraph checkpoints it after every node. */
+export type PeerTurn = Pick<
+  Turn,
+  | 'input'
+  | 'state'
+  | 'budget'
+  | 'notBefore'
+  | 'prompts'
+  | 'knownPartIds'
+  | 'fetchedUserPartIds'
+  | 'gathered'
+  | 'escalation'
+  | 'partial'
+>;
+
+export type PeerNode = Exclude<NodeName, 'end'>;
+
+const callTool: CallTool = (input) => tasks.callTool(input);
+
+async function initialize(t: PeerTurn): Promise<Step> {
+  recordArrival(t.state, 'initialize');
+  try {
+    const seen = t.state.metadata.user_messages.length;
+    const [conversation, listing, loaded] = await Promise.all([
+      tasks.fetchConversation({ conversationId: t.input.conversationId }),
+      tasks.listTools(),
+      tasks.loadPrompts().catch((err: unknown) => tasks.loadBundledPrompts({ fallbackReason: describeFailure(err) })),
+    ]);
+    applyFetch(t, conversation, seen);
+    applyToolsAndPrompts(t, listing, loaded);
+  } catch (err) {
+    return failed(t, 'initialization_error', err);
+  }
+  return planUnlessNothingToAnswer(t);
+}
+
+async function plan(t: PeerTurn): Promise<Step> {
+  const { state } = t;
+  const hop: Hop = { plan: null, gather: null, coverage: null };
+  state.hops.push(hop);
+  recordArrival(state, 'plan');
+  try {
+    const answer = await tasks.plan({ prompt: t.prompts!.plan, context: planContext(state, state.hops.length) });
+    recordModel(t, answer);
+    hop.plan = answer.output;
+  } catch (err) {
+    return failed(t, 'plan_error', err);
+  }
+  return { next: 'gather' };
+}
+
+async function gather(t: PeerTurn): Promise<Step> {
+  recordArrival(t.state, 'gather');
+  await gatherHop(t, callTool);
+  return { next: 'coverage' };
+}
+
+/** No message can arrive during a peer's turn (it has no signals), so Coverage never re-fetches the conversation. */
+async function coverage(t: PeerTurn): Promise<Step> {
+  const { state } = t;
+  recordArrival(state, 'coverage');
+  let answer: LlmAnswer<CoverageAnalysis>;
+  try {
+    answer = await tasks.coverage({ prompt: t.prompts!.coverage, context: coverageContext(state, state.hops.length) });
+  } catch (err) {
+    return coverageFailed(t, err);
+  }
+  recordModel(t, answer);
+  return routeCoverage(t, answer.output);
+}
+
+async function draft(t: PeerTurn): Promise<Step> {
+  const { state } = t;
+  recordArrival(state, 'draft');
+  const started = Date.now();
+  state.metadata.style_examples = await retrieveStyleExamples(t, callTool);
+  let answer: LlmAnswer<DraftOutput>;
+  try {
+    answer = await tasks.draft({ prompt: t.prompts!.draft, context: draftContext(state) });
+  } catch (err) {
+    return failed(t, 'draft_error', err);
+  }
+  recordModel(t, answer);
+  return routeDraft(t, answer.output, started);
+}
+
+/** The peer has no runs from before the reply guard's id-token patch (only Temporal's histories do): ids match as tokens. */
+async function validate(t: PeerTurn): Promise<Step> {
+  recordArrival(t.state, 'validate');
+  let raw = guardVerdict(t, false);
+  if (raw === null) {
+    try {
+      raw = (await tasks.validateDraft(validationRequest(t))).raw;
+    } catch (err) {
+      return validationFailed(t, err);
+    }
+  }
+  const note = await postNote(t, `Validation result:\n${raw}`);
+  return routeValidation(t, raw, note.added);
+}
+
+/**
+ * Sends the validated reply. Only the `auto` reply mode: approval waits for a lead's update and shadow mode for a
+ * teammate's answer, both signals the peer has not. For the same reason the team cannot take over during its turn.
+ */
+async function response(t: PeerTurn): Promise<Step> {
+  const { state } = t;
+  const mode = state.metadata.reply_mode?.mode ?? 'auto';
+  if (mode !== 'auto') throw new Error(`the peer sends replies in the auto reply mode only, not "${mode}"`);
+  recordArrival(state, 'response');
+  const started = Date.now();
+  const delivery = { delivery_attempted: true, status_updated: false };
+  try {
+    const posted = await post(t, 'sendReply', state.response ?? '');
+    state.response_delivery = {
+      ...delivery,
+      delivery_successful: true,
+      delivery_error: null,
+      delivery_time_ms: Date.now() - started,
+      part_id: posted.part_id,
+    };
+  } catch (err) {
+    state.error = describeFailure(err);
+    state.response_delivery = {
+      ...delivery,
+      delivery_successful: false,
+      delivery_error: state.error,
+      delivery_time_ms: Date.now() - started,
+      part_id: null,
+    };
+    await postNote(
+      t,
+      `⚠️ Melvin could not deliver its reply: ${state.error}\n\nDrafted reply:\n${state.response ?? ''}`,
+    );
+  }
+  const next = afterWrites(t);
+  if (next.escalation || !t.partial || !state.response_delivery?.delivery_successful) return next;
+  return { next: 'escalate', escalation: t.partial };
+}
+
+async function escalate(t: PeerTurn): Promise<Step> {
+  const { state } = t;
+  const e = t.escalation!;
+  recordArrival(state, 'escalate');
+  state.escalation_reason = e.reason;
+  const told = state.metadata.conversation.ownership.owner === 'team' ? null : await tellUser(t, e.kind);
+  const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind)));
+  state.escalate = {
+    escalation_source: e.source,
+    escalation_kind: e.kind,
+    escalation_reason: e.reason,
+    note_added: note.added,
+    note_error: note.error,
+    requested_by: e.requested_by,
+    timestamp: new Date().toISOString(),
+    user_told: told,
+  };
+  return { next: 'finalize' };
+}
+
+async function finalize(t: PeerTurn): Promise<Step> {
+  const { state, input } = t;
+  recordArrival(state, 'finalize');
+  const conversationId = input.conversationId;
+  const snoozeSeconds = input.snoozeSeconds ?? DEFAULT_SNOOZE_SECONDS;
+  const status = melvinStatusFor({
+    escalationKind: state.escalate?.escalation_kind ?? null,
+    delivered: state.response_delivery?.delivery_successful ?? false,
+  });
+  const [statusSet, snoozed] = await Promise.allSettled([
+    tasks.setStatus({ conversationId, status }),
+    tasks.snooze({ conversationId, seconds: snoozeSeconds }),
+  ]);
+  const errors = [statusSet, snoozed].flatMap((r) => (r.status === 'rejected' ? [describeFailure(r.reason)] : []));
+  state.finalize = {
+    melvin_status: status,
+    status_updated: statusSet.status === 'fulfilled',
+    conversation_snoozed: snoozed.status === 'fulfilled',
+    snooze_duration_seconds: snoozeSeconds,
+    error: errors.length ? errors.join('; ') : null,
+  };
+  if (state.response_delivery) state.response_delivery.status_updated = statusSet.status === 'fulfilled';
+  return afterWrites(t, 'end');
+}
+
+/** The turn's nodes, as Melvin's table in src/workflows/turn.ts. */
+export const NODES: Record<PeerNode, (t: PeerTurn) => Promise<Step>> = {
+  initialize,
+  plan,
+  gather,
+  coverage,
+  draft,
+  validate,
+  response,
+  escalate,
+  finalize,
+};
+
+/** A reply or note, posted once: a retried attempt finds the part an earlier one made, as in Melvin. */
+async function post(t: PeerTurn, kind: 'sendReply' | 'addNote', text: string): Promise<PostedPart> {
+  const posted = await tasks[kind]({
+    conversationId: t.input.conversationId,
+    text,
+    notBefore: t.notBefore,
+    knownPartIds: t.knownPartIds ? [...t.knownPartIds] : null,
+  });
+  if (posted.part_id) t.knownPartIds?.add(posted.part_id);
+  return posted;
+}
+
+async function postNote(t: PeerTurn, text: string): Promise<{ added: boolean; error: string | null }> {
+  try {
+    await post(t, 'addNote', text);
+    return { added: true, error: null };
+  } catch (err) {
+    return { added: false, error: describeFailure(err) };
+  }
+}
+
+/** The hand-over message, when the configuration has one for this kind of escalation. */
+async function tellUser(t: PeerTurn, kind: EscalationKind): Promise<UserTold | null> {
+  const text = t.input.handoverMessages?.[kind]?.trim();
+  if (!text) return null;
+  try {
+    const posted = await post(t, 'sendReply', text);
+    return { text, sent: true, error: null, part_id: posted.part_id };
+  } catch (err) {
+    return { text, sent: false, error: describeFailure(err), part_id: null };
+  }
+}
