@@ -8,7 +8,7 @@ import { createOpenAiClient } from './activities/llm';
 import { McpConnections } from './activities/mcp';
 import { createLangSmithClient } from './activities/prompts';
 import { ConfigError, loadWorkerConfig, temporalConnectionOptions, temporalDataConverter } from './config';
-import { installWorkerRuntime } from './worker-telemetry';
+import { installWorkerRuntime, workerSettings } from './worker-telemetry';
 
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
         validation: { endpoint: config.VALIDATION_ENDPOINT, apiKey: config.VALIDATION_API_KEY },
       }),
     });
+    Runtime.instance().logger.info('worker settings', { settings: workerSettings(worker.options) });
     await worker.run();
   } finally {
     await mcp.close();
