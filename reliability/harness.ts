@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { TurnOptions } from '../src/conversations';
 import { createIngressApp } from '../src/ingress/app';
 import type { ConversationOutcome } from '../src/state';
 import { generatePayloadKey, payloadKeysEnvironment } from '../src/payload-codec';
@@ -43,21 +44,41 @@ export interface HarnessOptions {
   /** Simulated latency of the model and of each tool call, in ms. */
   latency?: { llm?: [number, number]; tools?: [number, number] };
   responder?: Responder;
+  /** A Temporal server to run against instead of a dev server of the harness's own; the harness leaves it running. */
+  temporal?: TemporalServer;
   log?: (line: string) => void;
 }
+
+/** The settings the worker logs at start (`worker settings`, src/worker-telemetry.ts). */
+export type WorkerSettings = Record<string, unknown>;
 
 export class Harness {
   private temporal!: TemporalServer;
   private ingressServer!: Server;
   private worker: Child | undefined;
   private workerEnv!: NodeJS.ProcessEnv;
-  private readonly dataDir = mkdtempSync(path.join(tmpdir(), 'melvin-reliability-'));
+  private dataDir: string | undefined;
   /** Encrypted as in production; the key outlives a Temporal restart, as the history it reads does. */
   private readonly payloadKeys = [generatePayloadKey('reliability')];
   private temporalPorts!: { port: number; uiPort: number };
   private cli: string | undefined;
   private counter = 0;
+  private metricsPort!: number;
   readonly conversations: Conversation[] = [];
+  /**
+   * What the ingress starts each run with. By default each conversation is one turn: its workflow ends after it, and
+   * the workflow's closing is the turn's end. The ingress reads these at every delivery, so an experiment may change
+   * them between its turns (more hops, or a quiet period that keeps runs open between turns).
+   */
+  readonly turn: TurnOptions = {
+    taskQueue: 'melvin',
+    maxHops: 2,
+    snoozeSeconds: 300,
+    quietPeriodSeconds: 0,
+    handoverMessages: {},
+  };
+  /** What the running worker logged as its settings when it started. */
+  workerSettings: WorkerSettings | undefined;
   sandbox!: SandboxServices;
   ingressUrl!: string;
 
@@ -71,11 +92,16 @@ export class Harness {
     return this.worker?.process.pid;
   }
 
+  /** The worker's Prometheus metrics (the SDK's: task slots, pollers, sticky cache size). */
+  get workerMetricsUrl(): string {
+    return `http://127.0.0.1:${this.metricsPort}/metrics`;
+  }
+
   async start(): Promise<void> {
     const [temporalPort, uiPort, ingressPort, metricsPort] = (await freePorts(4)) as [number, number, number, number];
     this.temporalPorts = { port: temporalPort, uiPort };
-    this.cli = await findTemporalCli();
-    this.temporal = await this.startTemporal();
+    this.metricsPort = metricsPort;
+    this.temporal = this.options.temporal ?? (await this.startTemporal());
     this.sandbox = await startSandboxServices({
       webhookUrl: `http://127.0.0.1:${ingressPort}/webhooks/intercom`,
       responder: this.options.responder,
@@ -86,8 +112,7 @@ export class Harness {
       client: this.temporal.client,
       clientSecret: SANDBOX_SECRETS.webhookSecret,
       melvinAdminId: SANDBOX_SECRETS.adminId,
-      // Each conversation here is one turn: its workflow ends after it, and the workflow's closing is the turn's end.
-      turn: { taskQueue: 'melvin', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} },
+      turn: this.turn,
     });
     this.ingressServer = await new Promise<Server>((resolve) => {
       const server = app.listen(ingressPort, '127.0.0.1', () => resolve(server));
@@ -95,14 +120,16 @@ export class Harness {
     this.ingressUrl = `http://127.0.0.1:${ingressPort}`;
     this.workerEnv = {
       ...sandboxEnvironment(this.sandbox.urls, this.temporal.address),
-      ...payloadKeysEnvironment(this.payloadKeys),
+      ...payloadKeysEnvironment(this.temporal.payloadKeys),
       WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
       LOG_LEVEL: 'INFO',
     };
     await this.startWorker();
   }
 
-  private startTemporal(): Promise<TemporalServer> {
+  private async startTemporal(): Promise<TemporalServer> {
+    this.cli ??= await findTemporalCli();
+    this.dataDir ??= mkdtempSync(path.join(tmpdir(), 'melvin-reliability-'));
     return startDevServer({
       ...this.temporalPorts,
       dataDir: this.dataDir,
@@ -123,6 +150,8 @@ export class Harness {
       },
       { timeoutMs: 60_000, intervalMs: 200 },
     );
+    const settings = worker.output.find((line) => line.includes('"message":"worker settings"'));
+    this.workerSettings = settings ? (JSON.parse(settings) as { settings: WorkerSettings }).settings : undefined;
   }
 
   /** `kill -9`: the worker gets no chance to finish anything it holds. */
@@ -137,13 +166,17 @@ export class Harness {
 
   /** Stops the Temporal server (its SQLite file stays) and starts it again on the same port. */
   async restartTemporal(downMs: number): Promise<void> {
+    if (this.options.temporal) throw new Error('the harness runs against a Temporal server it did not start');
     await this.temporal.stop();
     await pause(downMs);
     this.temporal = await this.startTemporal();
   }
 
-  /** Seeds a conversation whose right outcome is known: a payment question answered, or a request for a person. */
-  addConversation(kind: ConversationKind): Conversation {
+  /**
+   * Seeds a conversation whose right outcome is known: a payment question answered, or a request for a person. With
+   * `earlierParts`, the question comes after that many parts of an earlier exchange between the user and Melvin.
+   */
+  addConversation(kind: ConversationKind, options: { earlierParts?: number } = {}): Conversation {
     const n = ++this.counter;
     const id = String(600000 + n);
     const email = `talent-${n}@example.com`;
@@ -170,10 +203,22 @@ export class Harness {
     });
     // The tag in brackets lets the figures tie each model request to its conversation.
     const body = kind === 'payment' ? `When will I get paid? [${id}]` : `Can I talk to a real person please? [${id}]`;
+    // The exchange alternates and ends with Melvin's answer, so the question is the user's one unanswered message; its
+    // words name no number, which the validation service would take for a code the reply must be about.
+    const count = options.earlierParts ?? 0;
+    const earlier = Array.from({ length: count }, (_, i) =>
+      (count - i) % 2 === 0
+        ? {
+            author: 'user' as const,
+            type: 'comment' as const,
+            body: 'An earlier question about my shifts and payments',
+          }
+        : { author: 'bot' as const, type: 'comment' as const, body: 'An earlier answer: here is what I found' },
+    );
     this.sandbox.intercom.seed({
       id,
       contact: { id: `c-${id}`, email, name: user.name },
-      parts: [{ author: 'user', type: 'comment', body }],
+      parts: [...earlier, { author: 'user', type: 'comment', body }],
     });
     const conversation: Conversation = { id, kind, email };
     this.conversations.push(conversation);
@@ -264,7 +309,7 @@ export class Harness {
     this.ingressServer?.closeAllConnections();
     await new Promise((resolve) => this.ingressServer?.close(resolve));
     await this.sandbox?.stop();
-    await this.temporal?.stop();
+    if (!this.options.temporal) await this.temporal?.stop();
   }
 }
 
