@@ -3,7 +3,10 @@
 import { workflowIdFor } from '../src/shared';
 import { Harness, percentile, type Conversation } from '../reliability/harness';
 import { check, type Report } from '../reliability/report';
+import { growth, type GrowthOptions } from './growth';
+import { memory, type MemoryOptions } from './memory';
 import { benchResponder, type BenchShape } from './responder';
+import { saturationOnDevServer, saturationOnPostgres, type SaturationOptions } from './saturation';
 import { turnSpans, type TurnSpans } from './spans';
 
 export interface BenchOptions {
@@ -17,6 +20,9 @@ export interface BenchOptions {
   /** Deliveries per second, each rate held for `ingressSeconds`. */
   ingressRates: number[];
   ingressSeconds: number;
+  saturation: SaturationOptions;
+  memory: MemoryOptions;
+  growth: GrowthOptions;
   log: (line: string) => void;
 }
 
@@ -208,6 +214,20 @@ export function benchOptions(args: string[], log: (line: string) => void): Bench
     fanOut: quick ? [1, 2, 4] : [1, 2, 4, 8],
     ingressRates: [50, 100, 200],
     ingressSeconds: quick ? 1 : 3,
+    saturation: {
+      concurrency: quick ? [1, 2, 4] : [1, 2, 4, 8, 16, 32, 64],
+      stepSeconds: quick ? 3 : 8,
+      postgres: !quick,
+      log,
+    },
+    memory: { conversations: quick ? 20 : 1000, concurrency: quick ? 4 : 16, log },
+    growth: {
+      turns: quick ? 1 : 3,
+      hops: quick ? [1, 3] : [1, 2, 3, 4, 5],
+      toolCalls: quick ? [1, 4] : [1, 2, 4, 8, 12],
+      parts: quick ? [1, 100] : [1, 10, 100, 500],
+      log,
+    },
     log,
   };
 }
@@ -223,6 +243,11 @@ export async function bench(options: BenchOptions): Promise<Report[]> {
       () => b.overhead(2),
       () => b.criticalPath(),
       () => b.fanOut(),
+      () => growth(b, options.growth),
+      () => saturationOnDevServer(b, options.saturation),
+      () => saturationOnPostgres(options.saturation),
+      // Last before the ingress phase, which stops the worker: the worker keeps the runs it opened in its cache.
+      () => memory(b, options.memory),
       () => b.ingress(),
     ]) {
       const report = await phase();
