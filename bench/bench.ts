@@ -1,5 +1,5 @@
-// The bench: Melvin's own costs measured on one stack, turn after turn: orchestration overhead, latency against the
-// sandbox's critical path, Gather's fan-out, and the ingress's acknowledgement under a steady rate of deliveries.
+// The bench: Melvin's own costs measured on one stack: orchestration overhead, latency against the sandbox's critical
+// path, Gather's fan-out, cost growth, saturation, memory per open conversation, and the ingress's acknowledgement.
 import { workflowIdFor } from '../src/shared';
 import { Harness, percentile, type Conversation } from '../reliability/harness';
 import { check, type Report } from '../reliability/report';
