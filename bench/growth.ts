@@ -44,6 +44,7 @@ const WARM_UP = 2;
 
 const kib = (bytes: number) => (bytes / 1024).toFixed(1);
 
+/** Every dimension's points, a few turns each: per dimension, a row of turn times and a row of history sizes. */
 export async function growth(b: Bench, options: GrowthOptions): Promise<Report> {
   const harness = b.harness;
   /** One turn at a point: its time from the history, and the history's size as the server stores it (encoded). */
