@@ -1,14 +1,17 @@
-// The bench: Melvin's own costs measured on one stack, turn after turn: orchestration overhead, latency against the
-// sandbox's critical path, Gather's fan-out, and the ingress's acknowledgement under a steady rate of deliveries; the
-// first three beside the same turns of a LangGraph peer (bench/peer/), on the same sandbox.
-import { workflowIdFor } from '../src/shared';
+// The bench: Melvin's own costs measured on one stack: orchestration overhead, latency against the sandbox's critical
+// path, Gather's fan-out, cost growth, saturation, memory per open conversation, and the ingress's acknowledgement; the
+// overhead, latency, fan-out and saturation beside the same turns of a LangGraph peer (bench/peer/), on the same sandbox.
 import { Harness, TURN_SETTINGS, percentile, type Conversation } from '../reliability/harness';
 import { check, type Check, type Report } from '../reliability/report';
-import { ensurePeerDeps } from './peer-deps';
-import { PeerProcess, type PeerTurnMeasures } from './peer-process';
-import { benchResponder, type BenchShape } from './responder';
+import { growth, type GrowthOptions } from './growth';
 import { LocalActivityLog } from './local-activities';
+import { memory, type MemoryOptions } from './memory';
+import { ensurePeerDeps } from './peer-deps';
+import { PEER, PeerProcess, type PeerTurnMeasures } from './peer-process';
+import { benchResponder, type BenchShape } from './responder';
+import { saturationOnDevServer, saturationOnPostgres, type SaturationOptions } from './saturation';
 import { localActivityCount, turnSpans, type TurnSpans } from './spans';
+import { melvinTurn, plannedHops } from './turns';
 
 export interface BenchOptions {
   /** Turns per hop count for the overhead figures. */
@@ -21,6 +24,9 @@ export interface BenchOptions {
   /** Deliveries per second, each rate held for `ingressSeconds`. */
   ingressRates: number[];
   ingressSeconds: number;
+  saturation: SaturationOptions;
+  memory: MemoryOptions;
+  growth: GrowthOptions;
   log: (line: string) => void;
 }
 
@@ -28,10 +34,6 @@ const REALISTIC = { llm: [300, 800] as [number, number], tools: [50, 200] as [nu
 const TOOL_MS = 200;
 /** Turns run before each measured phase and thrown away: the first turns of a worker pay for its caches. */
 const WARM_UP = 2;
-const TURN_TIMEOUT_MS = 60_000;
-
-/** How the peer's rows are labelled: apart from Melvin's, which keep the labels they had before the peer. */
-const PEER = 'LangGraph peer';
 
 const ms = (value: number) => `${Math.round(value)} ms`;
 /** Melvin's p50 ÷ the peer's: above 1, Melvin takes longer. */
@@ -63,15 +65,7 @@ export function melvinSystem(harness: Harness, localActivities: LocalActivityLog
   return {
     name: 'Melvin',
     async turn(conversation) {
-      await harness.deliver(conversation);
-      const handle = harness.client.workflow.getHandle(workflowIdFor(conversation.id));
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        handle.result(),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`turn ${conversation.id} did not close`)), TURN_TIMEOUT_MS);
-        }),
-      ]).finally(() => clearTimeout(timer));
+      const handle = await melvinTurn(harness, conversation);
       const history = await handle.fetchHistory();
       return turnSpans(history, await localActivities.intervals(handle.workflowId, localActivityCount(history)));
     },
@@ -80,7 +74,7 @@ export function melvinSystem(harness: Harness, localActivities: LocalActivityLog
 
 /** The LangGraph peer: the turn asked of its process, which measures it (see bench/peer-process.ts). */
 export function peerSystem(peer: PeerProcess): System<PeerTurnMeasures> {
-  return { name: 'LangGraph peer', turn: (conversation) => peer.turn(conversation.id) };
+  return { name: PEER, turn: (conversation) => peer.turn(conversation.id) };
 }
 
 export class Bench {
@@ -122,10 +116,7 @@ export class Bench {
   ): Promise<{ conversation: Conversation; measures: M; hops: number }> {
     const conversation = this.harness.addConversation('payment');
     const measures = await system.turn(conversation);
-    const hops = this.harness.sandbox.model.requests.filter(
-      (r) => r.step === 'plan' && JSON.stringify(r.context.messages ?? []).includes(`[${conversation.id}]`),
-    ).length;
-    return { conversation, measures, hops };
+    return { conversation, measures, hops: plannedHops(this.harness, conversation) };
   }
 
   async turns<M extends TurnMeasures>(system: System<M>, label: string, count: number) {
@@ -295,6 +286,20 @@ export function benchOptions(args: string[], log: (line: string) => void): Bench
     fanOut: quick ? [1, 2, 4] : [1, 2, 4, 8],
     ingressRates: [50, 100, 200],
     ingressSeconds: quick ? 1 : 3,
+    saturation: {
+      concurrency: quick ? [1, 2, 4] : [1, 2, 4, 8, 16, 32, 64],
+      stepSeconds: quick ? 3 : 8,
+      postgres: !quick,
+      log,
+    },
+    memory: { conversations: quick ? 20 : 1000, concurrency: quick ? 4 : 16, log },
+    growth: {
+      turns: quick ? 1 : 3,
+      hops: quick ? [1, 3] : [1, 2, 3, 4, 5],
+      toolCalls: quick ? [1, 4] : [1, 2, 4, 8, 12],
+      parts: quick ? [1, 100] : [1, 10, 100, 500],
+      log,
+    },
     log,
   };
 }
@@ -310,6 +315,11 @@ export async function bench(options: BenchOptions): Promise<Report[]> {
       () => b.overhead(2),
       () => b.criticalPath(),
       () => b.fanOut(),
+      () => growth(b, options.growth),
+      () => saturationOnDevServer(b, options.saturation),
+      () => saturationOnPostgres(options.saturation),
+      // Last before the ingress phase, which stops the worker: the worker keeps the runs it opened in its cache.
+      () => memory(b, options.memory),
       () => b.ingress(),
     ]) {
       const report = await phase();

@@ -41,6 +41,8 @@ export interface PeerRequest {
 export type PeerMessage = { ready: true } | { id: number; measures: PeerTurnMeasures } | { id: number; error: string };
 
 const ROOT = path.join(__dirname, '..');
+/** How the peer's rows are labelled: apart from Melvin's, which keep the labels they had before the peer. */
+export const PEER = 'LangGraph peer';
 const STARTUP_TIMEOUT_MS = 60_000;
 
 export class PeerProcess {

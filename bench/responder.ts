@@ -1,13 +1,16 @@
-// The sandbox model as the bench drives it: its own reasoning, made to take a second hop or to plan k tool calls.
+// The sandbox model as the bench drives it: its own reasoning, made to take N hops or to plan k tool calls a hop.
 import type { Responder } from '../sandbox/model/server';
 import { sandboxReasoning } from '../sandbox/model/reasoning';
 import type { CoverageOutput, PlanOutput } from '../src/schemas';
 
 export interface BenchShape {
-  /** 2: the first hop's coverage finds the data short, so the turn plans and gathers again before it drafts. */
-  hops: 1 | 2;
   /**
-   * When set, the first hop plans exactly this many tool calls: the sandbox's own (the user's payments), then help-center
+   * The hops a turn takes: coverage finds the data short at every hop before this one, so the turn plans and gathers
+   * again until then (the turn's max hops must allow it).
+   */
+  hops: number;
+  /**
+   * When set, every hop plans exactly this many tool calls: the sandbox's own (the user's payments), then help-center
    * searches with distinct queries.
    */
   toolCalls?: number;
@@ -23,21 +26,21 @@ export function benchResponder(shape: BenchShape): Responder {
   return (step, context) => {
     const answer = sandboxReasoning(step, context);
     const hop = Number(context.hop ?? 1);
-    if (step === 'plan' && shape.toolCalls !== undefined && hop === 1) {
+    if (step === 'plan' && shape.toolCalls !== undefined) {
       const tools = (context.available_tools ?? []) as { name: string }[];
       const docs = tools.find((t) => t.name === DOCS_TOOL || t.name.endsWith(`__${DOCS_TOOL}`));
       if (!docs) throw new Error(`the bench needs the ${DOCS_TOOL} tool among ${tools.length} offered`);
-      // The sandbox's own calls come first (the user's payments), so Coverage finds the data enough in one hop.
+      // The sandbox's own calls come first (the user's payments), so Coverage finds the data enough when the shape lets it.
       const own = (answer as PlanOutput).tool_calls.slice(0, shape.toolCalls);
       const searches = Array.from({ length: shape.toolCalls - own.length }, (_, i) => ({
         tool_name: docs.name,
-        arguments_json: JSON.stringify({ query: `payout schedule part ${i + 1}` }),
+        arguments_json: JSON.stringify({ query: `payout schedule part ${i + 1} (hop ${hop})` }),
         reasoning: 'The bench asks for this many calls.',
       }));
       const calls = [...own, ...searches];
       return { ...(answer as PlanOutput), tool_calls: calls };
     }
-    if (step === 'coverage' && shape.hops === 2 && hop === 1) {
+    if (step === 'coverage' && hop < shape.hops) {
       const coverage = answer as CoverageOutput;
       return {
         ...coverage,

@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { TurnOptions } from '../src/conversations';
 import { createIngressApp } from '../src/ingress/app';
 import type { ConversationOutcome } from '../src/state';
 import { generatePayloadKey, payloadKeysEnvironment } from '../src/payload-codec';
@@ -43,6 +44,8 @@ export interface HarnessOptions {
   /** Simulated latency of the model and of each tool call, in ms. */
   latency?: { llm?: [number, number]; tools?: [number, number] };
   responder?: Responder;
+  /** A Temporal server to run against instead of a dev server of the harness's own; the harness leaves it running. */
+  temporal?: TemporalServer;
   log?: (line: string) => void;
   /** The worker's LOG_LEVEL; INFO unless set (the bench reads the SDK's DEBUG lines on local activities). */
   workerLogLevel?: string;
@@ -54,18 +57,29 @@ export interface HarnessOptions {
  */
 export const TURN_SETTINGS = { maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} };
 
+/** The settings the worker logs at start (`worker settings`, src/worker-telemetry.ts). */
+export type WorkerSettings = Record<string, unknown>;
+
 export class Harness {
   private temporal!: TemporalServer;
   private ingressServer!: Server;
   private worker: Child | undefined;
   private workerEnv!: NodeJS.ProcessEnv;
-  private readonly dataDir = mkdtempSync(path.join(tmpdir(), 'melvin-reliability-'));
+  private dataDir: string | undefined;
   /** Encrypted as in production; the key outlives a Temporal restart, as the history it reads does. */
   private readonly payloadKeys = [generatePayloadKey('reliability')];
   private temporalPorts!: { port: number; uiPort: number };
   private cli: string | undefined;
   private counter = 0;
+  private metricsPort!: number;
   readonly conversations: Conversation[] = [];
+  /**
+   * What the ingress starts each run with: `TURN_SETTINGS` unless changed. The ingress reads these at every delivery,
+   * so an experiment may change them between its turns (more hops, or a quiet period that keeps runs open).
+   */
+  readonly turn: TurnOptions = { taskQueue: 'melvin', ...TURN_SETTINGS };
+  /** What the running worker logged as its settings when it started. */
+  workerSettings: WorkerSettings | undefined;
   sandbox!: SandboxServices;
   ingressUrl!: string;
 
@@ -84,11 +98,16 @@ export class Harness {
     return this.worker?.process.pid;
   }
 
+  /** The worker's Prometheus metrics (the SDK's: task slots, pollers, sticky cache size). */
+  get workerMetricsUrl(): string {
+    return `http://127.0.0.1:${this.metricsPort}/metrics`;
+  }
+
   async start(): Promise<void> {
     const [temporalPort, uiPort, ingressPort, metricsPort] = (await freePorts(4)) as [number, number, number, number];
     this.temporalPorts = { port: temporalPort, uiPort };
-    this.cli = await findTemporalCli();
-    this.temporal = await this.startTemporal();
+    this.metricsPort = metricsPort;
+    this.temporal = this.options.temporal ?? (await this.startTemporal());
     this.sandbox = await startSandboxServices({
       webhookUrl: `http://127.0.0.1:${ingressPort}/webhooks/intercom`,
       responder: this.options.responder,
@@ -99,7 +118,7 @@ export class Harness {
       client: this.temporal.client,
       clientSecret: SANDBOX_SECRETS.webhookSecret,
       melvinAdminId: SANDBOX_SECRETS.adminId,
-      turn: { taskQueue: 'melvin', ...TURN_SETTINGS },
+      turn: this.turn,
     });
     this.ingressServer = await new Promise<Server>((resolve) => {
       const server = app.listen(ingressPort, '127.0.0.1', () => resolve(server));
@@ -107,14 +126,16 @@ export class Harness {
     this.ingressUrl = `http://127.0.0.1:${ingressPort}`;
     this.workerEnv = {
       ...sandboxEnvironment(this.sandbox.urls, this.temporal.address),
-      ...payloadKeysEnvironment(this.payloadKeys),
+      ...payloadKeysEnvironment(this.temporal.payloadKeys),
       WORKER_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
       LOG_LEVEL: this.options.workerLogLevel ?? 'INFO',
     };
     await this.startWorker();
   }
 
-  private startTemporal(): Promise<TemporalServer> {
+  private async startTemporal(): Promise<TemporalServer> {
+    this.cli ??= await findTemporalCli();
+    this.dataDir ??= mkdtempSync(path.join(tmpdir(), 'melvin-reliability-'));
     return startDevServer({
       ...this.temporalPorts,
       dataDir: this.dataDir,
@@ -135,6 +156,8 @@ export class Harness {
       },
       { timeoutMs: 60_000, intervalMs: 200 },
     );
+    const settings = worker.output.find((line) => line.includes('"message":"worker settings"'));
+    this.workerSettings = settings ? (JSON.parse(settings) as { settings: WorkerSettings }).settings : undefined;
   }
 
   /** `kill -9`: the worker gets no chance to finish anything it holds. */
@@ -149,14 +172,18 @@ export class Harness {
 
   /** Stops the Temporal server (its SQLite file stays) and starts it again on the same port. */
   async restartTemporal(downMs: number): Promise<void> {
+    if (this.options.temporal) throw new Error('the harness runs against a Temporal server it did not start');
     await this.temporal.stop();
     await pause(downMs);
     this.temporal = await this.startTemporal();
   }
 
-  /** Seeds a conversation whose right outcome is known: a payment question answered, or a request for a person. */
-  addConversation(kind: ConversationKind): Conversation {
-    const conversation = seedConversation(this.sandbox, ++this.counter, kind);
+  /**
+   * Seeds a conversation whose right outcome is known: a payment question answered, or a request for a person. With
+   * `earlierParts`, the question comes after that many parts of an earlier exchange between the user and Melvin.
+   */
+  addConversation(kind: ConversationKind, options: { earlierParts?: number } = {}): Conversation {
+    const conversation = seedConversation(this.sandbox, ++this.counter, kind, options.earlierParts);
     this.conversations.push(conversation);
     return conversation;
   }
@@ -245,12 +272,17 @@ export class Harness {
     this.ingressServer?.closeAllConnections();
     await new Promise((resolve) => this.ingressServer?.close(resolve));
     await this.sandbox?.stop();
-    await this.temporal?.stop();
+    if (!this.options.temporal) await this.temporal?.stop();
   }
 }
 
 /** Seeds conversation number `n` in the sandbox: its user, with one payment on its way, and the user's first message. */
-export function seedConversation(sandbox: SandboxServices, n: number, kind: ConversationKind): Conversation {
+export function seedConversation(
+  sandbox: SandboxServices,
+  n: number,
+  kind: ConversationKind,
+  earlierParts = 0,
+): Conversation {
   const id = String(600000 + n);
   const email = `talent-${n}@example.com`;
   const user: TalentUser = {
@@ -276,10 +308,17 @@ export function seedConversation(sandbox: SandboxServices, n: number, kind: Conv
   });
   // The tag in brackets lets the figures tie each model request to its conversation.
   const body = kind === 'payment' ? `When will I get paid? [${id}]` : `Can I talk to a real person please? [${id}]`;
+  // The exchange alternates and ends with Melvin's answer, so the question is the user's one unanswered message; its
+  // words name no number, which the validation service would take for a code the reply must be about.
+  const earlier = Array.from({ length: earlierParts }, (_, i) =>
+    (earlierParts - i) % 2 === 0
+      ? { author: 'user' as const, type: 'comment' as const, body: 'An earlier question about my shifts and payments' }
+      : { author: 'bot' as const, type: 'comment' as const, body: 'An earlier answer: here is what I found' },
+  );
   sandbox.intercom.seed({
     id,
     contact: { id: `c-${id}`, email, name: user.name },
-    parts: [{ author: 'user', type: 'comment', body }],
+    parts: [...earlier, { author: 'user', type: 'comment', body }],
   });
   return { id, kind, email };
 }

@@ -1,7 +1,8 @@
-// `npm run bench`: Melvin's orchestration overhead, latency against the critical path, Gather's fan-out and the
-// ingress's acknowledgement, measured on a stack of its own and printed as one table (`--quick`: a smoke-sized run;
-// `--turns N`: turns per hop count). The table goes to test-output/bench.md, and a run of the default sizes also to
-// docs/figures/bench.md: a smoke run must not replace the figures the docs report.
+// `npm run bench`: Melvin's orchestration overhead, latency against the critical path, Gather's fan-out, cost growth,
+// saturation, memory per open conversation and the ingress's acknowledgement, measured on a stack of its own and
+// printed as one table (`--quick`: a smoke-sized run; `--turns N`: turns per hop count). The table goes to
+// test-output/bench.md, and a run of the default sizes also to docs/figures/bench.md: a smoke run must not replace the
+// figures the docs report.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bench, benchOptions } from '../bench/bench';

@@ -26,6 +26,16 @@ export interface PostgresOptions {
   password?: string;
 }
 
+/** PostgreSQL as libpq's environment variables name it (PGHOST, PGPORT, PGUSER, PGPASSWORD), else the local default. */
+export function postgresFromEnvironment(env: NodeJS.ProcessEnv = process.env): PostgresOptions {
+  return {
+    host: env.PGHOST ?? '127.0.0.1',
+    port: Number(env.PGPORT ?? 5432),
+    user: env.PGUSER ?? 'postgres',
+    password: env.PGPASSWORD,
+  };
+}
+
 /** Finds (or builds, once, into the cache) `temporal-server` and `temporal-sql-tool`. */
 export async function temporalServerTools(log: (line: string) => void): Promise<{ server: string; sqlTool: string }> {
   const server = path.join(cacheDir(), `temporal-server-${TEMPORAL_SERVER_VERSION}`);

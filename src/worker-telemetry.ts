@@ -1,5 +1,6 @@
 // The worker's runtime telemetry: JSON log lines that name the conversation, and the SDK's Prometheus metrics.
-import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
+import v8 from 'node:v8';
+import { DefaultLogger, Runtime, type LogEntry, type LogLevel, type Worker } from '@temporalio/worker';
 import { writeLogLine } from './log';
 import { conversationIdOf } from './shared';
 
@@ -29,4 +30,27 @@ export function installWorkerRuntime(options: { logLevel: LogLevel; metricsAddre
     logger: jsonTemporalLogger(options.logLevel),
     telemetryOptions: { metrics: { prometheus: { bindAddress: options.metricsAddress } } },
   });
+}
+
+type Options = Worker['options'];
+type Slots = Options['tuner']['workflowTaskSlotSupplier'];
+type Pollers = Options['workflowTaskPollerBehavior'];
+
+const slots = (s: Slots) =>
+  s.type === 'fixed-size' ? s.numSlots : s.type === 'resource-based' ? `${s.minimumSlots}–${s.maximumSlots}` : s.type;
+const pollers = (p: Pollers) => (p.type === 'simple-maximum' ? p.maximum : `${p.minimum}–${p.maximum}`);
+
+/**
+ * The capacity settings the worker runs with, logged once at start. The worker leaves them at the SDK's defaults, and
+ * the sticky cache's default follows from the process's heap limit, so only the running worker can say what they are.
+ */
+export function workerSettings(options: Options): Record<string, number | string> {
+  return {
+    workflow_task_slots: slots(options.tuner.workflowTaskSlotSupplier),
+    activity_task_slots: slots(options.tuner.activityTaskSlotSupplier),
+    workflow_task_pollers: pollers(options.workflowTaskPollerBehavior),
+    activity_task_pollers: pollers(options.activityTaskPollerBehavior),
+    max_cached_workflows: options.maxCachedWorkflows,
+    heap_limit_mib: Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20),
+  };
 }

@@ -15,7 +15,7 @@ import {
   type WorkerConfig,
 } from './config';
 import { MAX_PLANNED_CALLS } from './schemas';
-import { installWorkerRuntime } from './worker-telemetry';
+import { installWorkerRuntime, workerSettings } from './worker-telemetry';
 
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
@@ -44,6 +44,7 @@ async function main(): Promise<void> {
         : [],
       activities: createActivities(clients),
     });
+    Runtime.instance().logger.info('worker settings', { settings: workerSettings(worker.options) });
     await worker.run();
   } finally {
     await clients.mcp.close();

@@ -74,6 +74,33 @@ test('the ingress acknowledges at 50, 100 and 200 deliveries a second', () => {
   }
 });
 
+test('saturation steps up from one turn in flight and finds its knee among the steps', () => {
+  const experiment = 'saturation, dev server (SQLite)';
+  expect(row(experiment, 'worker settings')).toMatch(/^slots \d+ workflow \/ \d+ activity tasks, .*sticky cache \d+/);
+  const [perSecond, p50] = numbers(row(experiment, 'C=1'));
+  expect(perSecond).toBeGreaterThan(0);
+  expect(p50).toBeGreaterThan(0);
+  const [knee] = numbers(row(experiment, 'knee'));
+  expect([1, 2, 4]).toContain(knee);
+});
+
+test('memory: each open conversation costs the worker some resident memory, and its cache holds them all', () => {
+  const [perConversation] = numbers(row('memory per open conversation', '(RSS with them − before) ÷ N'));
+  expect(perConversation).toBeGreaterThan(0);
+  const [cached, size] = numbers(row('memory per open conversation', 'sticky cache'));
+  expect(cached).toBeGreaterThanOrEqual(20);
+  expect(size).toBeGreaterThanOrEqual(cached!);
+});
+
+test('growth: more hops, more tool calls and a longer conversation each make a larger history', () => {
+  for (const dimension of ['hops 1 / 3', 'tool calls per hop 1 / 4', 'conversation parts 1 / 100']) {
+    const [small, large] = numbers(row('growth', `${dimension}: history p50`));
+    expect(large).toBeGreaterThan(small!);
+  }
+  const [oneHop, threeHops] = numbers(row('growth', 'hops 1 / 3: turn time p50'));
+  expect(threeHops).toBeGreaterThan(oneHop!);
+});
+
 test('every check of the run holds', () => {
   const failed = reports.flatMap((r) => r.checks.filter((c) => !c.passed).map((c) => `${r.experiment}: ${c.label}`));
   expect(failed).toEqual([]);

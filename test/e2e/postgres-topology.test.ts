@@ -2,7 +2,11 @@
 // temporal-sql-tool), with the worker, the ingress and the sandbox as separate processes; every scenario passes.
 import path from 'node:path';
 import { ScenarioRunner, scenarioFiles, type ScenarioResult } from '../../sandbox/scenario-runner';
-import { startPostgresTemporal, TEMPORAL_SERVER_VERSION } from '../../scripts/postgres-temporal';
+import {
+  postgresFromEnvironment,
+  startPostgresTemporal,
+  TEMPORAL_SERVER_VERSION,
+} from '../../scripts/postgres-temporal';
 import { freeStackPorts, startStack, type Stack } from '../../scripts/stack';
 import { describeNeeding } from '../helpers/requirements';
 
@@ -12,12 +16,7 @@ describeNeeding(['PostgreSQL', 'Go'])('the production topology on PostgreSQL', (
 
   beforeAll(async () => {
     const temporal = await startPostgresTemporal({
-      postgres: {
-        host: process.env.PGHOST ?? '127.0.0.1',
-        port: Number(process.env.PGPORT ?? 5432),
-        user: process.env.PGUSER ?? 'postgres',
-        password: process.env.PGPASSWORD,
-      },
+      postgres: postgresFromEnvironment(),
       log: (line) => process.stderr.write(`${line}\n`),
     });
     stack = await startStack({

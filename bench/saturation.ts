@@ -1,0 +1,208 @@
+// The saturation phase: turns a second at the knee, where a closed loop of C turns in flight doubles a turn's latency;
+// generic over the system that runs a turn, with Melvin's on the bench's dev server and on Temporal over PostgreSQL.
+import { errorMessage } from '../src/error-message';
+import { Harness, percentile, type Conversation, type WorkerSettings } from '../reliability/harness';
+import { check, type Report } from '../reliability/report';
+import { postgresFromEnvironment, startPostgresTemporal, TEMPORAL_SERVER_VERSION } from '../scripts/postgres-temporal';
+import type { TemporalServer } from '../scripts/stack';
+import type { Bench } from './bench';
+import { PEER } from './peer-process';
+import { benchResponder, type BenchShape } from './responder';
+import { melvinTurn } from './turns';
+
+export interface SaturationOptions {
+  /** The concurrencies to step through, smallest first; the first is the baseline the knee is judged against. */
+  concurrency: number[];
+  /** How long each step keeps its turns in flight. */
+  stepSeconds: number;
+  /** Whether to measure on Temporal over PostgreSQL too (it builds the server from Go modules on first use). */
+  postgres: boolean;
+  log: (line: string) => void;
+}
+
+/** What the saturation phase drives: anything that runs one turn of a conversation and resolves when it has ended. */
+export interface TurnSystem {
+  /** A new conversation for the next turn. */
+  conversation(): Conversation;
+  turn(conversation: Conversation): Promise<unknown>;
+  /** The settings that bound its capacity, as a row of the report: label and value. */
+  settings: [string, string];
+}
+
+export interface Step {
+  concurrency: number;
+  /** Turns that ended within the step's window, divided by the window. */
+  turnsPerSecond: number;
+  p50Ms: number;
+  /** Every turn the step started, also those still in flight when its window closed. */
+  turns: number;
+  failures: unknown[];
+}
+
+/** The latency a step may reach, as a multiple of the baseline's, and still count as below the knee. */
+const KNEE_LATENCY = 2;
+/** Turns run before the first step and thrown away: a worker's first turns pay for its caches. */
+const WARM_UP = 2;
+
+/** The step of highest throughput whose p50 latency is at most twice the first step's (the knee). */
+export function knee(steps: Step[]): Step | undefined {
+  const base = steps[0];
+  if (!base) return undefined;
+  return steps
+    .filter((s) => s.p50Ms <= KNEE_LATENCY * base.p50Ms)
+    .reduce((best, s) => (s.turnsPerSecond > best.turnsPerSecond ? s : best), base);
+}
+
+/** Whether a step is past the knee: its latency has more than doubled, so a higher concurrency cannot be the knee. */
+export function pastKnee(steps: Step[]): boolean {
+  const [base, last] = [steps[0], steps.at(-1)];
+  return !!base && !!last && last.p50Ms > KNEE_LATENCY * base.p50Ms;
+}
+
+/** A closed loop: `concurrency` lanes, each starting its next turn when its last one ends, until the window closes. */
+async function step(system: TurnSystem, concurrency: number, seconds: number): Promise<Step> {
+  const started = performance.now();
+  const closes = started + seconds * 1000;
+  const latencies: number[] = [];
+  const failures: unknown[] = [];
+  let endedInWindow = 0;
+  let turns = 0;
+  const lane = async () => {
+    while (performance.now() < closes) {
+      const conversation = system.conversation();
+      const from = performance.now();
+      turns += 1;
+      try {
+        await system.turn(conversation);
+        const to = performance.now();
+        latencies.push(to - from);
+        if (to <= closes) endedInWindow += 1;
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return { concurrency, turnsPerSecond: endedInWindow / seconds, p50Ms: percentile(latencies, 50), turns, failures };
+}
+
+const stepText = (s: Step) =>
+  `${s.turnsPerSecond.toFixed(1)} turns/s, p50 ${Math.round(s.p50Ms)} ms (${s.turns} turns)`;
+
+interface Measured {
+  steps: Step[];
+  knee: Step;
+  failures: unknown[];
+}
+
+/** Steps through the concurrencies, stopping after the first step past the knee. */
+async function measure(name: string, system: TurnSystem, options: SaturationOptions): Promise<Measured> {
+  for (let i = 0; i < WARM_UP; i++) await system.turn(system.conversation());
+  const steps: Step[] = [];
+  for (const concurrency of options.concurrency) {
+    const result = await step(system, concurrency, options.stepSeconds);
+    options.log(`${name}: C=${concurrency}: ${stepText(result)}`);
+    steps.push(result);
+    if (pastKnee(steps)) break;
+  }
+  return { steps, knee: knee(steps)!, failures: steps.flatMap((s) => s.failures) };
+}
+
+/** A system's rows: its settings, each step, the knee; `prefix` names the system (none for Melvin's own rows). */
+function rows(prefix: string, system: TurnSystem, measured: Measured, options: SaturationOptions): Report['figures'] {
+  const { steps, knee: found } = measured;
+  const beyond = pastKnee(steps) ? '' : '; the largest C measured, so the knee may lie beyond';
+  return [
+    [`${prefix}${system.settings[0]}`, system.settings[1]],
+    [`${prefix}closed loop, zero-latency sandbox`, `${options.stepSeconds} s per concurrency C`],
+    ...steps.map((s): [string, string] => [`${prefix}C=${s.concurrency}`, stepText(s)]),
+    [
+      `${prefix}knee: most turns/s with p50 ≤ ${KNEE_LATENCY} × C=${steps[0]!.concurrency}'s`,
+      `C=${found.concurrency}: ${found.turnsPerSecond.toFixed(1)} turns/s${beyond}`,
+    ],
+  ];
+}
+
+const everyTurnEnded = (prefix: string, measured: Measured) =>
+  check(
+    `${prefix}every turn ended`,
+    measured.failures.length === 0,
+    measured.failures.length ? errorMessage(measured.failures[0]) : undefined,
+  );
+
+/** The settings a Melvin worker logged at start, in a line. */
+export function settingsText(s: WorkerSettings | undefined): string {
+  if (!s) return 'not logged by the worker';
+  return (
+    `slots ${s.workflow_task_slots} workflow / ${s.activity_task_slots} activity tasks, ` +
+    `pollers ${s.workflow_task_pollers} / ${s.activity_task_pollers}, ` +
+    `sticky cache ${s.max_cached_workflows} (heap limit ${s.heap_limit_mib} MiB)`
+  );
+}
+
+/** Melvin on a harness under load: a payment question through the ingress, ended when its run closes. */
+export function melvinUnderLoad(harness: Harness): TurnSystem {
+  return {
+    conversation: () => harness.addConversation('payment'),
+    turn: (conversation) => melvinTurn(harness, conversation),
+    // src/worker.ts sets none of them: they are the SDK's defaults for this machine.
+    settings: ['worker settings (SDK defaults)', settingsText(harness.workerSettings)],
+  };
+}
+
+/** The LangGraph peer under load: its process runs each turn, several at once, beside the same sandbox. */
+function peerUnderLoad(b: Bench): TurnSystem {
+  return {
+    conversation: () => b.harness.addConversation('payment'),
+    turn: (conversation) => b.peer.turn(conversation),
+    settings: ['settings', 'one Node process, turns interleaved on its event loop, SQLite checkpointer'],
+  };
+}
+
+/**
+ * Saturation on the bench's own stack, the Temporal dev server on SQLite, then the LangGraph peer's on the same
+ * sandbox (Melvin's worker idle meanwhile), and Melvin's knee ÷ the peer's.
+ */
+export async function saturationOnDevServer(b: Bench, options: SaturationOptions): Promise<Report> {
+  b.configure({ hops: 1 }, {});
+  const melvinSystem = melvinUnderLoad(b.harness);
+  const melvin = await measure('saturation, Melvin', melvinSystem, options);
+  const peerSystem = peerUnderLoad(b);
+  const peer = await measure('saturation, LangGraph peer', peerSystem, options);
+  return {
+    experiment: 'saturation, dev server (SQLite)',
+    figures: [
+      ...rows('', melvinSystem, melvin, options),
+      ...rows(`${PEER}: `, peerSystem, peer, options),
+      ['Melvin ÷ peer: turns/s at the knee', (melvin.knee.turnsPerSecond / peer.knee.turnsPerSecond).toFixed(2)],
+    ],
+    checks: [everyTurnEnded('', melvin), everyTurnEnded(`${PEER}: `, peer)],
+  };
+}
+
+/**
+ * Saturation on the production topology: a Temporal server on PostgreSQL with a stack of its own (sandbox, ingress,
+ * worker), while the bench's stack stands idle. A machine without PostgreSQL or Go gets a row saying why instead.
+ */
+export async function saturationOnPostgres(options: SaturationOptions): Promise<Report> {
+  const experiment = `saturation, Temporal ${TEMPORAL_SERVER_VERSION} on PostgreSQL`;
+  if (!options.postgres)
+    return { experiment, figures: [['not measured', 'a smoke run uses the dev server only']], checks: [] };
+  let temporal: TemporalServer;
+  try {
+    temporal = await startPostgresTemporal({ postgres: postgresFromEnvironment(), log: options.log });
+  } catch (err) {
+    return { experiment, figures: [['not measured', errorMessage(err).split('\n')[0]!]], checks: [] };
+  }
+  const shape: BenchShape = { hops: 1 };
+  const harness = new Harness({ responder: benchResponder(shape), temporal });
+  try {
+    await harness.start();
+    const system = melvinUnderLoad(harness);
+    const measured = await measure(experiment, system, options);
+    return { experiment, figures: rows('', system, measured, options), checks: [everyTurnEnded('', measured)] };
+  } finally {
+    await harness.stop();
+    await temporal.stop();
+  }
+}

@@ -1,0 +1,92 @@
+// The pure parts of the bench's saturation, memory and growth phases: the knee, when to stop stepping, reading a
+// gauge and a process's RSS, running tasks a few at a time, and the worker settings the worker logs.
+import type { Worker } from '@temporalio/worker';
+import { gauge, residentBytes } from '../../bench/memory';
+import { knee, pastKnee, settingsText, type Step } from '../../bench/saturation';
+import { inPool } from '../../bench/turns';
+import { workerSettings } from '../../src/worker-telemetry';
+
+const step = (concurrency: number, turnsPerSecond: number, p50Ms: number): Step => ({
+  concurrency,
+  turnsPerSecond,
+  p50Ms,
+  turns: 10,
+  failures: [],
+});
+
+test('the knee is the step of most turns a second whose p50 is at most twice the first step’s', () => {
+  const steps = [step(1, 1, 900), step(2, 2, 950), step(4, 3.6, 1100), step(8, 5, 1700), step(16, 6, 2600)];
+  // C=16 has more throughput but its latency more than doubled: it is past the knee.
+  expect(knee(steps)?.concurrency).toBe(8);
+  // Exactly twice still counts; a step of less throughput after the best does not move the knee.
+  expect(knee([step(1, 1, 900), step(2, 1.9, 1800), step(4, 1.5, 1700)])?.concurrency).toBe(2);
+  expect(knee([step(1, 1, 900)])?.concurrency).toBe(1);
+  expect(knee([])).toBeUndefined();
+});
+
+test('stepping stops after the first step whose latency more than doubled', () => {
+  expect(pastKnee([step(1, 1, 900), step(2, 2, 1800)])).toBe(false);
+  expect(pastKnee([step(1, 1, 900), step(2, 2, 1801)])).toBe(true);
+  expect(pastKnee([])).toBe(false);
+});
+
+test('a gauge is read from a Prometheus exposition, summed over its label sets', () => {
+  const exposition = [
+    '# HELP temporal_sticky_cache_size Current number of cached workflows',
+    '# TYPE temporal_sticky_cache_size gauge',
+    'temporal_sticky_cache_size{namespace="default",task_queue="melvin"} 998',
+    'temporal_sticky_cache_size{namespace="other",task_queue="melvin"} 2',
+    'temporal_sticky_cache_size_total 5',
+  ].join('\n');
+  expect(gauge(exposition, 'temporal_sticky_cache_size')).toBe(1000);
+  expect(gauge('temporal_num_pollers 4\n', 'temporal_num_pollers')).toBe(4);
+  expect(gauge(exposition, 'temporal_missing')).toBeUndefined();
+});
+
+test('a process’s RSS is read from /proc', () => {
+  const rss = residentBytes(process.pid);
+  // This test process's own: more than its heap in use, less than the machine.
+  expect(rss).toBeGreaterThan(process.memoryUsage().heapUsed / 2);
+  expect(rss).toBeLessThan(64 * 1024 ** 3);
+});
+
+test('a pool runs every task, never more than its size at once, and collects failures', async () => {
+  let running = 0;
+  let most = 0;
+  const done: number[] = [];
+  const failures = await inPool([1, 2, 3, 4, 5, 6, 7], 3, async (n) => {
+    running += 1;
+    most = Math.max(most, running);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    running -= 1;
+    if (n === 4) throw new Error('four');
+    done.push(n);
+  });
+  expect(most).toBe(3);
+  expect(done.sort()).toEqual([1, 2, 3, 5, 6, 7]);
+  expect(failures).toEqual([new Error('four')]);
+});
+
+test('the worker’s settings name its slots, pollers and sticky cache, as the SDK compiled them', () => {
+  const options = {
+    tuner: {
+      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: 40 },
+      activityTaskSlotSupplier: { type: 'resource-based', minimumSlots: 1, maximumSlots: 500, rampThrottle: 0 },
+    },
+    workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 10 },
+    activityTaskPollerBehavior: { type: 'autoscaling', minimum: 1, initial: 5, maximum: 100 },
+    maxCachedWorkflows: 2310,
+  } as unknown as Worker['options'];
+  const settings = workerSettings(options);
+  expect(settings).toMatchObject({
+    workflow_task_slots: 40,
+    activity_task_slots: '1–500',
+    workflow_task_pollers: 10,
+    activity_task_pollers: '1–100',
+    max_cached_workflows: 2310,
+  });
+  expect(settingsText(settings)).toBe(
+    `slots 40 workflow / 1–500 activity tasks, pollers 10 / 1–100, sticky cache 2310 (heap limit ${String(settings.heap_limit_mib)} MiB)`,
+  );
+  expect(settingsText(undefined)).toBe('not logged by the worker');
+});
