@@ -38,7 +38,10 @@ export type PeerTurn = Pick<
   | 'gathered'
   | 'escalation'
   | 'partial'
->;
+> & {
+  /** The validation note of a reply that passed, posted by Response beside the reply, as Melvin's turn does. */
+  noteBesideReply?: string | null;
+};
 
 export type PeerNode = Exclude<NodeName, 'end'>;
 
@@ -122,8 +125,11 @@ async function validate(t: PeerTurn): Promise<Step> {
       return validationFailed(t, err);
     }
   }
-  const note = await postNote(t, `Validation result:\n${raw}`);
-  return routeValidation(t, raw, note.added);
+  const step = routeValidation(t, raw, false);
+  const text = `Validation result:\n${raw}`;
+  if (step.next === 'response') t.noteBesideReply = text;
+  else t.state.validate!.validation_note_added = (await postNote(t, text)).added;
+  return step;
 }
 
 /**
@@ -137,6 +143,9 @@ async function response(t: PeerTurn): Promise<Step> {
   recordArrival(state, 'response');
   const started = Date.now();
   const delivery = { delivery_attempted: true, status_updated: false };
+  const note = t.noteBesideReply;
+  t.noteBesideReply = null;
+  const noted = note ? postNote(t, note).then((n) => (state.validate!.validation_note_added = n.added)) : null;
   try {
     const posted = await post(t, 'sendReply', state.response ?? '');
     state.response_delivery = {
@@ -160,6 +169,7 @@ async function response(t: PeerTurn): Promise<Step> {
       `⚠️ Melvin could not deliver its reply: ${state.error}\n\nDrafted reply:\n${state.response ?? ''}`,
     );
   }
+  await noted;
   const next = afterWrites(t);
   if (next.escalation || !t.partial || !state.response_delivery?.delivery_successful) return next;
   return { next: 'escalate', escalation: t.partial };

@@ -60,6 +60,8 @@ export interface Turn {
   replyStarted: boolean;
   /** Approval mode: the lead's decision, once the `decideReply` update has delivered it. */
   decision: ReplyDecision | null;
+  /** The validation note while it is being posted beside the reply: Response waits for it before the turn goes on. */
+  validationNote: Promise<void> | null;
 }
 
 export function newTurn(input: SupportConversationInput, state: AgentState, startedAt: number): Turn {
@@ -78,6 +80,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     agentScope: new CancellationScope(),
     replyStarted: false,
     decision: null,
+    validationNote: null,
   };
 }
 

@@ -1,6 +1,7 @@
 // `npm run bench -- --quick` end to end, on a stack of its own and with the LangGraph peer beside it: every figure of
 // the table is there and is a number.
 import { bench, benchOptions } from '../../bench/bench';
+import { headline } from '../../bench/headline';
 import { table, type Report } from '../../reliability/report';
 
 let reports: Report[];
@@ -104,4 +105,25 @@ test('growth: more hops, more tool calls and a longer conversation each make a l
 test('every check of the run holds', () => {
   const failed = reports.flatMap((r) => r.checks.filter((c) => !c.passed).map((c) => `${r.experiment}: ${c.label}`));
   expect(failed).toEqual([]);
+});
+
+test('the README headline has Melvin’s figure for every line the quick run measures, and the peer’s beside it', () => {
+  const lines = headline(reports).split('\n').slice(2);
+  const cells = (what: string) => {
+    const line = lines.find((l) => l.startsWith(`| ${what}`));
+    if (!line) throw new Error(`no headline line "${what}":\n${headline(reports)}`);
+    return line.split(' | ').slice(1, 4);
+  };
+  for (const what of [
+    'orchestration overhead, 1-hop',
+    'turn time ÷ critical path',
+    'saturation throughput at the knee, dev',
+  ]) {
+    expect(cells(what).every((cell) => /\d/.test(cell))).toBe(true);
+  }
+  // A quick run stops fan-out at k=4 and leaves PostgreSQL out: those lines say so rather than inventing a figure.
+  expect(cells('Gather of 8 calls')[0]).toBe('—');
+  expect(cells('saturation throughput at the knee, Temporal')[0]).toBe('—');
+  expect(cells('worker memory per open conversation')[0]).toMatch(/\d+ KiB/);
+  expect(cells('ingress ack p50')[0]).toMatch(/^\d+ ms \/ \d+ ms \/ \d+ ms$/);
 });

@@ -8,6 +8,16 @@ import { afterWrites, describeFailure, enter, post, postNote } from './helpers';
  * a lead; shadow only notes it). A reply that could not be delivered goes to the team as a note.
  */
 export async function response(t: Turn): Promise<Step> {
+  try {
+    return await respond(t);
+  } finally {
+    // The validation note, posted beside the reply (see ./validate): the turn's record says whether it was added.
+    await t.validationNote;
+    t.validationNote = null;
+  }
+}
+
+async function respond(t: Turn): Promise<Step> {
   const { state } = t;
   if (state.metadata.conversation.ownership.owner === 'team') {
     // A teammate replied or was assigned while Melvin worked: theirs is the answer, Melvin's draft goes to them.

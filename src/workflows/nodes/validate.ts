@@ -16,6 +16,9 @@ import { enter, failed, postNote } from './helpers';
  */
 const REPLY_GUARD_ID_TOKENS_PATCH = 'reply-guard-id-tokens';
 
+/** Runs from before the validation note went out beside the reply posted it first, and the reply once it was posted. */
+const NOTE_BESIDE_REPLY_PATCH = 'validation-note-beside-reply';
+
 /**
  * Melvin's own checks, before the validation service is asked: when they block the reply, their verdict in the
  * service's answer shape, and the reply never goes further; null when they pass. `idsAsSubstrings` only for runs from
@@ -91,9 +94,15 @@ export async function validate(t: Turn): Promise<Step> {
   enter(t, 'validate');
   const raw = guardVerdict(t, !patched(REPLY_GUARD_ID_TOKENS_PATCH)) ?? (await askValidationService(t));
   if (typeof raw !== 'string') return raw;
-  // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why.
-  const note = await postNote(t, `Validation result:\n${raw}`, 'note validation result');
-  return routeValidation(t, raw, note.added);
+  const step = routeValidation(t, raw, false);
+  // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why. A reply that
+  // passed does not wait for the note: both go out at once, and Response waits for the note before the turn goes on.
+  const note = postNote(t, `Validation result:\n${raw}`, 'note validation result').then((posted) => {
+    t.state.validate!.validation_note_added = posted.added;
+  });
+  if (step.next === 'response' && patched(NOTE_BESIDE_REPLY_PATCH)) t.validationNote = note;
+  else await note;
+  return step;
 }
 
 /** The service's answer (or the guard's) into the state, and the route it gives; an unreadable answer escalates. */

@@ -1,0 +1,117 @@
+// The bench's headline: one short table of the figures the issue sets targets for, read off the phases' reports, for
+// the README (the whole table goes to docs/figures/bench.md).
+import type { Report } from '../reliability/report';
+import { PEER } from './peer-process';
+
+/** A figure of one report: the value of the first row whose label starts with `label`; undefined when absent. */
+function figure(reports: Report[], experiment: string, label: string): string | undefined {
+  const report = reports.find((r) => r.experiment.startsWith(experiment));
+  const row = report?.figures.find(([l]) => l.startsWith(label));
+  return row === undefined ? undefined : String(row[1]);
+}
+
+/** The first of a "p50 / p95" (or "p50 / max") value; a knee's "C=2: 8.7 turns/s…" as its turns a second. */
+const first = (value: string | undefined) => value?.split(' / ')[0];
+const knee = (value: string | undefined) => /: ([\d.]+ turns\/s)/.exec(value ?? '')?.[1];
+
+interface Line {
+  what: string;
+  target: string;
+  experiment: string;
+  /** Melvin's row, the peer's (none: the peer has no such figure) and the ratio's. */
+  melvin: string;
+  peer?: string;
+  ratio?: string;
+  read?: (value: string | undefined) => string | undefined;
+}
+
+const LINES: Line[] = [
+  {
+    what: 'orchestration overhead, 1-hop turn, p50',
+    target: '≤ 100 ms',
+    experiment: 'overhead, 1-hop',
+    melvin: 'overhead p50',
+    peer: `${PEER}: overhead p50`,
+    ratio: 'Melvin ÷ peer: overhead',
+    read: first,
+  },
+  {
+    what: 'orchestration overhead, 2-hop turn, p50',
+    target: '',
+    experiment: 'overhead, 2-hop',
+    melvin: 'overhead p50',
+    peer: `${PEER}: overhead p50`,
+    ratio: 'Melvin ÷ peer: overhead',
+    read: first,
+  },
+  {
+    what: 'turn time ÷ critical path, realistic latency, p50',
+    target: '≤ 1.10',
+    experiment: 'latency ÷ critical path',
+    melvin: 'turn time ÷ sandbox critical path',
+    peer: `${PEER}: turn time ÷ sandbox critical path`,
+    ratio: 'Melvin ÷ peer: latency ratio',
+    read: first,
+  },
+  {
+    what: 'Gather of 8 calls of 200 ms ÷ 200 ms, p50',
+    target: '≤ 1.2',
+    experiment: 'Gather fan-out',
+    melvin: 'k=8: Gather',
+    peer: `${PEER}, k=8: Gather`,
+    ratio: 'Melvin ÷ peer: Gather at k=8',
+    read: first,
+  },
+  {
+    what: 'saturation throughput at the knee, dev server (SQLite)',
+    target: '≥ the peer’s',
+    experiment: 'saturation, dev server',
+    melvin: 'knee',
+    peer: `${PEER}: knee`,
+    ratio: 'Melvin ÷ peer: turns/s at the knee',
+    read: knee,
+  },
+  {
+    what: 'saturation throughput at the knee, Temporal on PostgreSQL',
+    target: '',
+    experiment: 'saturation, Temporal',
+    melvin: 'knee',
+    read: knee,
+  },
+  {
+    what: 'worker memory per open conversation',
+    target: '',
+    experiment: 'memory per open conversation',
+    melvin: '(RSS with them − before) ÷ N',
+  },
+  {
+    what: 'ingress ack p50 at 50 / 100 / 200 deliveries a second',
+    target: '',
+    experiment: 'ingress ack',
+    melvin: '',
+  },
+];
+
+/** The ingress's three rates in one cell: each rate's ack p50. */
+function ingressAcks(reports: Report[]): string | undefined {
+  const report = reports.find((r) => r.experiment === 'ingress ack');
+  const acks = report?.figures.map(([, value]) => first(String(value)));
+  return acks?.length ? acks.join(' / ') : undefined;
+}
+
+/** The headline table in Markdown: a cell the run did not measure shows "—". */
+export function headline(reports: Report[]): string {
+  const rows = LINES.map((line) => {
+    const read = line.read ?? ((v: string | undefined) => v);
+    const cell = (label: string | undefined) =>
+      (label === undefined ? undefined : read(figure(reports, line.experiment, label))) ?? '—';
+    const melvin = line.experiment === 'ingress ack' ? (ingressAcks(reports) ?? '—') : cell(line.melvin);
+    const ratio = line.ratio === undefined ? '—' : (figure(reports, line.experiment, line.ratio) ?? '—');
+    return [line.what, melvin, cell(line.peer), ratio, line.target || '—'];
+  });
+  return [
+    `| figure | Melvin | ${PEER} | Melvin ÷ peer | target |`,
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}
