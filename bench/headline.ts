@@ -72,6 +72,13 @@ const LINES: Line[] = [
     read: knee,
   },
   {
+    what: 'CPU per turn at the knee, dev server (SQLite), by process',
+    target: '',
+    experiment: 'saturation, dev server',
+    melvin: 'CPU per turn at the knee',
+    peer: `${PEER}: CPU per turn at the knee`,
+  },
+  {
     what: 'saturation throughput at the knee, Temporal on PostgreSQL',
     target: '',
     experiment: 'saturation, Temporal',

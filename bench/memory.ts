@@ -1,10 +1,10 @@
 // The memory phase: the worker's resident memory per conversation whose run stays open between turns, held in the
 // worker's sticky cache, read from /proc before and after N conversations each had a first turn.
-import { readFileSync } from 'node:fs';
 import { workflowIdFor } from '../src/shared';
 import { errorMessage } from '../src/error-message';
 import { check, type Report } from '../reliability/report';
 import { waitFor } from '../sandbox/wait';
+import { residentBytes } from '../scripts/proc';
 import type { Bench } from './bench';
 import { inPool, openTurn } from './turns';
 
@@ -19,13 +19,6 @@ export interface MemoryOptions {
 /** Long enough that no run's quiet period ends during the phase; the runs are terminated afterwards. */
 const QUIET_PERIOD_SECONDS = 3600;
 const MIB = 1024 * 1024;
-
-/** A process's resident set size, in bytes, from /proc (Linux). */
-export function residentBytes(pid: number): number {
-  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  if (!kb) throw new Error(`no VmRSS in /proc/${pid}/status`);
-  return Number(kb) * 1024;
-}
 
 /** A gauge's value in a Prometheus text exposition, summed over its label sets; undefined when it is absent. */
 export function gauge(exposition: string, name: string): number | undefined {

@@ -56,6 +56,10 @@ export class PeerProcess {
   /** `turnSettings`: what every turn runs with (hops, snooze, hand-over messages), as the ingress gives Melvin's. */
   constructor(private readonly turnSettings: Omit<SupportConversationInput, 'conversationId'>) {}
 
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   /** The checkpoint database the peer writes, in a directory of its own that `stop` removes. */
   get databasePath(): string {
     return path.join(this.dir, 'checkpoints.sqlite');

@@ -8,6 +8,7 @@ import type { TemporalServer } from '../scripts/stack';
 import type { Bench } from './bench';
 import { PEER } from './peer-process';
 import { benchResponder, type BenchShape } from './responder';
+import { cpuMs } from '../scripts/proc';
 import { melvinTurn } from './turns';
 
 export interface SaturationOptions {
@@ -27,6 +28,8 @@ export interface TurnSystem {
   turn(conversation: Conversation): Promise<unknown>;
   /** The settings that bound its capacity, as a row of the report: label and value. */
   settings: [string, string];
+  /** The processes doing its work, by name: their CPU time per turn says where the time goes. */
+  processes(): Record<string, number | undefined>;
 }
 
 export interface Step {
@@ -37,6 +40,8 @@ export interface Step {
   /** Every turn the step started, also those still in flight when its window closed. */
   turns: number;
   failures: unknown[];
+  /** Each process's CPU time during the window ÷ the turns that ended in it, in ms (NaN: the process was not found). */
+  cpuPerTurnMs: Record<string, number>;
 }
 
 /** The latency a step may reach, as a multiple of the baseline's, and still count as below the knee. */
@@ -61,6 +66,10 @@ export function pastKnee(steps: Step[]): boolean {
 
 /** A closed loop: `concurrency` lanes, each starting its next turn when its last one ends, until the window closes. */
 async function step(system: TurnSystem, concurrency: number, seconds: number): Promise<Step> {
+  const processes = Object.entries(system.processes());
+  const cpu = () => processes.map(([, pid]) => (pid === undefined ? NaN : (cpuMs(pid) ?? NaN)));
+  const cpuBefore = cpu();
+  let cpuAtClose: number[] = [];
   const started = performance.now();
   const closes = started + seconds * 1000;
   const latencies: number[] = [];
@@ -82,8 +91,29 @@ async function step(system: TurnSystem, concurrency: number, seconds: number): P
       }
     }
   };
+  const window = setTimeout(() => (cpuAtClose = cpu()), seconds * 1000);
   await Promise.all(Array.from({ length: concurrency }, lane));
-  return { concurrency, turnsPerSecond: endedInWindow / seconds, p50Ms: percentile(latencies, 50), turns, failures };
+  clearTimeout(window);
+  if (!cpuAtClose.length) cpuAtClose = cpu();
+  const cpuPerTurnMs = Object.fromEntries(
+    processes.map(([name], i) => [name, (cpuAtClose[i]! - cpuBefore[i]!) / Math.max(endedInWindow, 1)]),
+  );
+  return {
+    concurrency,
+    turnsPerSecond: endedInWindow / seconds,
+    p50Ms: percentile(latencies, 50),
+    turns,
+    failures,
+    cpuPerTurnMs,
+  };
+}
+
+/** "Temporal server 12 ms, worker 20 ms, …": each process's CPU time per turn, and their sum. */
+export function cpuText(perTurn: Record<string, number>): string {
+  const entries = Object.entries(perTurn);
+  const total = entries.reduce((sum, [, ms]) => sum + ms, 0);
+  const each = entries.map(([name, ms]) => `${name} ${Number.isNaN(ms) ? '?' : Math.round(ms)} ms`);
+  return `${each.join(', ')}; ${Number.isNaN(total) ? '?' : Math.round(total)} ms in all`;
 }
 
 const stepText = (s: Step) =>
@@ -120,6 +150,7 @@ function rows(prefix: string, system: TurnSystem, measured: Measured, options: S
       `${prefix}knee: most turns/s with p50 ≤ ${KNEE_LATENCY} × C=${steps[0]!.concurrency}'s`,
       `C=${found.concurrency}: ${found.turnsPerSecond.toFixed(1)} turns/s${beyond}`,
     ],
+    [`${prefix}CPU per turn at the knee, by process`, cpuText(found.cpuPerTurnMs)],
   ];
 }
 
@@ -147,6 +178,11 @@ export function melvinUnderLoad(harness: Harness): TurnSystem {
     turn: (conversation) => melvinTurn(harness, conversation),
     // src/worker.ts sets none of them: they are the SDK's defaults for this machine.
     settings: ['worker settings (SDK defaults)', settingsText(harness.workerSettings)],
+    processes: () => ({
+      'Temporal server': harness.temporalPid,
+      worker: harness.workerPid,
+      'bench (sandbox, ingress)': process.pid,
+    }),
   };
 }
 
@@ -156,6 +192,7 @@ function peerUnderLoad(b: Bench): TurnSystem {
     conversation: () => b.harness.addConversation('payment'),
     turn: (conversation) => b.peer.turn(conversation),
     settings: ['settings', 'one Node process, turns interleaved on its event loop, SQLite checkpointer'],
+    processes: () => ({ peer: b.peerProcess.pid, 'bench (sandbox)': process.pid }),
   };
 }
 

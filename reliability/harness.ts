@@ -16,6 +16,7 @@ import { SANDBOX_SECRETS, sandboxEnvironment, startSandboxServices, type Sandbox
 import { pause, waitFor } from '../sandbox/wait';
 import { freePorts, startChild, startDevServer, stopChild, type Child, type TemporalServer } from '../scripts/stack';
 import { findTemporalCli } from '../scripts/temporal-cli';
+import { findPid } from '../scripts/proc';
 
 /** What a conversation asks, and so how its run must end. */
 export type ConversationKind = 'payment' | 'human';
@@ -92,6 +93,15 @@ export class Harness {
   /** The worker's environment: the sandbox's URLs and secrets, the payload keys, the log level. */
   get workerEnvironment(): NodeJS.ProcessEnv {
     return { ...this.workerEnv };
+  }
+
+  /** The Temporal server's process, found by its port when the harness started the dev server itself. */
+  get temporalPid(): number | undefined {
+    if (this.options.temporal) return this.options.temporal.pid;
+    const port = this.temporalPorts.port;
+    return findPid(
+      (commandLine) => commandLine.includes('start-dev') && new RegExp(`--port[ =]${port}\\b`).test(commandLine),
+    );
   }
 
   get workerPid(): number | undefined {

@@ -236,6 +236,7 @@ export async function startPostgresTemporal(options: {
   return {
     address,
     uiUrl: null,
+    pid: server.pid,
     payloadKeys,
     client,
     stop: async () => {

@@ -137,6 +137,8 @@ export interface TemporalServer {
   /** What `client` encrypts with (none: plain text); a stack gives its worker and ingress the same keys. */
   payloadKeys: readonly PayloadKey[];
   client: Client;
+  /** The server's process, where this code started it as one of its own (the PostgreSQL topology). */
+  pid?: number;
   stop(): Promise<void>;
 }
 

@@ -1,8 +1,10 @@
 // The pure parts of the bench's saturation, memory and growth phases: the knee, when to stop stepping, reading a
 // gauge and a process's RSS, running tasks a few at a time, and the worker settings the worker logs.
+import { readFileSync } from 'node:fs';
 import type { Worker } from '@temporalio/worker';
-import { gauge, residentBytes } from '../../bench/memory';
-import { knee, pastKnee, settingsText, type Step } from '../../bench/saturation';
+import { gauge } from '../../bench/memory';
+import { cpuMs, findPid, residentBytes } from '../../scripts/proc';
+import { cpuText, knee, pastKnee, settingsText, type Step } from '../../bench/saturation';
 import { inPool } from '../../bench/turns';
 import { workerSettings } from '../../src/worker-telemetry';
 
@@ -11,6 +13,7 @@ const step = (concurrency: number, turnsPerSecond: number, p50Ms: number): Step 
   turnsPerSecond,
   p50Ms,
   turns: 10,
+  cpuPerTurnMs: {},
   failures: [],
 });
 
@@ -89,4 +92,16 @@ test('the worker’s settings name its slots, pollers and sticky cache, as the S
     `slots 40 workflow / 1–500 activity tasks, pollers 10 / 1–100, sticky cache 2310 (heap limit ${String(settings.heap_limit_mib)} MiB)`,
   );
   expect(settingsText(undefined)).toBe('not logged by the worker');
+});
+
+test('CPU time per process: this process is found by its command line and has used some; one that is gone has none', () => {
+  const ours = readFileSync('/proc/self/cmdline', 'utf8').split('\0').join(' ');
+  const found = findPid((commandLine) => commandLine === ours);
+  expect(found).toBeDefined();
+  expect(readFileSync(`/proc/${found}/cmdline`, 'utf8').split('\0').join(' ')).toBe(ours);
+  expect(findPid(() => false)).toBeUndefined();
+  expect(cpuMs(process.pid)).toBeGreaterThan(0);
+  expect(cpuMs(2 ** 22 + 1)).toBeUndefined();
+  expect(cpuText({ 'Temporal server': 12.4, worker: 20.6 })).toBe('Temporal server 12 ms, worker 21 ms; 33 ms in all');
+  expect(cpuText({ worker: NaN })).toBe('worker ? ms; ? ms in all');
 });
