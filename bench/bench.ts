@@ -281,7 +281,7 @@ export function benchOptions(args: string[], log: (line: string) => void): Bench
   if (!Number.isInteger(turns) || turns < 1) throw new Error('--turns takes a whole number of turns, at least 1');
   return {
     turns,
-    latencyTurns: quick ? 5 : 20,
+    latencyTurns: quick ? 5 : 30,
     fanOutTurns: quick ? 2 : 5,
     fanOut: quick ? [1, 2, 4] : [1, 2, 4, 8],
     ingressRates: [50, 100, 200],
