@@ -176,7 +176,7 @@ export function melvinUnderLoad(harness: Harness): TurnSystem {
   return {
     conversation: () => harness.addConversation('payment'),
     turn: (conversation) => melvinTurn(harness, conversation),
-    // src/worker.ts sets none of them: they are the SDK's defaults for this machine.
+    // The bench sets none of them (no WORKER_MAX_CACHED_WORKFLOWS): they are the SDK's defaults for this machine.
     settings: ['worker settings (SDK defaults)', settingsText(harness.workerSettings)],
     processes: () => ({
       'Temporal server': harness.temporalPid,

@@ -292,6 +292,11 @@ const WorkerEnv = TemporalEnv.extend({
   LOG_LEVEL: optional(z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO')),
   /** Where the worker serves the Temporal SDK's Prometheus metrics. */
   WORKER_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9464')),
+  /**
+   * How many conversations' runs the worker keeps in memory between turns (the SDK's sticky cache); unset, the SDK's
+   * default from the heap limit. A run evicted from it replays its history on its next message.
+   */
+  WORKER_MAX_CACHED_WORKFLOWS: optional(z.coerce.number().int().min(0).optional()),
   LANGSMITH_TRACING: optional(z.enum(['true', 'false']).default('false')),
   LANGSMITH_PROJECT: optional(z.string().min(1).default('melvin')),
 }).superRefine((env, ctx) => {

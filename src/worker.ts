@@ -33,6 +33,9 @@ async function main(): Promise<void> {
       // Every tool call Gather schedules at once comes back with the workflow task's answer (where the server allows
       // eager activities, as Melvin's servers do): none waits for a round through matching.
       maxEagerActivityReservationsPerWorkflowTask: MAX_PLANNED_CALLS,
+      ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined
+        ? {}
+        : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
       plugins: tracing
         ? [
             new LangSmithPlugin({

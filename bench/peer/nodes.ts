@@ -18,9 +18,12 @@ import {
   recordArrival,
   recordModel,
 } from '../../src/workflows/nodes/helpers';
+import { recordEscalation } from '../../src/workflows/nodes/escalate';
+import { finalStatus, recordFinalize } from '../../src/workflows/nodes/finalize';
 import { applyToolsAndPrompts, planUnlessNothingToAnswer } from '../../src/workflows/nodes/initialize';
+import { afterReply, recordDelivery, undeliveredNote } from '../../src/workflows/nodes/response';
 import { guardVerdict, routeValidation, validationFailed, validationRequest } from '../../src/workflows/nodes/validate';
-import { escalationNote, melvinStatusFor } from '../../src/workflows/routing';
+import { escalationNote } from '../../src/workflows/routing';
 import { runMap } from '../../src/workflows/run-summary';
 import type { Step, Turn } from '../../src/workflows/turn';
 import { tasks } from './activities';
@@ -142,37 +145,17 @@ async function response(t: PeerTurn): Promise<Step> {
   if (mode !== 'auto') throw new Error(`the peer sends replies in the auto reply mode only, not "${mode}"`);
   recordArrival(state, 'response');
   const started = Date.now();
-  const delivery = { delivery_attempted: true, status_updated: false };
   const note = t.noteBesideReply;
   t.noteBesideReply = null;
   const noted = note ? postNote(t, note).then((n) => (state.validate!.validation_note_added = n.added)) : null;
   try {
-    const posted = await post(t, 'sendReply', state.response ?? '');
-    state.response_delivery = {
-      ...delivery,
-      delivery_successful: true,
-      delivery_error: null,
-      delivery_time_ms: Date.now() - started,
-      part_id: posted.part_id,
-    };
+    recordDelivery(state, started, await post(t, 'sendReply', state.response ?? ''));
   } catch (err) {
-    state.error = describeFailure(err);
-    state.response_delivery = {
-      ...delivery,
-      delivery_successful: false,
-      delivery_error: state.error,
-      delivery_time_ms: Date.now() - started,
-      part_id: null,
-    };
-    await postNote(
-      t,
-      `⚠️ Melvin could not deliver its reply: ${state.error}\n\nDrafted reply:\n${state.response ?? ''}`,
-    );
+    recordDelivery(state, started, { error: describeFailure(err) });
+    await postNote(t, undeliveredNote(state));
   }
   await noted;
-  const next = afterWrites(t);
-  if (next.escalation || !t.partial || !state.response_delivery?.delivery_successful) return next;
-  return { next: 'escalate', escalation: t.partial };
+  return afterReply(t);
 }
 
 async function escalate(t: PeerTurn): Promise<Step> {
@@ -182,16 +165,7 @@ async function escalate(t: PeerTurn): Promise<Step> {
   state.escalation_reason = e.reason;
   const told = state.metadata.conversation.ownership.owner === 'team' ? null : await tellUser(t, e.kind);
   const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind)));
-  state.escalate = {
-    escalation_source: e.source,
-    escalation_kind: e.kind,
-    escalation_reason: e.reason,
-    note_added: note.added,
-    note_error: note.error,
-    requested_by: e.requested_by,
-    timestamp: new Date().toISOString(),
-    user_told: told,
-  };
+  recordEscalation(state, e, told, note);
   return { next: 'finalize' };
 }
 
@@ -200,23 +174,12 @@ async function finalize(t: PeerTurn): Promise<Step> {
   recordArrival(state, 'finalize');
   const conversationId = input.conversationId;
   const snoozeSeconds = input.snoozeSeconds ?? DEFAULT_SNOOZE_SECONDS;
-  const status = melvinStatusFor({
-    escalationKind: state.escalate?.escalation_kind ?? null,
-    delivered: state.response_delivery?.delivery_successful ?? false,
-  });
+  const status = finalStatus(state);
   const [statusSet, snoozed] = await Promise.allSettled([
     tasks.setStatus({ conversationId, status }),
     tasks.snooze({ conversationId, seconds: snoozeSeconds }),
   ]);
-  const errors = [statusSet, snoozed].flatMap((r) => (r.status === 'rejected' ? [describeFailure(r.reason)] : []));
-  state.finalize = {
-    melvin_status: status,
-    status_updated: statusSet.status === 'fulfilled',
-    conversation_snoozed: snoozed.status === 'fulfilled',
-    snooze_duration_seconds: snoozeSeconds,
-    error: errors.length ? errors.join('; ') : null,
-  };
-  if (state.response_delivery) state.response_delivery.status_updated = statusSet.status === 'fulfilled';
+  recordFinalize(state, status, snoozeSeconds, statusSet, snoozed);
   return afterWrites(t, 'end');
 }
 

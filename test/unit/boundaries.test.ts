@@ -147,6 +147,11 @@ describe('configuration', () => {
     expect(() => loadWorkerConfig({ ...valid, MCP_SERVERS: 'a=x;a=y' })).toThrow(
       /MCP_SERVERS: server name "a" is used twice/,
     );
+    expect(() => loadWorkerConfig({ ...valid, WORKER_MAX_CACHED_WORKFLOWS: '-1' })).toThrow(
+      /WORKER_MAX_CACHED_WORKFLOWS/,
+    );
+    expect(loadWorkerConfig({ ...valid, WORKER_MAX_CACHED_WORKFLOWS: '500' }).WORKER_MAX_CACHED_WORKFLOWS).toBe(500);
+    expect(loadWorkerConfig(valid).WORKER_MAX_CACHED_WORKFLOWS).toBeUndefined();
     expect(() => loadTurnConfig({ MAX_HOPS: 'zero' })).toThrow(ConfigError);
     expect(() => loadTurnConfig({ MAX_HOPS: '9' })).toThrow(/MAX_HOPS/);
     expect(() => loadTurnConfig({ QUIET_PERIOD_SECONDS: '-1' })).toThrow(/QUIET_PERIOD_SECONDS/);

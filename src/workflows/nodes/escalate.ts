@@ -1,8 +1,8 @@
 // The Escalate node: tells the user a person will follow up, and hands the conversation to the team with a note.
 import { log, upsertSearchAttributes } from '@temporalio/workflow';
 import { searchAttributes } from '../../shared';
-import type { EscalationKind, UserTold } from '../../state';
-import { escalationNote } from '../routing';
+import type { AgentState, EscalationKind, UserTold } from '../../state';
+import { escalationNote, type Escalation } from '../routing';
 import { runMap } from '../run-summary';
 import type { Step, Turn } from '../turn';
 import { describeFailure, enter, post, postNote } from './helpers';
@@ -28,6 +28,18 @@ export async function escalate(t: Turn): Promise<Step> {
   // When a teammate has already taken over, a person is with the user: nothing to tell them.
   const told = state.metadata.conversation.ownership.owner === 'team' ? null : await tellUser(t, e.kind);
   const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind)), 'note escalation');
+  recordEscalation(state, e, told, note);
+  upsertSearchAttributes([{ key: searchAttributes.escalationSource, value: e.source }]);
+  return { next: 'finalize' };
+}
+
+/** The hand-over into the state. Pure: the bench's LangGraph peer escalates with it too. */
+export function recordEscalation(
+  state: AgentState,
+  e: Escalation,
+  told: UserTold | null,
+  note: { added: boolean; error: string | null },
+): void {
   state.escalate = {
     escalation_source: e.source,
     escalation_kind: e.kind,
@@ -38,6 +50,4 @@ export async function escalate(t: Turn): Promise<Step> {
     timestamp: new Date().toISOString(),
     user_told: told,
   };
-  upsertSearchAttributes([{ key: searchAttributes.escalationSource, value: e.source }]);
-  return { next: 'finalize' };
 }

@@ -1,4 +1,5 @@
 // The Response node: sends the validated reply, or holds it back for a teammate, shadow mode or a lead's approval.
+import type { AgentState } from '../../state';
 import type { Step, Turn } from '../turn';
 import { awaitDecision, noteShadowDraft } from './approval';
 import { afterWrites, describeFailure, enter, post, postNote } from './helpers';
@@ -42,32 +43,46 @@ async function respond(t: Turn): Promise<Step> {
   }
   enter(t, 'response');
   const started = Date.now();
-  const delivery = { delivery_attempted: true, status_updated: false };
   try {
     const posted = await post(t, 'sendReply', state.response ?? '', 'reply');
-    state.response_delivery = {
-      ...delivery,
-      delivery_successful: true,
-      delivery_error: null,
-      delivery_time_ms: Date.now() - started,
-      part_id: posted.part_id,
-    };
+    recordDelivery(state, started, posted);
   } catch (err) {
-    state.error = describeFailure(err);
-    state.response_delivery = {
-      ...delivery,
-      delivery_successful: false,
-      delivery_error: state.error,
-      delivery_time_ms: Date.now() - started,
-      part_id: null,
-    };
+    recordDelivery(state, started, { error: describeFailure(err) });
     // The user got nothing: the team gets the drafted reply so a person can send it.
-    await postNote(
-      t,
-      `⚠️ Melvin could not deliver its reply: ${state.error}\n\nDrafted reply:\n${state.response ?? ''}`,
-      'note failed reply',
-    );
+    await postNote(t, undeliveredNote(state), 'note failed reply');
   }
+  return afterReply(t);
+}
+
+/**
+ * The reply's delivery into the state: the part it made, or why it did not go out. Pure, like `undeliveredNote` and
+ * `afterReply`: the bench's LangGraph peer sends its replies with them too.
+ */
+export function recordDelivery(
+  state: AgentState,
+  started: number,
+  outcome: { part_id: string | null } | { error: string },
+): void {
+  const error = 'error' in outcome ? outcome.error : null;
+  if (error) state.error = error;
+  state.response_delivery = {
+    delivery_attempted: true,
+    status_updated: false,
+    delivery_successful: error === null,
+    delivery_error: error,
+    delivery_time_ms: Date.now() - started,
+    part_id: 'error' in outcome ? null : outcome.part_id,
+  };
+}
+
+/** The note that gives the team a reply that could not be delivered, so a person can send it. */
+export function undeliveredNote(state: AgentState): string {
+  return `⚠️ Melvin could not deliver its reply: ${state.error}\n\nDrafted reply:\n${state.response ?? ''}`;
+}
+
+/** Where the turn goes once the reply is out (or not). */
+export function afterReply(t: Pick<Turn, 'state' | 'partial'>): Step {
+  const { state } = t;
   // Forced while the reply was going out: the reply stands, and the team is told to take over.
   const next = afterWrites(t);
   // A partial answer that reached the user: the team gets the questions it left open.
