@@ -3,7 +3,8 @@
 // the model puts another user under, tools the MCP tool policy withholds (one that writes) never reach the server,
 // notes never reach the model, and no other user's data, note text or prompt text ever reaches a reply.
 import { readBundledPrompts } from '../src/activities/prompts';
-import { DEFAULT_MCP_TOOL_POLICY, isIdentityLike } from '../src/mcp-tool-policy';
+import { DEFAULT_MCP_TOOL_POLICY } from '../src/mcp-tool-policy';
+import { isIdentityLike } from '../src/tool-arguments';
 import { otherEmailsIn, repeatsWordsOf } from '../src/reply-checks';
 import type { CoverageOutput, DraftOutput, LlmStep, PlanOutput } from '../src/schemas';
 import type { ChatMessage } from '../sandbox/model/server';

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
 import type { McpServerConfig } from './activities/mcp';
-import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy, SERVER_SEPARATOR } from './mcp-tool-policy';
+import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from './mcp-tool-policy';
+import { SERVER_SEPARATOR } from './tool-arguments';
 import type { DataConverter } from '@temporalio/common';
 import { PayloadKeys, createDataConverter, type PayloadKey } from './payload-codec';
 import {

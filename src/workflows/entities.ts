@@ -1,6 +1,6 @@
 // Tiered entity resolution: a reference the model wrote for an id argument
 // ("the Barista job" for `job_id`) is resolved to a record of the user's own data before the tool is called. Pure.
-import { isIdentityLike } from '../mcp-tool-policy';
+import { isIdentityLike } from '../tool-arguments';
 import type { EntityResolution, StoredToolData } from '../state';
 
 /** A record of the user's gathered data that a reference can name: its id, its kind, and the words that describe it. */

@@ -1,7 +1,7 @@
 // Pure helpers for tools: names kept distinct across MCP servers, calls scoped to the conversation's own user under the
 // MCP tool policy, and result keys that never overwrite a result.
 import type { ToolListing } from '../activities/mcp';
-import { SERVER_SEPARATOR, setArgument, withoutIdentityArguments } from '../mcp-tool-policy';
+import { SERVER_SEPARATOR, setArgument, withoutIdentityArguments } from '../tool-arguments';
 import type {
   GatherData,
   GatherStatus,

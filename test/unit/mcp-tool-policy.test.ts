@@ -7,13 +7,13 @@ import { loadWorkerConfig, parseMcpServers } from '../../src/config';
 import {
   DEFAULT_MCP_TOOL_POLICY,
   McpToolPolicy,
-  isIdentityLike,
   reviewTool,
   schemaArguments,
   pathText,
   type ListedToolFacts,
 } from '../../src/mcp-tool-policy';
 import type { ToolDefinition } from '../../src/state';
+import { isIdentityLike } from '../../src/tool-arguments';
 import { identityArgumentNames, scopeToolCall, type Contact } from '../../src/workflows/tool-calls';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'melvin-policy-'));
