@@ -1,5 +1,6 @@
 // The MCP tool policy: which listed tools the model may be offered, which of their arguments are pinned to the
-// conversation's contact, and which may write. Pure, so the worker's listing and calls and the workflow's scoping share it.
+// conversation's contact, and which may write. Pure: the configuration, the worker's listing and its calls share it (the
+// workflow scopes a call with ./tool-arguments, which the policy's rules are written in terms of).
 import { z } from 'zod';
 import type { IdentityArgument, IdentitySource, ToolGrant } from './state';
 import { isIdentityLike, SERVER_SEPARATOR } from './tool-arguments';
