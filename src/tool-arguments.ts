@@ -1,6 +1,6 @@
 // Tool names and arguments as the workflow scopes a planned call: the separator of a server-qualified name, which
-// argument names say whose data a call is about, and writing an argument. Free of zod and of the policy's schema, so
-// the workflow bundle, which evaluates its modules once per run, carries neither.
+// argument names say whose data a call is about, and writing an argument. Apart from the policy (../mcp-tool-policy), so
+// the workflow bundle, which evaluates its modules once per run, does not build and parse the policy's schema each run.
 
 /**
  * Joins a server's name to a tool name offered by several servers. Server names are `[A-Za-z0-9_-]+`, so a qualified
