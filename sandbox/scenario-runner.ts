@@ -267,7 +267,19 @@ export class ScenarioRunner {
       }
 
       if (scenario.decision) await this.decide(scenario.conversation.id, scenario.decision, () => ended);
-      const state = await this.withTimeout(outcome, `the run of ${scenario.id}`);
+      let state = await this.withTimeout(outcome, `the run of ${scenario.id}`);
+      // An operator's escalation that came during the turn's last writes (Melvin Status and the snooze, local
+      // activities) reaches the run once its turn is over, and is handled then: the outcome is read once recorded.
+      if (scenario.signals.some((s) => s.name === 'forceEscalation') && !state.escalate) {
+        state = await waitFor(
+          `the operator's escalation of ${scenario.id} to be recorded`,
+          async () => {
+            const latest = await handle.query(stateQuery).catch(() => undefined);
+            return latest?.escalate ? latest : undefined;
+          },
+          { timeoutMs: 30_000, intervalMs: 100 },
+        );
+      }
       states.push(state);
       const conversation = (await this.control(
         'GET',

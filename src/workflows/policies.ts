@@ -93,15 +93,20 @@ export const validationPolicy: ActivityOptions = {
 export const intercom = proxyActivities<IntercomActivities>(intercomPolicy);
 export const tools = proxyActivities<McpActivities>(toolPolicy);
 export const llm = proxyActivities<LlmActivities>(llmPolicy);
+/**
+ * The validation check stays an activity: an operator's escalation that comes while it runs (seconds, against a real
+ * service) must reach the workflow before the reply is sent, and a signal reaches it only between workflow tasks.
+ */
+export const validation = proxyActivities<ValidationActivities>(validationPolicy);
 
 /**
  * The same policy for a local activity: the worker that runs the workflow task runs the activity too and records its
  * result with the task, so no task of its own is dispatched and no extra workflow task follows it. Only short calls
  * that are safe to run again qualify, since a worker lost before its task completed leaves the next worker to run them
- * again as a first attempt: the reads (the conversation, the tool listing, the prompts), the validation service's check
- * of a draft, and the writes that set a value (Melvin Status, the snooze). Posts stay activities: their retries find
- * an earlier attempt's part only from attempt 2. The model and tool calls stay too: long, heartbeating, and a tool may
- * write.
+ * again as a first attempt: the reads (the conversation, the tool listing, the prompts) and the writes that set a value
+ * (Melvin Status, the snooze). Posts stay activities: their retries find an earlier attempt's part only from attempt 2.
+ * The model and tool calls stay too: long, heartbeating, and a tool may write. A signal that comes while a local
+ * activity runs waits for the workflow task to end, so none may stand between a signal and what it must stop.
  */
 function local(policy: ActivityOptions): LocalActivityOptions {
   const { cancellationType, startToCloseTimeout, retry } = policy;
@@ -111,10 +116,8 @@ function local(policy: ActivityOptions): LocalActivityOptions {
 const localIntercom = proxyLocalActivities<IntercomActivities>(local(intercomPolicy));
 const localMcpList = proxyLocalActivities<McpActivities>(local(mcpListPolicy));
 const localPrompts = proxyLocalActivities<PromptActivities>(local(promptPolicy));
-const localValidation = proxyLocalActivities<ValidationActivities>(local(validationPolicy));
 const mcpList = proxyActivities<McpActivities>(mcpListPolicy);
 const prompts = proxyActivities<PromptActivities>(promptPolicy);
-const validation = proxyActivities<ValidationActivities>(validationPolicy);
 
 /** Runs from before these calls were local activities replay with the activities they scheduled. */
 const LOCAL_ACTIVITIES_PATCH = 'local-reads-and-settings';
@@ -127,4 +130,3 @@ function sincePatchLocal<Remote, Local>(remote: Remote, localProxy: Local): Remo
 export const intercomReads = () => sincePatchLocal(intercom, localIntercom);
 export const mcpListing = () => sincePatchLocal(mcpList, localMcpList);
 export const promptLoading = () => sincePatchLocal(prompts, localPrompts);
-export const draftValidation = () => sincePatchLocal(validation, localValidation);

@@ -66,14 +66,20 @@ const fromBase64 = (text: string | undefined) => Buffer.from(text ?? '', 'base64
 /**
  * The CLI's JSON with every payload's bytes readable beside it (a plain payload's text shows, an encrypted one's not),
  * and the encodings of the payloads a codec is given: not search attributes, which Temporal must read to index, nor
- * the SDK's patch markers, which hold only a patch's name.
+ * what the SDK writes in its markers for itself (a patch's name; a local activity's sequence, attempt, type and times).
  */
 function readable(json: string): { text: string; encodings: string[] } {
   const payloads = payloadsIn(JSON.parse(json));
   return {
     text: [json, ...payloads.map((p) => fromBase64(p.data))].join('\n'),
     encodings: payloads
-      .filter((p) => !/searchAttributes\.indexedFields|details\.patch-data/.test(p.where))
+      // A local activity's marker keeps its `result` encrypted like any other payload; its `data` is the SDK's own.
+      .filter(
+        (p) =>
+          !/searchAttributes\.indexedFields|details\.patch-data|markerRecordedEventAttributes\.details\.data/.test(
+            p.where,
+          ),
+      )
       .map((p) => `${fromBase64(p.metadata?.encoding)}`),
   };
 }

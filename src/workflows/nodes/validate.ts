@@ -4,7 +4,7 @@ import type { ValidationRequest } from '../../activities/validation';
 import { checkReply } from '../../reply-checks';
 import type { AgentState } from '../../state';
 import { turnIntents } from '../contexts';
-import { draftValidation } from '../policies';
+import { validation } from '../policies';
 import { escalation, routeAfterValidation } from '../routing';
 import type { Step, Turn } from '../turn';
 import { readValidationAnswer } from '../turn-state';
@@ -68,7 +68,7 @@ export function validationRequest(t: Pick<Turn, 'state' | 'input'>): ValidationR
 /** The validation service's raw answer, or the escalation when it cannot be had. */
 async function askValidationService(t: Turn): Promise<string | Step> {
   try {
-    const answer = await draftValidation().validateDraft.executeWithOptions({ summary: 'validate draft' }, [
+    const answer = await validation.validateDraft.executeWithOptions({ summary: 'validate draft' }, [
       validationRequest(t),
     ]);
     return answer.raw;
