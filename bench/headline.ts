@@ -16,13 +16,20 @@ const knee = (value: string | undefined) => /: ([\d.]+ turns\/s)/.exec(value ?? 
 
 interface Line {
   what: string;
-  target: string;
+  target?: string;
   experiment: string;
-  /** Melvin's row, the peer's (none: the peer has no such figure) and the ratio's. */
-  melvin: string;
+  /** Melvin's row (or how to read Melvin's figure off the reports), the peer's (none: it has no such figure), the ratio's. */
+  melvin: string | ((reports: Report[]) => string | undefined);
   peer?: string;
   ratio?: string;
   read?: (value: string | undefined) => string | undefined;
+}
+
+/** The ingress's three rates in one cell: each rate's ack p50. */
+function ingressAcks(reports: Report[]): string | undefined {
+  const report = reports.find((r) => r.experiment === 'ingress ack');
+  const acks = report?.figures.map(([, value]) => first(String(value)));
+  return acks?.length ? acks.join(' / ') : undefined;
 }
 
 const LINES: Line[] = [
@@ -37,7 +44,6 @@ const LINES: Line[] = [
   },
   {
     what: 'orchestration overhead, 2-hop turn, p50',
-    target: '',
     experiment: 'overhead, 2-hop',
     melvin: 'overhead p50',
     peer: `${PEER}: overhead p50`,
@@ -73,38 +79,27 @@ const LINES: Line[] = [
   },
   {
     what: 'CPU per turn at the knee, dev server (SQLite), by process',
-    target: '',
     experiment: 'saturation, dev server',
     melvin: 'CPU per turn at the knee',
     peer: `${PEER}: CPU per turn at the knee`,
   },
   {
     what: 'saturation throughput at the knee, Temporal on PostgreSQL',
-    target: '',
     experiment: 'saturation, Temporal',
     melvin: 'knee',
     read: knee,
   },
   {
     what: 'worker memory per open conversation',
-    target: '',
     experiment: 'memory per open conversation',
     melvin: '(RSS with them − before) ÷ N',
   },
   {
     what: 'ingress ack p50 at 50 / 100 / 200 deliveries a second',
-    target: '',
     experiment: 'ingress ack',
-    melvin: '',
+    melvin: ingressAcks,
   },
 ];
-
-/** The ingress's three rates in one cell: each rate's ack p50. */
-function ingressAcks(reports: Report[]): string | undefined {
-  const report = reports.find((r) => r.experiment === 'ingress ack');
-  const acks = report?.figures.map(([, value]) => first(String(value)));
-  return acks?.length ? acks.join(' / ') : undefined;
-}
 
 /** The headline table in Markdown: a cell the run did not measure shows "—". */
 export function headline(reports: Report[]): string {
@@ -112,9 +107,9 @@ export function headline(reports: Report[]): string {
     const read = line.read ?? ((v: string | undefined) => v);
     const cell = (label: string | undefined) =>
       (label === undefined ? undefined : read(figure(reports, line.experiment, label))) ?? '—';
-    const melvin = line.experiment === 'ingress ack' ? (ingressAcks(reports) ?? '—') : cell(line.melvin);
+    const melvin = typeof line.melvin === 'string' ? cell(line.melvin) : (line.melvin(reports) ?? '—');
     const ratio = line.ratio === undefined ? '—' : (figure(reports, line.experiment, line.ratio) ?? '—');
-    return [line.what, melvin, cell(line.peer), ratio, line.target || '—'];
+    return [line.what, melvin, cell(line.peer), ratio, line.target ?? '—'];
   });
   return [
     `| figure | Melvin | ${PEER} | Melvin ÷ peer | target |`,

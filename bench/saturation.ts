@@ -172,7 +172,7 @@ export function settingsText(s: WorkerSettings | undefined): string {
 }
 
 /** Melvin on a harness under load: a payment question through the ingress, ended when its run closes. */
-export function melvinUnderLoad(harness: Harness): TurnSystem {
+function melvinUnderLoad(harness: Harness): TurnSystem {
   return {
     conversation: () => harness.addConversation('payment'),
     turn: (conversation) => melvinTurn(harness, conversation),
