@@ -31,15 +31,26 @@ export class FaultQueues<F extends { always?: boolean }> {
     this.random = undefined;
   }
 
+  /** Adds faults to the plan of one key (e.g. one conversation's `reply:1004`), leaving the other keys' plans as they are. */
+  add(key: string, faults: F[]): void {
+    this.queues.set(key, [...(this.queues.get(key) ?? []), ...faults]);
+  }
+
+  /** The next planned fault for `key`, never a random one. */
+  takePlanned(key: string): F | undefined {
+    const queue = this.queues.get(key);
+    const next = queue?.[0];
+    if (next && !next.always) queue!.shift();
+    return next;
+  }
+
   peek(key: string): F | undefined {
     return this.queues.get(key)?.[0];
   }
 
   /** The next fault for `key`: an `always` fault stays, any other applies to one call only. */
   take(key: string): F | undefined {
-    const queue = this.queues.get(key);
-    const next = queue?.[0];
-    if (next && !next.always) queue!.shift();
+    const next = this.takePlanned(key);
     if (next || !this.random) return next;
     const candidates = this.random.faults[key];
     if (!candidates?.length || this.random.next() >= this.random.rate) return undefined;

@@ -4,11 +4,11 @@ import express from 'express';
 import { z } from 'zod';
 import { Gates } from './gates';
 import { IntercomEmulator } from './intercom/emulator';
-import { NewMessage, inboxRouter } from './intercom/inbox';
+import { NewMessage, inboxRouter, type OperatorApi } from './intercom/inbox';
 import { renderPlaintext } from './intercom/plaintext';
 import { sandboxReasoning } from './model/reasoning';
 import { ModelEndpoint, SANDBOX_MODEL_NAME, SandboxModel, type Responder } from './model/server';
-import { Scenario, TalentData, Doc, ResolvedConversation, type HttpFault, type McpFault } from './scenario';
+import { LeadAction, Scenario, TalentData, Doc, ResolvedConversation, type HttpFault, type McpFault } from './scenario';
 import { loadKnowledgeBase } from './talent-mcp/knowledge-base';
 import { ANY_TOOL_CALL, TalentMcpService } from './talent-mcp/http';
 import { TalentStore } from './talent-mcp/server';
@@ -145,7 +145,7 @@ export async function startSandboxServices(
     ? { url: new URL(options.webhookUrl).origin, token: SANDBOX_SECRETS.adminApiToken }
     : undefined;
   intercom.mount(inboxRouter(intercom, () => talent.data.users, operatorApi));
-  intercom.mount(controlRouter(() => services));
+  intercom.mount(controlRouter(() => services, operatorApi));
   const mcpService = new TalentMcpService(talent, gates);
   let randomPlan: RandomFaults = { rate: 0, seed: 0 };
   const [intercomUrl, mcpUrl, modelUrl, validationUrl] = await Promise.all([
@@ -218,12 +218,24 @@ export async function startSandboxServices(
   return services;
 }
 
+/** A user's message as the control API takes it: text, files (each named), or both. */
+const UserMessage = z
+  .strictObject({
+    body: z.string().trim().max(4_000_000).default(''),
+    files: z
+      .array(z.strictObject({ name: z.string().min(1).max(200), content_type: z.string().min(1).max(100).optional() }))
+      .max(10)
+      .default([]),
+  })
+  .refine((m) => m.body !== '' || m.files.length > 0, { message: 'a message needs a body or files' });
+const Assignment = z.strictObject({ to: z.enum(['melvin', 'teammate', 'nobody']) });
+
 const GateRequest = z.strictObject({ at: z.string().min(1).optional(), after: z.string().min(1).optional() });
 
-/** The control API under /_sandbox: what the scenario runner uses to seed, deliver, hold and inspect. */
-function controlRouter(services: () => SandboxServices): express.Router {
+/** The control API under /_sandbox: what the scenario runner uses to seed, deliver, hold, inspect and act as a lead. */
+function controlRouter(services: () => SandboxServices, operatorApi: OperatorApi | undefined): express.Router {
   const router = express.Router();
-  router.use('/_sandbox', express.json({ limit: '5mb' }));
+  router.use('/_sandbox', express.json({ limit: '20mb' }));
   const badRequest = (res: express.Response, error: z.ZodError) =>
     res.status(400).json({ error: z.prettifyError(error), issues: error.issues });
 
@@ -246,20 +258,65 @@ function controlRouter(services: () => SandboxServices): express.Router {
     res.json(await intercom.emit('conversation.user.created', req.params.id));
   });
 
-  /** Someone writes in the conversation and Intercom's webhook goes out: the answer names the new part. */
-  const writes =
-    (who: 'userReplies' | 'teammateReplies'): express.RequestHandler<{ id: string }> =>
-    async (req, res) => {
-      const { intercom } = services();
-      const parsed = NewMessage.safeParse(req.body);
-      if (!parsed.success) return badRequest(res, parsed.error);
-      if (!intercom.conversations.has(req.params.id))
-        return res.status(404).json({ error: `no conversation ${req.params.id}` });
-      const { part, delivery } = await intercom[who](req.params.id, parsed.data.body);
-      res.json({ ...delivery, part_id: part.id });
-    };
-  router.post('/_sandbox/conversations/:id/messages', writes('userReplies'));
-  router.post('/_sandbox/conversations/:id/teammate-replies', writes('teammateReplies'));
+  /** The user writes (text, files or both) and Intercom's webhook goes out: the answer names the new part. */
+  router.post('/_sandbox/conversations/:id/messages', async (req, res) => {
+    const { intercom } = services();
+    const parsed = UserMessage.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    if (!intercom.conversations.has(req.params.id))
+      return res.status(404).json({ error: `no conversation ${req.params.id}` });
+    const { part, delivery } = await intercom.userReplies(req.params.id, parsed.data.body, parsed.data.files);
+    res.json({ ...delivery, part_id: part.id });
+  });
+
+  /** A teammate answers in the inbox and Intercom's webhook goes out. */
+  router.post('/_sandbox/conversations/:id/teammate-replies', async (req, res) => {
+    const { intercom } = services();
+    const parsed = NewMessage.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    if (!intercom.conversations.has(req.params.id))
+      return res.status(404).json({ error: `no conversation ${req.params.id}` });
+    const { part, delivery } = await intercom.teammateReplies(req.params.id, parsed.data.body);
+    res.json({ ...delivery, part_id: part.id });
+  });
+
+  /** A teammate assigns the conversation (to Melvin, a teammate or nobody) or closes it; Intercom's webhook goes out. */
+  router.post('/_sandbox/conversations/:id/assign', async (req, res) => {
+    const { intercom } = services();
+    const parsed = Assignment.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    if (!intercom.conversations.has(req.params.id))
+      return res.status(404).json({ error: `no conversation ${req.params.id}` });
+    const { part, delivery } = await intercom.assign(req.params.id, parsed.data.to);
+    res.json({ ...delivery, part_id: part.id });
+  });
+  router.post('/_sandbox/conversations/:id/close', async (req, res) => {
+    const { intercom } = services();
+    if (!intercom.conversations.has(req.params.id))
+      return res.status(404).json({ error: `no conversation ${req.params.id}` });
+    const { part, delivery } = await intercom.close(req.params.id);
+    res.json({ ...delivery, part_id: part.id });
+  });
+
+  /**
+   * A lead acts on the conversation through Melvin's operator API (escalate, hand back, decide on a draft), as the inbox
+   * or a lead's script would; the answer is Melvin's, status and body as they came.
+   */
+  router.post('/_sandbox/conversations/:id/lead', async (req, res) => {
+    const parsed = LeadAction.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    if (!operatorApi) return res.status(503).json({ error: 'this sandbox has no Melvin operator API to send to' });
+    const { action, by, ...rest } = parsed.data;
+    const route = action === 'escalate' ? 'escalate' : action === 'hand_back' ? 'hand-back' : 'decision';
+    const body = route === 'decision' ? { decision: action, ...rest } : rest;
+    const response = await fetch(`${operatorApi.url}/conversations/${encodeURIComponent(req.params.id)}/${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${operatorApi.token}` },
+      body: JSON.stringify({ ...body, requestedBy: by }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    res.json({ status: response.status, response: (await response.json().catch(() => null)) as unknown });
+  });
 
   router.get('/_sandbox/conversations/:id', (req, res) => {
     const { intercom } = services();
@@ -272,8 +329,11 @@ function controlRouter(services: () => SandboxServices): express.Router {
       melvin_status: intercom.melvinStatus(conversation.id) ?? null,
       snoozed_until: conversation.snoozed_until,
       parts: conversation.conversation_parts.conversation_parts.map((p) => ({
+        id: p.id,
         part_type: p.part_type,
         author_type: p.author.type,
+        melvin: p.author.id === SANDBOX_SECRETS.adminId,
+        seeded: intercom.isSeeded(p.id),
         text: renderPlaintext(p.body ?? ''),
       })),
     });

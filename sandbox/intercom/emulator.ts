@@ -18,6 +18,21 @@ export interface Author {
   email?: string;
 }
 
+/** A file on a part, as Intercom's `part_attachment` describes it. */
+export interface Attachment {
+  type: 'upload';
+  name: string;
+  url: string;
+  content_type: string;
+  filesize: number;
+}
+
+/** Intercom's `reference`: on an assignment part, whom it assigned (`nobody_admin` with no id when it unassigned). */
+export interface Reference {
+  type: 'admin' | 'team' | 'nobody_admin';
+  id: string | null;
+}
+
 export interface Part {
   type: 'conversation_part';
   id: string;
@@ -26,8 +41,10 @@ export interface Part {
   created_at: number;
   updated_at: number;
   notified_at: number;
+  /** Set on the part that changed the assignment; null on every other part. */
+  assigned_to: Reference | null;
   author: Author;
-  attachments: [];
+  attachments: Attachment[];
   redacted: boolean;
 }
 
@@ -63,6 +80,16 @@ export interface Conversation {
   };
   contacts: { type: 'contact.list'; contacts: { type: 'contact'; id: string }[] };
   conversation_parts: { type: 'conversation_part.list'; conversation_parts: Part[]; total_count: number };
+}
+
+/** Intercom's `notification_event`, as the app receives it (less the delivery fields each attempt sets). */
+export interface Notification {
+  type: 'notification_event';
+  app_id: string;
+  id: string;
+  topic: string;
+  created_at: number;
+  data: { type: 'notification_event_data'; item: Conversation };
 }
 
 export interface WebhookDelivery {
@@ -119,8 +146,8 @@ export function intercomError(code: string, message: string) {
   return { type: 'error.list', request_id: randomUUID(), errors: [{ code, message }] };
 }
 
-/** The admin id of the teammate a scenario's `admin` parts come from. */
-const TEAMMATE_ID = '990001';
+/** The admin id of the teammate a scenario's `admin` parts come from, and who assigns and closes conversations. */
+export const TEAMMATE_ID = '990001';
 
 const ERROR_CODES: Record<number, [string, string]> = {
   400: ['parameter_invalid', 'Bad request'],
@@ -291,7 +318,14 @@ export class IntercomEmulator extends HttpService {
 
   private addPart(
     conversation: Conversation,
-    part: { part_type: string; body: string | null; author: Author; at?: number },
+    part: {
+      part_type: string;
+      body: string | null;
+      author: Author;
+      at?: number;
+      attachments?: Attachment[];
+      assigned_to?: Reference;
+    },
   ): Part {
     const at = part.at ?? this.now();
     const created: Part = {
@@ -302,8 +336,9 @@ export class IntercomEmulator extends HttpService {
       created_at: at,
       updated_at: at,
       notified_at: at,
+      assigned_to: part.assigned_to ?? null,
       author: part.author,
-      attachments: [],
+      attachments: part.attachments ?? [],
       redacted: false,
     };
     conversation.conversation_parts.conversation_parts.push(created);
@@ -312,16 +347,58 @@ export class IntercomEmulator extends HttpService {
     return created;
   }
 
-  /** A new message from the conversation's contact, as when the user types in the Messenger. */
-  addUserMessage(conversationId: string, text: string): Part {
+  /**
+   * A new message from the conversation's contact, as when the user types in the Messenger: text, files, or both (a
+   * message of files only has an empty body, as in Intercom). A reply reopens a snoozed or closed conversation.
+   */
+  addUserMessage(conversationId: string, text: string, files: { name: string; content_type?: string }[] = []): Part {
     const conversation = this.mustGet(conversationId);
     const contact = this.contacts.get(conversation.contacts.contacts[0]!.id)!;
-    if (conversation.state === 'snoozed') Object.assign(conversation, { state: 'open', snoozed_until: null });
+    if (conversation.state !== 'open') Object.assign(conversation, { state: 'open', open: true, snoozed_until: null });
     return this.addPart(conversation, {
       part_type: 'comment',
-      body: typedTextToHtml(text),
+      body: text ? typedTextToHtml(text) : '',
       author: { type: contact.role, id: contact.id, name: contact.name, email: contact.email },
+      attachments: files.map((file, index) => ({
+        type: 'upload',
+        name: file.name,
+        url: `https://downloads.intercomcdn.com/i/o/${this.nextPartId}-${index}/${encodeURIComponent(file.name)}`,
+        content_type: file.content_type ?? 'application/octet-stream',
+        filesize: 1024,
+      })),
     });
+  }
+
+  /**
+   * A teammate assigns the conversation in the Intercom inbox, to Melvin's admin, to a teammate or to nobody, and
+   * Intercom tells the app (`conversation.admin.assigned`); `deliver: false` builds the notification without sending
+   * it, so a test can deliver it late.
+   */
+  async assign(
+    conversationId: string,
+    to: 'melvin' | 'teammate' | 'nobody',
+    options: { deliver?: boolean } = {},
+  ): Promise<{ part: Part; notification: Notification; delivery: WebhookDelivery | null }> {
+    const conversation = this.mustGet(conversationId);
+    const adminId = to === 'melvin' ? this.options.adminId : to === 'teammate' ? TEAMMATE_ID : null;
+    conversation.admin_assignee_id = adminId === null ? null : Number(adminId);
+    const part = this.addPart(conversation, {
+      part_type: 'assignment',
+      body: null,
+      author: this.adminAuthor(TEAMMATE_ID),
+      assigned_to: adminId === null ? { type: 'nobody_admin', id: null } : { type: 'admin', id: adminId },
+    });
+    const notification = this.notification('conversation.admin.assigned', conversationId);
+    const delivery = options.deliver === false ? null : await this.deliver(notification);
+    return { part, notification, delivery };
+  }
+
+  /** A teammate closes the conversation in the Intercom inbox, and Intercom tells the app (`conversation.admin.closed`). */
+  async close(conversationId: string): Promise<{ part: Part; delivery: WebhookDelivery }> {
+    const conversation = this.mustGet(conversationId);
+    Object.assign(conversation, { state: 'closed', open: false, snoozed_until: null });
+    const part = this.addPart(conversation, { part_type: 'close', body: null, author: this.adminAuthor(TEAMMATE_ID) });
+    return { part, delivery: await this.emit('conversation.admin.closed', conversationId) };
   }
 
   /** A teammate answers in the Intercom inbox, and Intercom tells the app (`conversation.admin.replied`). */
@@ -335,8 +412,12 @@ export class IntercomEmulator extends HttpService {
   }
 
   /** The contact writes a message and Intercom tells the app: the part is added, then its webhook delivered. */
-  async userReplies(conversationId: string, text: string): Promise<{ part: Part; delivery: WebhookDelivery }> {
-    const part = this.addUserMessage(conversationId, text);
+  async userReplies(
+    conversationId: string,
+    text: string,
+    files: { name: string; content_type?: string }[] = [],
+  ): Promise<{ part: Part; delivery: WebhookDelivery }> {
+    const part = this.addUserMessage(conversationId, text, files);
     return { part, delivery: await this.emit('conversation.user.replied', conversationId) };
   }
 
@@ -347,19 +428,37 @@ export class IntercomEmulator extends HttpService {
   }
 
   /**
-   * Sends a signed `notification_event` for the conversation, as Intercom does: HMAC-SHA1 of the raw body with the
-   * app's client secret in `X-Hub-Signature`, retried on network errors and 5xx.
+   * A `notification_event` for the conversation as it is now (the conversation is its item, as in Intercom), not yet
+   * sent: `created_at` says when the event happened, however late it is delivered.
    */
+  notification(topic: string, conversationId: string): Notification {
+    return {
+      type: 'notification_event',
+      app_id: 'sandbox',
+      id: `notif_${randomUUID()}`,
+      topic,
+      created_at: this.now(),
+      data: { type: 'notification_event_data', item: structuredClone(this.mustGet(conversationId)) },
+    };
+  }
+
+  /** Sends a signed notification for the conversation now, as Intercom does. */
   async emit(topic: string, conversationId: string, attempts = 3): Promise<WebhookDelivery> {
+    return this.deliver(this.notification(topic, conversationId), attempts);
+  }
+
+  /**
+   * Delivers a notification: HMAC-SHA1 of the raw body with the app's client secret in `X-Hub-Signature`, retried on
+   * network errors and 5xx.
+   */
+  async deliver(notification: Notification, attempts = 3): Promise<WebhookDelivery> {
     const webhook = this.options.webhook;
     if (!webhook) throw new Error('the emulator has no webhook receiver configured');
-    const conversation = this.mustGet(conversationId);
-    const notificationId = `notif_${randomUUID()}`;
     const firstSentAt = this.now();
     const delivery: WebhookDelivery = {
-      notification_id: notificationId,
-      topic,
-      conversation_id: conversationId,
+      notification_id: notification.id,
+      topic: notification.topic,
+      conversation_id: notification.data.item.id,
       attempts: 0,
       status: null,
       response: null,
@@ -369,14 +468,9 @@ export class IntercomEmulator extends HttpService {
     while (delivery.attempts < attempts) {
       delivery.attempts += 1;
       const body = JSON.stringify({
-        type: 'notification_event',
-        app_id: 'sandbox',
-        id: notificationId,
-        topic,
+        ...notification,
         delivery_attempts: delivery.attempts,
         first_sent_at: firstSentAt,
-        created_at: this.now(),
-        data: { type: 'notification_event_data', item: conversation },
       });
       const signature = `sha1=${createHmac('sha1', webhook.secret).update(body).digest('hex')}`;
       try {
@@ -406,6 +500,11 @@ export class IntercomEmulator extends HttpService {
   /** Conversation ids, newest activity first. */
   conversationIds(): string[] {
     return [...this.conversations.values()].sort((a, b) => b.updated_at - a.updated_at).map((c) => c.id);
+  }
+
+  /** Whether a part came with the scenario's conversation, as history, rather than being posted since. */
+  isSeeded(partId: string): boolean {
+    return this.seededParts.has(partId);
   }
 
   /** Comments the bot admin posted since the conversation was seeded: what the user saw from Melvin. */
@@ -505,8 +604,9 @@ export class IntercomEmulator extends HttpService {
 
   override app(): express.Express {
     const app = express();
-    app.use(express.json({ limit: '1mb' }));
+    // The inbox and the control API parse their own bodies, with their own limits.
     for (const router of this.routers) app.use(router);
+    app.use(express.json({ limit: '1mb' }));
     app.use(this.recorder());
     app.use((req, res, next) => {
       const auth = req.header('authorization');
@@ -551,10 +651,19 @@ export class IntercomEmulator extends HttpService {
       res.status(status).json(errorFor(status));
     };
 
-    /** Applies the next planned fault for an operation; returns true when the response was already sent. */
-    const faulted = async (operation: IntercomOperation, res: Response, write?: () => unknown): Promise<boolean> => {
+    /**
+     * Applies the next planned fault for an operation, a plan for this conversation's first (`reply:1004`); returns true
+     * when the response was already sent.
+     */
+    const faulted = async (
+      operation: IntercomOperation,
+      res: Response,
+      write?: () => unknown,
+      conversationId?: string,
+    ): Promise<boolean> => {
       res.locals.operation = operation;
-      const fault = this.faults.take(operation);
+      const planned = conversationId ? this.faults.takePlanned(`${operation}:${conversationId}`) : undefined;
+      const fault = planned ?? this.faults.take(operation);
       if (!fault) return false;
       if (fault.delay_ms) await sleep(fault.delay_ms);
       if (fault.status === undefined) return false;
@@ -588,7 +697,7 @@ export class IntercomEmulator extends HttpService {
     });
 
     app.get('/conversations/:id', async (req, res) => {
-      if (await faulted('fetch', res)) return;
+      if (await faulted('fetch', res, undefined, String(req.params.id))) return;
       const conversation = find(req, res);
       if (conversation) res.json(this.render(conversation, req.query.display_as === 'plaintext'));
     });
@@ -620,7 +729,7 @@ export class IntercomEmulator extends HttpService {
           body: html,
           author: this.adminAuthor(adminId),
         });
-      if (await faulted(operation, res, write)) return;
+      if (await faulted(operation, res, write, conversation.id)) return;
       write();
       res.json(this.render(conversation, false));
     });
@@ -640,7 +749,7 @@ export class IntercomEmulator extends HttpService {
         Object.assign(conversation, { state: 'snoozed', open: true, snoozed_until: snoozedUntil });
         this.addPart(conversation, { part_type: 'snoozed', body: null, author: this.adminAuthor(adminId) });
       };
-      if (await faulted('snooze', res, write)) return;
+      if (await faulted('snooze', res, write, conversation.id)) return;
       write();
       res.json(this.render(conversation, false));
     });
@@ -656,7 +765,7 @@ export class IntercomEmulator extends HttpService {
         Object.assign(conversation.custom_attributes, body.custom_attributes ?? {});
         conversation.updated_at = this.now();
       };
-      if (await faulted('update', res, write)) return;
+      if (await faulted('update', res, write, conversation.id)) return;
       write();
       res.json(this.render(conversation, false));
     });

@@ -20,6 +20,8 @@ interface Stored {
 }
 interface Context {
   messages?: Message[];
+  /** The user's messages no reply has answered yet, wherever they sit in `messages`: what to answer when given. */
+  unanswered_messages?: string[];
   available_tools?: Tool[];
   identity_arguments?: string[];
   tool_data?: Record<string, Stored>;
@@ -113,8 +115,12 @@ function canonical(word: string): string {
   return SYNONYMS[word] ?? word.replace(/s$/, '');
 }
 
-/** What the user is asking now: their messages after Melvin's last one. */
-export function currentQuestion(messages: Message[] = []): string {
+/**
+ * What the user is asking now: the messages the context says no reply answered yet, else their messages after Melvin's
+ * last one.
+ */
+export function currentQuestion(messages: Message[] = [], unanswered?: string[]): string {
+  if (unanswered?.length) return unanswered.join('\n');
   let start = messages.length;
   while (start > 0 && messages[start - 1]!.role === 'user') start -= 1;
   const trailing = messages.slice(start).map((m) => m.content);
@@ -352,7 +358,7 @@ function entitiesOf(question: string): PlanOutput['entities'] {
 }
 
 function plan(context: Context): PlanOutput {
-  const question = currentQuestion(context.messages);
+  const question = currentQuestion(context.messages, context.unanswered_messages);
   const whole = readingOf(question);
   const userQuery = question.replace(/\s+/g, ' ').trim().slice(0, 200);
   const intents = intentsOf(question);
@@ -461,7 +467,7 @@ function judge(
 }
 
 function coverage(context: Context): CoverageOutput {
-  const question = currentQuestion(context.messages);
+  const question = currentQuestion(context.messages, context.unanswered_messages);
   const whole = readingOf(question);
   const base = { user_query: question.slice(0, 200), coverage_score: 1, confidence: 0.9 };
   const intents = intentsOf(question);
@@ -572,7 +578,7 @@ function houseStyle(context: Context): { greeting: string | null; signOff: strin
 }
 
 function draft(context: Context): DraftOutput {
-  const question = currentQuestion(context.messages);
+  const question = currentQuestion(context.messages, context.unanswered_messages);
   const whole = readingOf(question);
   const firstName = context.user_name?.split(/\s+/)[0];
   const style = houseStyle(context);

@@ -47,10 +47,11 @@ export interface Sandbox extends SandboxServices {
 
 /**
  * The sandbox a test talks to; its model answers from scripts first, then by its own reasoning. `seed` is what the
- * services start with, e.g. the team's resolved conversations (which make the talent server offer their search).
+ * services start with, e.g. the team's resolved conversations (which make the talent server offer their search);
+ * `webhookUrl` is where its Intercom sends webhooks, when a test runs an ingress.
  */
-export async function startSandbox(seed?: SeedData): Promise<Sandbox> {
-  const services = await startSandboxServices({ seed });
+export async function startSandbox(seed?: SeedData, options: { webhookUrl?: string } = {}): Promise<Sandbox> {
+  const services = await startSandboxServices({ seed, webhookUrl: options.webhookUrl });
   const mcp = new McpConnections([{ name: 'talent', url: services.urls.mcp }]);
   const activities = createActivities({
     intercom: new IntercomClient({ token: INTERCOM_TOKEN, baseUrl: services.urls.intercom, maxRetries: 0 }),

@@ -38,8 +38,18 @@ const Part = z.looseObject({
   created_at: Timestamp,
   updated_at: Timestamp,
   notified_at: Timestamp,
+  // `reference`: whom an assignment part assigned; null on every part that changed no assignment.
+  assigned_to: z.looseObject({ type: z.string(), id: z.string().nullable() }).nullable(),
   author: Author,
-  attachments: z.array(z.unknown()),
+  attachments: z.array(
+    z.looseObject({
+      type: z.string(),
+      name: z.string(),
+      url: z.string(),
+      content_type: z.string(),
+      filesize: z.number().int(),
+    }),
+  ),
   redacted: z.boolean(),
 });
 

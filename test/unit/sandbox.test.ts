@@ -351,11 +351,31 @@ describe('scenario files', () => {
     expect(loadScenario(write(base)).talent).toEqual({ users: [], jobs: [] });
     // Later turns of the conversation: a user message each, a teammate's reply before it if any, and expectations.
     expect(loadScenario(write({ ...base, turns: [{ user: 'And then?', expect: { replied: true } }] })).turns).toEqual([
-      { user: 'And then?', expect: { replied: true } },
+      { user: 'And then?', steps: [], expect: { replied: true } },
     ]);
     expect(() => loadScenario(write({ ...base, turns: [{ user: 'Hi', expect: { replyed: true } }] }))).toThrow(
       /turns\.0\.expect.*Unrecognized key/,
     );
+    // A lead's steps: each request checked by its action's fields, the answer it must get, a turn of steps only.
+    const leads = {
+      ...base,
+      turns: [
+        { steps: [{ action: 'escalate', reason: 'VIP', answer: 'accepted' }, { assign: 'teammate' }], expect: {} },
+      ],
+    };
+    expect(loadScenario(write(leads)).turns[0]!.steps).toEqual([
+      { action: 'escalate', reason: 'VIP', by: 'lead@scenario', answer: 'accepted' },
+      { assign: 'teammate' },
+    ]);
+    expect(() => loadScenario(write({ ...base, turns: [{ steps: [{ action: 'edit' }], expect: {} }] }))).toThrow(
+      /turns\.0\.steps\.0/,
+    );
+    expect(() => loadScenario(write({ ...base, turns: [{ expect: {} }] }))).toThrow(/a turn needs a user message/);
+    const placed = (during: string) => ({ during, user: 'More', expect: {} });
+    expect(() => loadScenario(write({ ...base, turns: [placed('draft'), placed('plan')] }))).toThrow(
+      /cannot itself be the turn another is placed during/,
+    );
+    expect(() => loadScenario(write({ ...base, turns: [placed('lunch')] }))).toThrow(/turns\.0\.during/);
   });
 
   test('expectations compare the run’s state and the conversation; absent ones are not checked', () => {
