@@ -13,7 +13,7 @@ import {
   type TemporalConfig,
 } from './config';
 import {
-  ReplyDecisionRefused,
+  RequestRefused,
   conversationState,
   decideReply,
   deliverUserMessage,
@@ -150,17 +150,15 @@ async function run(command: Command, client: Client, temporal: TemporalConfig): 
       );
     }
     case 'escalate':
-      await forceEscalation(client, command.conversationId, {
-        reason: command.reason,
-        requestedBy: command.by ?? `cli:${userInfo().username}`,
-      });
-      return { signalled: 'forceEscalation', conversationId: command.conversationId };
-    case 'hand-back':
-      await handBack(client, command.conversationId, {
-        reason: command.reason,
-        requestedBy: command.by ?? `cli:${userInfo().username}`,
-      });
-      return { signalled: 'handBack', conversationId: command.conversationId };
+    case 'hand-back': {
+      const request = { reason: command.reason, requestedBy: command.by ?? `cli:${userInfo().username}` };
+      const options = turnOptions(temporal.TASK_QUEUE, loadTurnConfig());
+      const send = command.command === 'escalate' ? forceEscalation : handBack;
+      return {
+        ...(await send(client, command.conversationId, request, options, 'cli')),
+        conversationId: command.conversationId,
+      };
+    }
     case 'approve':
     case 'reject': {
       const by = command.by ?? `cli:${userInfo().username}`;
@@ -233,7 +231,7 @@ async function main(command: Command): Promise<void> {
 
 /** One line for what an operator can act on; the stack trace only for what nobody expected. */
 export function failureLine(err: unknown, command?: Command): string | undefined {
-  if (err instanceof ConfigError || err instanceof ReplyDecisionRefused) return err.message;
+  if (err instanceof ConfigError || err instanceof RequestRefused) return err.message;
   if (err instanceof WorkflowNotFoundError && command && 'conversationId' in command) {
     return `conversation ${command.conversationId} has no open workflow: it never started, or it has ended`;
   }

@@ -1,6 +1,7 @@
 // Client-side operations on conversations, shared by the CLI and the ingress: start a turn, escalate, hand back,
 // decide on a draft, wait for a turn, query, list.
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { handoverMessages, type TurnConfig } from './config';
 import type { AgentState, EscalationKind } from './state';
@@ -12,11 +13,14 @@ import {
   teamActionSignal,
   newUserMessageSignal,
   progressQuery,
+  requestEscalationUpdate,
+  requestHandBackUpdate,
   searchAttributes,
   stateQuery,
   workflowIdFor,
   type ForceEscalation,
   type HandBack,
+  type OperatorAnswer,
   type ReplyDecision,
   type ReplyMode,
   type TeamAction,
@@ -55,10 +59,6 @@ export function turnOptions(taskQueue: string, config: TurnConfig): TurnOptions 
   };
 }
 
-/**
- * Signal-with-start: a message for a conversation whose workflow is open joins it (USE_EXISTING), during a turn or
- * between turns, so duplicate deliveries never start a second workflow; otherwise a new workflow starts under the ID.
- */
 /** The Temporal UI's summary limit (bytes of UTF-8). */
 const MAX_SUMMARY_BYTES = 200;
 
@@ -88,15 +88,11 @@ export interface UserMessageText {
   text: string;
 }
 
-export async function deliverUserMessage(
-  client: Client,
-  message: { conversationId: string; trigger: Trigger; partId?: string; message?: UserMessageText },
-  options: TurnOptions,
-): Promise<{ workflowId: string; runId: string }> {
-  const workflowId = workflowIdFor(message.conversationId);
+/** The run input and start options of a conversation's workflow, started by a delivery or an operator's request. */
+function startOptions(conversationId: string, trigger: Trigger, options: TurnOptions, summary: string) {
   const input: SupportConversationInput = {
-    conversationId: message.conversationId,
-    trigger: message.trigger,
+    conversationId,
+    trigger,
     maxHops: options.maxHops,
     snoozeSeconds: options.snoozeSeconds,
     quietPeriodSeconds: options.quietPeriodSeconds,
@@ -106,28 +102,106 @@ export async function deliverUserMessage(
     replyMode: options.replyMode,
     approvalTimeoutSeconds: options.approvalTimeoutSeconds,
   };
-  const handle = await client.workflow.signalWithStart(WORKFLOW_TYPE, {
-    workflowId,
+  return {
+    workflowId: workflowIdFor(conversationId),
     taskQueue: options.taskQueue,
-    args: [input],
-    signal: newUserMessageSignal,
-    signalArgs: [{ notificationId: message.trigger.notificationId, partId: message.partId }],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    typedSearchAttributes: [{ key: searchAttributes.conversationId, value: message.conversationId }],
-    staticSummary: runSummary(message.conversationId, message.trigger, message.message),
-    staticDetails: `Intercom conversation ${message.conversationId}, notification ${message.trigger.notificationId}, received ${message.trigger.receivedAt}`,
-  });
-  return { workflowId, runId: handle.signaledRunId };
+    args: [input] as [SupportConversationInput],
+    workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE' as const,
+    typedSearchAttributes: [{ key: searchAttributes.conversationId, value: conversationId }],
+    staticSummary: summary,
+    staticDetails: `Intercom conversation ${conversationId}, notification ${trigger.notificationId}, received ${trigger.receivedAt}`,
+  };
 }
 
-export async function forceEscalation(client: Client, conversationId: string, request: ForceEscalation): Promise<void> {
-  await client.workflow.getHandle(workflowIdFor(conversationId)).signal(forceEscalationSignal, request);
+/**
+ * Signal-with-start: a message for a conversation whose workflow is open joins it (USE_EXISTING), during a turn or
+ * between turns, so duplicate deliveries never start a second workflow; otherwise a new workflow starts under the ID.
+ */
+export async function deliverUserMessage(
+  client: Client,
+  message: { conversationId: string; trigger: Trigger; partId?: string; message?: UserMessageText },
+  options: TurnOptions,
+): Promise<{ workflowId: string; runId: string }> {
+  const summary = runSummary(message.conversationId, message.trigger, message.message);
+  const handle = await client.workflow.signalWithStart(WORKFLOW_TYPE, {
+    ...startOptions(message.conversationId, message.trigger, options, summary),
+    signal: newUserMessageSignal,
+    signalArgs: [{ notificationId: message.trigger.notificationId, partId: message.partId }],
+  });
+  return { workflowId: handle.workflowId, runId: handle.signaledRunId };
+}
+
+/** The workflow refused a lead's request (a decision, an escalation, a hand-back) that could have no effect: why. */
+export class RequestRefused extends Error {
+  override name = 'RequestRefused';
+}
+
+/**
+ * A lead's escalation or hand-back: an update the conversation's open workflow accepts, saying what it will do, or
+ * refuses with why (RequestRefused). When the conversation has no open workflow (its last one ended after its quiet
+ * period, or was closed), a new one starts with the request as a signal, reads the conversation and acts on it.
+ */
+async function operatorRequest(
+  client: Client,
+  conversationId: string,
+  request: ForceEscalation | HandBack,
+  kind: 'escalate' | 'hand back',
+  options: TurnOptions,
+  via: string,
+): Promise<OperatorAnswer> {
+  const update = kind === 'escalate' ? requestEscalationUpdate : requestHandBackUpdate;
+  try {
+    return await client.workflow.getHandle(workflowIdFor(conversationId)).executeUpdate(update, { args: [request] });
+  } catch (err) {
+    // The client's own message is only "Workflow Update failed": the validator's reason is its cause.
+    if (err instanceof WorkflowUpdateFailedError) throw new RequestRefused(err.cause?.message ?? err.message);
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  const trigger = { topic: via, notificationId: `${via}-${randomUUID()}`, receivedAt: new Date().toISOString() };
+  await client.workflow.signalWithStart(WORKFLOW_TYPE, {
+    ...startOptions(
+      conversationId,
+      trigger,
+      options,
+      `Conversation ${conversationId} · ${kind} (${request.requestedBy})`,
+    ),
+    ...(kind === 'escalate'
+      ? { signal: forceEscalationSignal, signalArgs: [request] as [ForceEscalation] }
+      : { signal: handBackSignal, signalArgs: [request] as [HandBack] }),
+  });
+  return {
+    accepted: true,
+    effect:
+      kind === 'escalate'
+        ? 'the conversation had no open workflow: a new one hands it to the team'
+        : 'the conversation had no open workflow: a new one reads it and answers the user again',
+  };
+}
+
+export function forceEscalation(
+  client: Client,
+  conversationId: string,
+  request: ForceEscalation,
+  options: TurnOptions,
+  via = 'api',
+): Promise<OperatorAnswer> {
+  return operatorRequest(client, conversationId, request, 'escalate', options, via);
+}
+
+export function handBack(
+  client: Client,
+  conversationId: string,
+  request: HandBack,
+  options: TurnOptions,
+  via = 'api',
+): Promise<OperatorAnswer> {
+  return operatorRequest(client, conversationId, request, 'hand back', options, via);
 }
 
 /**
  * Approval mode: a lead's decision on the draft waiting in the conversation. The workflow's validator refuses it (and
- * this throws its reason) when no draft waits or the decision is malformed.
+ * this throws RequestRefused with its reason) when no draft waits or the decision is malformed.
  */
 export async function decideReply(
   client: Client,
@@ -139,23 +213,13 @@ export async function decideReply(
       .getHandle(workflowIdFor(conversationId))
       .executeUpdate(decideReplyUpdate, { args: [decision] });
   } catch (err) {
-    // The client's own message is only "Workflow Update failed": the validator's reason is its cause.
-    if (err instanceof WorkflowUpdateFailedError) throw new ReplyDecisionRefused(err.cause?.message ?? err.message);
+    if (err instanceof WorkflowUpdateFailedError) throw new RequestRefused(err.cause?.message ?? err.message);
     throw err;
   }
 }
 
-/** The workflow refused a decision on a draft: none was waiting, or the decision was malformed; the message says which. */
-export class ReplyDecisionRefused extends Error {
-  override name = 'ReplyDecisionRefused';
-}
-
 export async function sendTeamAction(client: Client, conversationId: string, action: TeamAction): Promise<void> {
   await client.workflow.getHandle(workflowIdFor(conversationId)).signal(teamActionSignal, action);
-}
-
-export async function handBack(client: Client, conversationId: string, request: HandBack): Promise<void> {
-  await client.workflow.getHandle(workflowIdFor(conversationId)).signal(handBackSignal, request);
 }
 
 /**

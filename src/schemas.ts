@@ -103,7 +103,14 @@ export interface EarlierTurn {
   escalated: string | null;
 }
 
-export interface PlanContext {
+/**
+ * The user's messages no reply has answered or handed over yet, oldest first: what the turn answers. The conversation's
+ * other messages are what was said before; a message the user wrote while Melvin was replying sits before that reply.
+ * Absent where the run could not tell (fetches recorded before Intercom part ids were read).
+ */
+type Unanswered = { unanswered_messages?: string[] };
+
+export interface PlanContext extends Unanswered {
   hop: number;
   max_hops: number;
   messages: Message[];
@@ -118,7 +125,7 @@ export interface PlanContext {
   previous_hops: { hop: number; user_query: string; tool_calls: string[]; missing_data: string[] }[];
 }
 
-export interface CoverageContext {
+export interface CoverageContext extends Unanswered {
   hop: number;
   max_hops: number;
   user_query: string;
@@ -131,7 +138,7 @@ export interface CoverageContext {
   docs_data: Record<string, StoredDocsData>;
 }
 
-export interface DraftContext {
+export interface DraftContext extends Unanswered {
   messages: Message[];
   /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
   earlier_parts_omitted?: number;

@@ -30,6 +30,8 @@ export const DEFAULT_HANDOVER_MESSAGE =
  */
 export const DEFAULT_KIND_HANDOVER_MESSAGES: Partial<Record<EscalationKind, string>> = {
   partial_answer: 'A person from our support team will follow up here on the rest of your message.',
+  attachment_only:
+    "Thanks for the file. I can't open files here, so I've passed it to our support team, and a person will follow up.",
 };
 /** How long a conversation's workflow waits for the user's next message before it ends: a week. */
 export const DEFAULT_QUIET_PERIOD_SECONDS = 7 * 24 * 3600;
@@ -117,6 +119,11 @@ export interface TeamAction {
   /** For `replied`: the teammate's answer as plain text (the first 2000 characters) and who wrote it. */
   text?: string;
   by?: string;
+  /**
+   * When it happened in Intercom (the notification's `created_at`, ISO): a late delivery of something older than the
+   * conversation's current owner changes nothing.
+   */
+  at?: string;
 }
 
 export interface HandBack {
@@ -134,7 +141,22 @@ export interface Progress {
   turns: number;
 }
 
+/** What an operator's accepted escalation or hand-back will do; a request that can have no effect is refused instead. */
+export interface OperatorAnswer {
+  accepted: true;
+  effect: string;
+}
+
 export const newUserMessageSignal = defineSignal<[NewUserMessage]>('newUserMessage');
+/**
+ * A lead hands the conversation to the team now: the operator API and the CLI send this update, which the workflow
+ * refuses, with the reason, when it can have no effect (the team owns the conversation already, or an escalation is
+ * under way). The `forceEscalation` signal does the same from the Temporal UI; a signal cannot be refused, so the run
+ * records a refused one in `metadata.operator_requests`.
+ */
+export const requestEscalationUpdate = defineUpdate<OperatorAnswer, [ForceEscalation]>('requestEscalation');
+/** A lead gives a conversation the team owns back to Melvin; refused, with the reason, when Melvin answers it already. */
+export const requestHandBackUpdate = defineUpdate<OperatorAnswer, [HandBack]>('requestHandBack');
 export const forceEscalationSignal = defineSignal<[ForceEscalation]>('forceEscalation');
 /** A lead gives a conversation the team owns back to Melvin: the user's next message is answered again. */
 export const handBackSignal = defineSignal<[HandBack]>('handBack');

@@ -213,7 +213,8 @@ export type EscalationKind =
   | 'validation_error'
   | 'operator'
   | 'plan_error'
-  | 'partial_answer';
+  | 'partial_answer'
+  | 'attachment_only';
 
 /** A draft that waited for a lead in approval mode, or was only noted in shadow mode, and how that ended. */
 export interface ApprovalData {
@@ -221,8 +222,11 @@ export interface ApprovalData {
   draft: string;
   note_added: boolean;
   requested_at: string;
-  /** `waiting` until a decision or the timeout; shadow drafts are `noted`. */
-  outcome: 'waiting' | 'approved' | 'edited' | 'rejected' | 'timed_out' | 'noted';
+  /**
+   * `waiting` until a decision or the timeout; shadow drafts are `noted`; `withdrawn` when the draft stopped waiting
+   * because an operator escalated or a teammate took the conversation over (`reason` says which).
+   */
+  outcome: 'waiting' | 'approved' | 'edited' | 'rejected' | 'timed_out' | 'noted' | 'withdrawn';
   decided_by: string | null;
   decided_at: string | null;
   reason: string | null;
@@ -318,6 +322,19 @@ export interface FreshResult {
   expires_at: string;
 }
 
+/**
+ * A part of the conversation in Intercom that changed who answers the user: how a conversation's new workflow learns
+ * what its earlier workflows and the team decided.
+ */
+export interface OwnershipEvent {
+  owner: Ownership['owner'];
+  /** Epoch seconds of the part. */
+  at: number;
+  /** Who changed it: Melvin handing over, an operator (an escalation they asked for, a hand-back), or a teammate. */
+  by: 'melvin' | 'operator' | 'teammate';
+  reason: string;
+}
+
 /** Who answers the user: Melvin, or the team from a hand-over until a lead hands the conversation back. */
 export interface Ownership {
   owner: 'melvin' | 'team';
@@ -367,7 +384,17 @@ export interface RunMetadata {
   /** How many of `user_messages` the last conversation fetch already included. */
   user_messages_fetched: number;
   conversation_fetches: number;
-  forced_escalation: { reason: string; requested_by: string; received_at: string } | null;
+  /**
+   * The latest operator's escalation the run accepted; `handled` once the run acted on it (absent in runs from before
+   * every accepted escalation was acted on).
+   */
+  forced_escalation: { reason: string; requested_by: string; received_at: string; handled?: boolean } | null;
+  /** Every escalation and hand-back a lead asked of this run, and whether it was accepted or why not. */
+  operator_requests?: OperatorRequest[];
+  /** The Intercom part of each of `messages` (null where none), from the last fetch; absent in runs before it was read. */
+  message_part_ids?: (string | null)[];
+  /** The user's messages in the last fetch that hold only files, which Melvin cannot read. */
+  attachment_only_part_ids?: string[];
   /** Why the run ended without acting, e.g. a redelivered webhook for a message Melvin or the team already answered. */
   skipped_reason: string | null;
   /** Each configured MCP server and whether its tools could be listed; a server that failed offers no tools this run. */
@@ -388,6 +415,17 @@ export interface RunMetadata {
   usage?: LlmUsage;
   /** The team's past answers to similar questions that Draft was shown for its tone, never as facts. */
   style_examples?: StyleExamples | null;
+}
+
+/** A lead's escalation or hand-back, as the run received it and what became of it. */
+export interface OperatorRequest {
+  action: 'escalate' | 'hand_back';
+  reason: string;
+  requested_by: string;
+  received_at: string;
+  /** Accepted requests are acted on (a note, Melvin Status, the owner); refused ones change nothing, for `detail`. */
+  outcome: 'accepted' | 'refused';
+  detail: string;
 }
 
 /** Past conversations a teammate resolved, retrieved by similarity to the question, as the draft's style examples. */

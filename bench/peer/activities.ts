@@ -40,6 +40,7 @@ export type TurnContext = {
 /** The policy each activity runs under in Melvin: the proxy its node calls it through (src/workflows/policies.ts). */
 const POLICIES: Record<ActivityName, ActivityOptions> = {
   fetchConversation: intercomPolicy,
+  readOwnership: intercomPolicy,
   sendReply: intercomPolicy,
   addNote: intercomPolicy,
   setStatus: intercomPolicy,

@@ -3,9 +3,9 @@ import { Context } from '@temporalio/activity';
 import { IntercomError, IntercomTimeoutError } from 'intercom-client';
 import type { IntercomClient } from 'intercom-client';
 import { z } from 'zod';
+import { ESCALATION_MARK, HANDED_BACK_MARK, UNDELIVERED_MARK, WITHHELD_MARK, carriesOperatorWords } from '../notes';
 import { REPLY_MODES, type ReplyMode } from '../shared';
-import type { Message, Role } from '../state';
-import { REQUESTED_BY } from '../workflows/routing';
+import type { Message, OwnershipEvent, Role } from '../state';
 import {
   IntercomAuthError,
   IntercomNotFoundError,
@@ -31,16 +31,28 @@ const CLOCK_SKEW_S = 60;
 
 const Id = z.union([z.string(), z.number()]).transform(String);
 const Author = z.looseObject({ type: z.string(), id: Id.nullish(), name: z.string().nullish() });
+/** A file on a part: Melvin reads only its name, since it cannot open it. */
+const Attachment = z.looseObject({ name: z.string().nullish() });
 const Part = z.looseObject({
   id: Id,
   part_type: z.string(),
   body: z.string().nullish(),
   created_at: z.number().nullish(),
   author: Author.nullish(),
+  attachments: z.array(Attachment).nullish(),
+  /** On an assignment part, whom it assigned: an admin, a team, or nobody (`nobody_admin`, or no id). */
+  assigned_to: z.looseObject({ type: z.string().nullish(), id: Id.nullish() }).nullish(),
 });
 export const IntercomConversation = z.looseObject({
   id: Id,
-  source: z.looseObject({ id: Id.nullish(), body: z.string().nullish(), author: Author.nullish() }).nullish(),
+  source: z
+    .looseObject({
+      id: Id.nullish(),
+      body: z.string().nullish(),
+      author: Author.nullish(),
+      attachments: z.array(Attachment).nullish(),
+    })
+    .nullish(),
   // Intercom returns at most the 500 most recent parts; `total_count` says how many the conversation has.
   conversation_parts: z
     .looseObject({ conversation_parts: z.array(Part), total_count: z.number().int().min(0) })
@@ -54,13 +66,31 @@ const IntercomContact = z.looseObject({ id: Id, email: z.string().nullish(), nam
 
 export interface FetchedConversation {
   conversation_id: string;
+  /** Each message's text is cut at `MAX_MESSAGE_CHARS`, and the whole at `MAX_CONVERSATION_CHARS` (newest kept). */
   messages: Message[];
-  /** Parts Intercom did not return (it returns only the 500 most recent): the messages miss that many earlier ones. */
+  /**
+   * The Intercom part of each message, in the same order (null for a source without an id): which ones a turn answers.
+   * Absent in fetches recorded before it was read.
+   */
+  message_part_ids?: (string | null)[];
+  /**
+   * Parts Melvin's messages leave out: those Intercom did not return (it returns only the 500 most recent) and the
+   * earlier messages cut to keep the conversation within `MAX_CONVERSATION_CHARS`.
+   */
   omitted_parts: number;
   /** Every part id Intercom returned: what a later post's retry compares against to find its own earlier attempt. */
   part_ids: string[];
   /** The ids of the user's messages among them (the source's too): what the conversation's ledger records as handled. */
   user_part_ids: string[];
+  /** The user's messages that hold only files, which Melvin cannot read; absent in fetches recorded before. */
+  attachment_only_part_ids?: string[];
+  /**
+   * The user's messages older than Melvin's newest part (a reply, a note, the snooze): what an earlier workflow of the
+   * conversation answered or handed over. A conversation's new workflow starts its ledger from them.
+   */
+  handled_before_part_ids?: string[];
+  /** The parts that changed who answers the user, oldest first (at most `MAX_OWNERSHIP_EVENTS`). */
+  ownership_events?: OwnershipEvent[];
   internal_notes: string[];
   contact: { id: string; email: string | null; name: string | null } | null;
   admin_id: string;
@@ -68,6 +98,13 @@ export interface FetchedConversation {
   reply_settings?: ConversationReplySettings;
   /** The admin the conversation is assigned to in Intercom, if any; absent in fetches recorded before it was read. */
   admin_assignee_id?: string | null;
+}
+
+/** The conversation's course as `readOwnership` reads it: its parts, in order, and those that changed its owner. */
+export interface ConversationCourse {
+  part_ids: string[];
+  ownership_events: OwnershipEvent[];
+  admin_assignee_id: string | null;
 }
 
 /** What the conversation's attributes say about how Melvin replies; null where they say nothing usable. */
@@ -123,6 +160,19 @@ export interface PostedPart {
 const USER_AUTHORS = new Set(['user', 'lead', 'contact']);
 const ASSISTANT_AUTHORS = new Set(['admin', 'bot', 'team']);
 
+/**
+ * What a turn shows of one message: a talent writes a few sentences, or pastes a contract; past this the rest is
+ * cut (and the message says so), so no activity input nears Temporal's 2 MB payload limit.
+ */
+export const MAX_MESSAGE_CHARS = 8_000;
+/** The whole conversation a turn shows: the first message and the newest ones that fit. */
+export const MAX_CONVERSATION_CHARS = 64_000;
+/** The team's notes are sent to the validation service only; the newest that fit. */
+export const MAX_NOTE_CHARS = 4_000;
+export const MAX_NOTES_CHARS = 32_000;
+/** Enough of the conversation's course to know who answers it now. */
+export const MAX_OWNERSHIP_EVENTS = 50;
+
 function roleOf(authorType: string | undefined): Role | undefined {
   if (authorType === undefined) return undefined;
   if (USER_AUTHORS.has(authorType)) return 'user';
@@ -130,47 +180,162 @@ function roleOf(authorType: string | undefined): Role | undefined {
   return undefined;
 }
 
-/** A note Melvin posted that carries an operator's words: an escalation they asked for, whose reason they wrote. */
-const operatorWords = (note: string) => note.split('\n').some((line) => line.startsWith(REQUESTED_BY));
+/** A text cut at `max` characters, saying how much was left out. */
+export function cutText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)} … [${text.length - max} more characters not shown]`;
+}
+
+/** A part's text as Melvin shows it: its words, then the names of its files, which Melvin cannot open. */
+function partText(body: string | null | undefined, attachments: { name?: string | null }[] | null | undefined): string {
+  const text = (body ?? '').trim();
+  const files = (attachments ?? []).map((a) => a.name?.trim() || 'a file');
+  if (!files.length) return text;
+  const list = `[attachment${files.length > 1 ? 's' : ''}: ${files.join(', ')}]`;
+  return text ? `${text}\n${list}` : list;
+}
 
 /**
  * The conversation as messages: the source is the first message; user/lead/contact parts are the user's, admin/bot/team
- * parts the assistant's; event parts with no text are dropped. Notes are kept apart (never shown to the model) as the
- * team's internal notes, which a reply must not repeat; Melvin's own notes (by `melvinAdminId`: its escalation notes,
- * its shadow drafts) are not the team's, and a later reply saying the same as one of them leaks nothing, unless the
- * note carries an operator's reason.
+ * parts the assistant's; event parts with no text or file are dropped; a file is named in its message. Notes are kept
+ * apart (never shown to the model) as the team's internal notes, which a reply must not repeat; Melvin's own notes (by
+ * `melvinAdminId`: its escalation notes, its shadow drafts) are not the team's, and a later reply saying the same as one
+ * of them leaks nothing, unless the note carries an operator's reason. Texts are not cut here (see `boundConversation`).
  */
 export function messagesFromConversation(
   conversation: IntercomConversation,
   melvinAdminId: string,
 ): {
   messages: Message[];
+  message_part_ids: (string | null)[];
   internal_notes: string[];
   user_part_ids: string[];
+  attachment_only_part_ids: string[];
 } {
   const messages: Message[] = [];
+  const message_part_ids: (string | null)[] = [];
   const internal_notes: string[] = [];
   const user_part_ids: string[] = [];
-  const add = (role: Role, content: string, id: string | null | undefined) => {
+  const attachment_only_part_ids: string[] = [];
+  const add = (role: Role, content: string, id: string | null | undefined, filesOnly: boolean) => {
     messages.push({ role, content });
-    if (role === 'user' && id) user_part_ids.push(id);
+    message_part_ids.push(id ?? null);
+    if (role === 'user' && id) {
+      user_part_ids.push(id);
+      if (filesOnly) attachment_only_part_ids.push(id);
+    }
   };
   const source = conversation.source;
   const sourceRole = roleOf(source?.author?.type);
   // Bodies are fetched with display_as=plaintext, so text such as "<Austin>" is the user's own words, not markup.
-  const sourceText = (source?.body ?? '').trim();
-  if (sourceRole && sourceText) add(sourceRole, sourceText, source?.id);
+  const sourceText = partText(source?.body, source?.attachments);
+  if (sourceRole && sourceText) add(sourceRole, sourceText, source?.id, !(source?.body ?? '').trim());
   for (const part of conversation.conversation_parts?.conversation_parts ?? []) {
-    const text = (part.body ?? '').trim();
+    const text = partText(part.body, part.attachments);
     if (!text) continue;
     if (part.part_type === 'note' || part.part_type === 'note_and_reopen') {
-      if (part.author?.id !== melvinAdminId || operatorWords(text)) internal_notes.push(text);
+      if (part.author?.id !== melvinAdminId || carriesOperatorWords(text)) internal_notes.push(text);
       continue;
     }
     const role = roleOf(part.author?.type);
-    if (role) add(role, text, part.id);
+    if (role) add(role, text, part.id, !(part.body ?? '').trim());
   }
-  return { messages, internal_notes, user_part_ids };
+  return { messages, message_part_ids, internal_notes, user_part_ids, attachment_only_part_ids };
+}
+
+/**
+ * The messages within bounds: each cut at `MAX_MESSAGE_CHARS`, then the first message and as many of the newest as fit
+ * in `MAX_CONVERSATION_CHARS`; returns how many were left out between them. The notes likewise, newest kept.
+ */
+export function boundConversation(mapped: ReturnType<typeof messagesFromConversation>): {
+  messages: Message[];
+  message_part_ids: (string | null)[];
+  internal_notes: string[];
+  left_out: number;
+} {
+  const cut = mapped.messages.map((m) => ({ ...m, content: cutText(m.content, MAX_MESSAGE_CHARS) }));
+  const kept = new Set<number>();
+  let used = 0;
+  const keep = (index: number) => {
+    const size = cut[index]!.content.length;
+    if (used + size > MAX_CONVERSATION_CHARS) return false;
+    used += size;
+    kept.add(index);
+    return true;
+  };
+  if (cut.length) keep(0);
+  for (let index = cut.length - 1; index > 0 && keep(index); index -= 1);
+  const indexes = [...kept].sort((a, b) => a - b);
+  const notes: string[] = [];
+  let noteChars = 0;
+  for (const note of [...mapped.internal_notes].reverse().map((n) => cutText(n, MAX_NOTE_CHARS))) {
+    if (noteChars + note.length > MAX_NOTES_CHARS) break;
+    noteChars += note.length;
+    notes.unshift(note);
+  }
+  return {
+    messages: indexes.map((i) => cut[i]!),
+    message_part_ids: indexes.map((i) => mapped.message_part_ids[i] ?? null),
+    internal_notes: notes,
+    left_out: cut.length - indexes.length,
+  };
+}
+
+/**
+ * The parts that changed who answers the user, oldest first: Melvin's hand-overs (its escalation notes, a reply it
+ * could not deliver, a draft it withheld because a teammate took over) and a lead's hand-back note; a teammate's reply,
+ * assignment to a teammate, a team or Melvin, and close. An assignment to nobody changes nothing.
+ */
+export function ownershipEvents(conversation: IntercomConversation, melvinAdminId: string): OwnershipEvent[] {
+  const events: OwnershipEvent[] = [];
+  for (const part of conversation.conversation_parts?.conversation_parts ?? []) {
+    const at = part.created_at ?? 0;
+    const text = (part.body ?? '').trim();
+    const byMelvin = part.author?.id === melvinAdminId;
+    const byTeammate = !byMelvin && (part.author?.type === 'admin' || part.author?.type === 'team');
+    const firstLine = text.split('\n')[0] ?? '';
+    if (part.part_type === 'note' && byMelvin) {
+      if (text.startsWith(ESCALATION_MARK)) {
+        const by = carriesOperatorWords(text) ? 'operator' : 'melvin';
+        events.push({ owner: 'team', at, by, reason: firstLine.slice(ESCALATION_MARK.length).trim() });
+      } else if (text.startsWith(UNDELIVERED_MARK)) {
+        events.push({ owner: 'team', at, by: 'melvin', reason: 'the reply could not be delivered' });
+      } else if (text.startsWith(WITHHELD_MARK)) {
+        events.push({ owner: 'team', at, by: 'teammate', reason: 'a teammate took over while Melvin answered' });
+      } else if (text.startsWith(HANDED_BACK_MARK)) {
+        events.push({ owner: 'melvin', at, by: 'operator', reason: firstLine });
+      }
+    } else if (part.part_type === 'comment' && byTeammate) {
+      events.push({ owner: 'team', at, by: 'teammate', reason: 'a teammate replied in Intercom' });
+    } else if (part.part_type === 'assignment' && part.assigned_to?.id) {
+      const to = part.assigned_to;
+      if (to.type === 'admin' && to.id === melvinAdminId) {
+        events.push({ owner: 'melvin', at, by: 'teammate', reason: 'assigned to Melvin in Intercom' });
+      } else if (to.type === 'admin' || to.type === 'team') {
+        const whom =
+          to.type === 'admin' ? `a teammate in Intercom (admin ${to.id})` : `a team in Intercom (team ${to.id})`;
+        events.push({ owner: 'team', at, by: 'teammate', reason: `assigned to ${whom}` });
+      }
+    } else if (part.part_type === 'close' && byTeammate) {
+      events.push({ owner: 'team', at, by: 'teammate', reason: 'a teammate closed the conversation in Intercom' });
+    }
+  }
+  return events.slice(-MAX_OWNERSHIP_EVENTS);
+}
+
+/** The user's message parts older than Melvin's newest part: what an earlier workflow answered or handed over. */
+export function handledBefore(conversation: IntercomConversation, melvinAdminId: string): string[] {
+  const parts = conversation.conversation_parts?.conversation_parts ?? [];
+  let newest = -1;
+  parts.forEach((part, index) => {
+    if (part.author?.id === melvinAdminId) newest = index;
+  });
+  if (newest < 0) return [];
+  const ids = parts
+    .slice(0, newest)
+    .filter((part) => roleOf(part.author?.type) === 'user' && part.part_type !== 'note')
+    .map((part) => part.id);
+  const sourceId = conversation.source?.id;
+  return sourceId && roleOf(conversation.source?.author?.type) === 'user' ? [sourceId, ...ids] : ids;
 }
 
 /** How many parts of the conversation Intercom left out of its answer: never mistake a truncated list for the whole. */
@@ -212,6 +377,14 @@ function parseResponse<T>(schema: z.ZodType<T>, body: unknown, action: string): 
   return parsed.data;
 }
 
+/**
+ * What two bodies are compared by when a retry looks for its own earlier attempt: the first characters of the text,
+ * whitespace folded, since Intercom's plain text lays paragraphs out its own way and may trim a long body.
+ */
+function sameTextKey(text: string): string {
+  return comparableText(text).slice(0, 200);
+}
+
 export function createIntercomActivities(intercom: IntercomClient, options: { adminId: string }) {
   const { adminId } = options;
   const requestOptions = () => ({
@@ -235,23 +408,24 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
 
   /**
    * The part an earlier attempt of this post already made, when its request was accepted but its answer was lost (a 500
-   * after accept, a timeout), so the retry must not post again. With the ids the conversation held before the first
-   * attempt, it is a part of this type by this admin that is not among them, whatever its text: the previous turn may
-   * have said the same words. Without them (the conversation could not be fetched, or the task was scheduled before
-   * part ids were passed), a part with the same text posted since `notBefore`.
+   * after accept, a timeout), so the retry must not post again: a part of this type by this admin with the same text.
+   * With the ids the conversation held before the first attempt, only a part not among them counts, so the previous
+   * turn saying the same words is not taken for it; the text still has to match, since another post of this run (the
+   * validation note beside the approval note, say) may have landed meanwhile. Without them (the conversation could not
+   * be fetched, or the task was scheduled before part ids were passed), a part posted since `notBefore`.
    */
   async function findEarlierAttempt(post: PostInput, partType: 'comment' | 'note'): Promise<string | undefined> {
     const conversation = await findConversation(post.conversationId);
     const parts = conversation.conversation_parts?.conversation_parts ?? [];
-    const ours = parts.filter((part) => part.part_type === partType && part.author?.id === adminId);
+    const wanted = sameTextKey(post.text);
+    const ours = parts.filter(
+      (part) => part.part_type === partType && part.author?.id === adminId && sameTextKey(part.body ?? '') === wanted,
+    );
     if (post.knownPartIds) {
       const known = new Set(post.knownPartIds);
       return ours.find((part) => !known.has(part.id))?.id;
     }
-    const wanted = comparableText(post.text);
-    return ours.find(
-      (part) => (part.created_at ?? 0) >= post.notBefore - CLOCK_SKEW_S && comparableText(part.body ?? '') === wanted,
-    )?.id;
+    return ours.find((part) => (part.created_at ?? 0) >= post.notBefore - CLOCK_SKEW_S)?.id;
   }
 
   async function postPartOnce(post: PostInput, messageType: 'comment' | 'note'): Promise<PostedPart> {
@@ -279,7 +453,8 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
   return withRetryContract({
     async fetchConversation({ conversationId }: { conversationId: string }): Promise<FetchedConversation> {
       const conversation = await findConversation(conversationId);
-      const { messages, internal_notes, user_part_ids } = messagesFromConversation(conversation, adminId);
+      const mapped = messagesFromConversation(conversation, adminId);
+      const { messages, message_part_ids, internal_notes, left_out } = boundConversation(mapped);
       const contactId = conversation.contacts?.contacts[0]?.id;
       let contact: FetchedConversation['contact'] = null;
       if (contactId) {
@@ -295,13 +470,30 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
       return {
         conversation_id: conversation.id,
         messages,
-        omitted_parts: omittedParts(conversation),
+        message_part_ids,
+        omitted_parts: omittedParts(conversation) + left_out,
         part_ids: (conversation.conversation_parts?.conversation_parts ?? []).map((part) => part.id),
-        user_part_ids,
+        user_part_ids: mapped.user_part_ids,
+        attachment_only_part_ids: mapped.attachment_only_part_ids,
+        handled_before_part_ids: handledBefore(conversation, adminId),
+        ownership_events: ownershipEvents(conversation, adminId),
         internal_notes,
         contact,
         admin_id: adminId,
         reply_settings: replySettingsOf(conversation.custom_attributes),
+        admin_assignee_id: conversation.admin_assignee_id ?? null,
+      };
+    },
+
+    /**
+     * Who owns the conversation by its course in Intercom, read again after a teammate acted on it: what the workflow
+     * decides from when webhooks may have come late or out of order.
+     */
+    async readOwnership({ conversationId }: { conversationId: string }): Promise<ConversationCourse> {
+      const conversation = await findConversation(conversationId);
+      return {
+        part_ids: (conversation.conversation_parts?.conversation_parts ?? []).map((part) => part.id),
+        ownership_events: ownershipEvents(conversation, adminId),
         admin_assignee_id: conversation.admin_assignee_id ?? null,
       };
     },

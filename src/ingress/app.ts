@@ -5,7 +5,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import {
-  ReplyDecisionRefused,
+  RequestRefused,
   decideReply,
   deliverUserMessage,
   forceEscalation,
@@ -26,7 +26,13 @@ import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
 import { errorMessage } from '../error-message';
 import { classifyTemporalFailure } from './temporal-failures';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * A notification carries the conversation it is about, with its newest parts: a user who pastes a long document makes
+ * it megabytes. Intercom does not send a 413'd notification again, so the message would be lost; this bound is far
+ * above any conversation Intercom returns (500 parts), and only keeps a body from exhausting memory. The body is
+ * parsed only once its signature proves it is Intercom's.
+ */
+export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** Topics that carry a user's message; every other topic is acknowledged and ignored. */
 export const MESSAGE_TOPICS = ['conversation.user.created', 'conversation.user.replied'] as const;
 /** Topics that show a person on the team acting on the conversation, and what each tells the workflow. */
@@ -38,6 +44,11 @@ export const TEAM_TOPICS = {
 /** Below Intercom's webhook timeout, so an unreachable Temporal gets a 503 (and a redelivery), not a timeout. */
 const TEMPORAL_DEADLINE_MS = 3_000;
 const REMEMBERED_NOTIFICATIONS = 10_000;
+/**
+ * An operator's request waits for the conversation's workflow to accept or refuse it, which takes a worker: past this,
+ * the answer is a 503 saying so (the request may still be applied once a worker runs).
+ */
+const DEFAULT_OPERATOR_DEADLINE_MS = 10_000;
 
 const ConversationId = z.union([z.string(), z.number()]).transform(String).pipe(ConversationIdText);
 
@@ -61,6 +72,7 @@ const MAX_TEAM_ANSWER = 2000;
 const ConversationItem = z.looseObject({
   id: ConversationId,
   admin_assignee_id: IntercomId.nullish(),
+  team_assignee_id: IntercomId.nullish(),
   source: PartRef.nullish(),
   conversation_parts: z.looseObject({ conversation_parts: z.array(PartRef) }).optional(),
 });
@@ -97,6 +109,11 @@ function reject(status: number, outcome: DeliveryOutcome, error: string, issues?
   return { status, body: issues ? { error, issues } : { error }, outcome, topic: 'unknown' };
 }
 
+/** Intercom leaves an assignee empty as null, and some payloads as 0 or "0": none of them is anybody. */
+function assigned(id: string | number | null | undefined): boolean {
+  return id !== null && id !== undefined && String(id) !== '' && String(id) !== '0';
+}
+
 function isMessageTopic(topic: string): topic is (typeof MESSAGE_TOPICS)[number] {
   return (MESSAGE_TOPICS as readonly string[]).includes(topic);
 }
@@ -117,6 +134,8 @@ export interface IngressOptions {
   /** Origins of the Temporal UI allowed to call the codec endpoint from a browser (TEMPORAL_UI_ORIGIN); none if omitted. */
   temporalUiOrigins?: readonly string[];
   metrics?: IngressMetrics;
+  /** How long an operator's request waits for the workflow's answer before a 503 (default 10 s). */
+  operatorDeadlineMs?: number;
 }
 
 /** Constant-time check of `X-Hub-Signature: sha1=<hex>` against the HMAC-SHA1 of the raw body. */
@@ -137,6 +156,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
   /** Notifications this process already turned into a signal: Intercom redelivers, and a repeat needs no second call. */
   const seen = new Set<string>();
   const metrics = options.metrics ?? createIngressMetrics();
+  const operatorDeadlineMs = options.operatorDeadlineMs ?? DEFAULT_OPERATOR_DEADLINE_MS;
 
   function remember(notificationId: string): void {
     seen.add(notificationId);
@@ -151,13 +171,20 @@ export function createIngressApp(options: IngressOptions): express.Express {
     topic: keyof typeof TEAM_TOPICS,
     notificationId: string,
     item: z.infer<typeof ConversationItem>,
+    createdAt: number | undefined,
   ): Promise<Delivery> {
     const action = TEAM_TOPICS[topic];
     const last = item.conversation_parts?.conversation_parts.at(-1);
     if (action === 'replied' && String(last?.author?.id) === options.melvinAdminId) {
       return { status: 202, body: { ignored: true, reason: 'Melvin’s own reply' }, outcome: 'ignored', topic };
     }
+    // Unassigned (to no teammate and no team): nobody took the conversation over, so Melvin's part in it stays.
+    if (action === 'assigned' && !assigned(item.admin_assignee_id) && !assigned(item.team_assignee_id)) {
+      return { status: 202, body: { ignored: true, reason: 'assigned to nobody' }, outcome: 'ignored', topic };
+    }
     const signal: TeamAction = { notificationId, action };
+    // When it happened: a delivery that comes late must not undo what happened since (a lead's escalation, say).
+    if (createdAt !== undefined) signal.at = new Date(createdAt * 1000).toISOString();
     if (action === 'assigned') signal.toMelvin = String(item.admin_assignee_id) === options.melvinAdminId;
     if (action === 'replied' && last?.body) {
       signal.text = htmlToText(last.body).slice(0, MAX_TEAM_ANSWER);
@@ -234,7 +261,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
       return { status: 200, body: { duplicate: true, notificationId }, outcome: 'duplicate', topic };
     }
     const conversationId = item.data.id;
-    if (isTeamTopic(topic)) return teamAction(topic, notificationId, item.data);
+    if (isTeamTopic(topic)) return teamAction(topic, notificationId, item.data, notification.data.created_at);
     // The message the notification is about: the newest part, or the first message (the source) of a new conversation.
     // The workflow's ledger ignores a delivery for a part it already answered or handed over.
     const part = item.data.conversation_parts?.conversation_parts.at(-1) ?? item.data.source;
@@ -303,7 +330,8 @@ export function createIngressApp(options: IngressOptions): express.Express {
 
   /**
    * The operator API's checks, shared by its routes: the bearer token, the conversation id and the body (`schema`)
-   * first; then `act`, where a conversation with no open workflow is a 404 and a decision the workflow refused a 409.
+   * first; then `act`, where a conversation with no open workflow is a 404, a request the workflow refused a 409, and
+   * a workflow that did not answer in time (no worker) a 503.
    */
   function operatorRoute<S extends z.ZodType>(
     invalid: string,
@@ -322,39 +350,42 @@ export function createIngressApp(options: IngressOptions): express.Express {
       } catch (err) {
         if (err instanceof WorkflowNotFoundError)
           return res.status(404).json({ error: `conversation ${id.data} has no open workflow` });
-        if (err instanceof ReplyDecisionRefused) return res.status(409).json({ error: err.message });
-        throw err;
+        if (err instanceof RequestRefused) return res.status(409).json({ error: err.message });
+        const { retryable, reason } = classifyTemporalFailure(err);
+        if (!retryable) throw err;
+        // No worker took the request in time (or Temporal was out of reach): it may still be applied; say so.
+        logEvent('warn', 'operator request not answered', { conversation_id: id.data, reason });
+        res.status(503).json({
+          error: `the conversation's workflow did not answer in time (${reason}): the request may still take effect once a worker runs; read the conversation's state before asking again`,
+        });
       }
     };
   }
 
-  /** `forceEscalation` and `handBack`: a signal with the operator's reason, answered 202 once Temporal recorded it. */
-  const signalRoute = (
-    action: 'escalate' | 'hand-back',
-    signalled: string,
-    send: (conversationId: string, request: { reason: string; requestedBy: string }) => Promise<void>,
-  ) =>
+  /**
+   * An escalation or a hand-back: 202 with what the conversation's workflow will do, or 409 with why it can have no
+   * effect now. A conversation with no open workflow gets a new one, which acts on the request.
+   */
+  const operatorRequestRoute = (action: 'escalate' | 'hand-back') =>
     operatorRoute(`invalid ${action} request`, OperatorRequest, async (id, body) => {
-      await send(id, { reason: body.reason, requestedBy: body.requestedBy ?? 'api' });
+      const request = { reason: body.reason, requestedBy: body.requestedBy ?? 'api' };
+      const send = action === 'escalate' ? forceEscalation : handBack;
+      const answer = await options.client.withDeadline(Date.now() + operatorDeadlineMs, () =>
+        send(options.client, id, request, options.turn),
+      );
       logEvent('info', `${action} requested`, { conversation_id: id });
-      return [202, { signalled, conversationId: id }];
+      return [202, { ...answer, conversationId: id }];
     });
 
-  app.post(
-    '/conversations/:id/escalate',
-    express.json({ limit: '16kb' }),
-    signalRoute('escalate', 'forceEscalation', (id, request) => forceEscalation(options.client, id, request)),
-  );
-  app.post(
-    '/conversations/:id/hand-back',
-    express.json({ limit: '16kb' }),
-    signalRoute('hand-back', 'handBack', (id, request) => handBack(options.client, id, request)),
-  );
+  app.post('/conversations/:id/escalate', express.json({ limit: '16kb' }), operatorRequestRoute('escalate'));
+  app.post('/conversations/:id/hand-back', express.json({ limit: '16kb' }), operatorRequestRoute('hand-back'));
   app.post(
     '/conversations/:id/decision',
     express.json({ limit: '64kb' }),
     operatorRoute('invalid decision', DecisionRequest, async (id, { requestedBy, ...decision }) => {
-      const accepted = await decideReply(options.client, id, { ...decision, by: requestedBy ?? 'api' });
+      const accepted = await options.client.withDeadline(Date.now() + operatorDeadlineMs, () =>
+        decideReply(options.client, id, { ...decision, by: requestedBy ?? 'api' }),
+      );
       logEvent('info', 'reply decision accepted', { conversation_id: id, decision: decision.decision });
       return [200, { ...accepted, conversationId: id }];
     }),
@@ -416,6 +447,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
     ) => {
       if (err.type === 'entity.too.large') {
         res.locals.outcome = 'too_large';
+        logEvent('error', 'webhook refused: body too large', { limit: err.limit ?? MAX_BODY_BYTES });
         return res.status(413).json({ error: `the body is larger than ${err.limit ?? MAX_BODY_BYTES} bytes` });
       }
       const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;

@@ -75,7 +75,7 @@ export const STATUSES = [
   'MESSAGE_FAILED',
   'skipped',
 ] as const;
-export const APPROVAL_OUTCOMES = ['approved', 'edited', 'rejected', 'timed_out', 'noted'] as const;
+export const APPROVAL_OUTCOMES = ['approved', 'edited', 'rejected', 'timed_out', 'withdrawn', 'noted'] as const;
 /** Statuses that mean something broke: an error, a draft that could not be written, a reply Intercom refused. */
 const FAILED_STATUSES = new Set(['error', 'RESPONSE_FAILED', 'MESSAGE_FAILED']);
 /** Statuses that hand the conversation to the team even without an escalation source (`partial`). */

@@ -22,12 +22,25 @@ function memory(state: AgentState): Pick<PlanContext, 'earlier_turns'> {
   return turns.length ? { earlier_turns: turns } : {};
 }
 
+/**
+ * The user's messages this turn answers: those whose Intercom part no turn answered or handed over (the ledger), in the
+ * order written, wherever they sit in the conversation. Absent when the fetch did not say which part each message is.
+ */
+function unanswered(state: AgentState): { unanswered_messages?: string[] } {
+  const ids = state.metadata.message_part_ids;
+  if (!ids) return {};
+  const handled = new Set(state.metadata.conversation.handled_part_ids);
+  const messages = state.messages.filter((m, i) => m.role === 'user' && ids[i] && !handled.has(ids[i]!));
+  return { unanswered_messages: messages.map((m) => m.content) };
+}
+
 /** Hop N's plan sees what every earlier hop asked for and which gaps its coverage found (context-aware re-planning). */
 export function planContext(state: AgentState, hop: number): PlanContext {
   return {
     hop,
     max_hops: state.max_hops,
     messages: state.messages,
+    ...unanswered(state),
     ...omitted(state),
     ...memory(state),
     available_tools: offeredTools(state.available_tools).map(({ name, description, input_schema }) => ({
@@ -70,6 +83,7 @@ export function coverageContext(state: AgentState, hop: number): CoverageContext
     max_hops: state.max_hops,
     user_query: state.hops[hop - 1]?.plan?.user_query ?? '',
     messages: state.messages,
+    ...unanswered(state),
     ...omitted(state),
     intents: turnIntents(state),
     tool_data: state.tool_data,
@@ -110,6 +124,7 @@ export function draftContext(state: AgentState): DraftContext {
   const examples = state.metadata.style_examples?.examples ?? [];
   return {
     messages: state.messages,
+    ...unanswered(state),
     ...omitted(state),
     ...memory(state),
     user_name: state.metadata.user_name,

@@ -147,10 +147,24 @@ export function handBackToMelvin(record: ConversationRecord, reason: string, now
 }
 
 /**
+ * What a turn's outcome answered or handed over: the user parts its draft saw when the reply went out (or, in shadow
+ * mode, was noted), or the whole conversation as it stood when its hand-over note went out; a message that came later
+ * is the next turn's, or the team's.
+ */
+export interface TurnCoverage {
+  partIds: string[];
+  /** How many of the run's deliveries it consumed, for deliveries that name no part. */
+  deliveries: number;
+  /** The outcome gives the conversation to the team: an escalation, a reply not delivered or withheld. */
+  handsOver: boolean;
+}
+
+/**
  * Adds a run's turn to the record (again, when an escalation after the turn changed its outcome): the user parts it
- * answered or handed over, what it was asked and answered, a shadow draft, the results still fresh. Any escalation or
- * undelivered reply hands the conversation to the team. Returns how many deliveries the turn consumed: a reply answers
- * what the last fetch held; a hand-over gives the team the whole conversation as it stands.
+ * answered or handed over, what it was asked and answered, a shadow draft, the results still fresh. Returns how many
+ * deliveries the turn consumed. `coverage` says what the outcome covered and whether it hands the conversation to the
+ * team; runs from before it was kept (it is absent) consumed what the last fetch held after a reply, and every delivery
+ * after a hand-over, and any escalation or undelivered reply handed the conversation over.
  */
 export function closeTurn(
   record: ConversationRecord,
@@ -162,13 +176,22 @@ export function closeTurn(
     ttl: ToolResultTtl | undefined;
     teamAnswer: TeamAnswer | null;
     now: number;
+    coverage?: TurnCoverage;
   },
 ): number {
-  const handedOver = !!state.escalate || state.finalize?.melvin_status === 'MESSAGE_FAILED';
-  const consumed = handedOver ? state.metadata.user_messages.length : state.metadata.user_messages_fetched;
+  const { coverage } = turn;
+  const handedOver = coverage
+    ? coverage.handsOver
+    : !!state.escalate || state.finalize?.melvin_status === 'MESSAGE_FAILED';
+  const consumed = coverage
+    ? coverage.deliveries
+    : handedOver
+      ? state.metadata.user_messages.length
+      : state.metadata.user_messages_fetched;
   const delivered = state.metadata.user_messages.slice(0, consumed).flatMap((d) => d.part_id ?? []);
-  const partIds = [...new Set([...turn.fetchedUserPartIds, ...delivered])];
+  const partIds = [...new Set([...(coverage ? coverage.partIds : turn.fetchedUserPartIds), ...delivered])];
   const earlier = record.turns.find((t) => t.run_id === turn.runId);
+  const newlyCovered = partIds.filter((id) => !record.handled_part_ids.includes(id));
   const replied = state.response_delivery?.delivery_successful ? (state.response ?? '') : null;
   const approval = state.metadata.approval;
   recordTurn(record, {
@@ -176,7 +199,11 @@ export function closeTurn(
     ended_at: new Date(turn.now).toISOString(),
     melvin_status: state.finalize?.melvin_status ?? 'skipped',
     escalation_source: state.escalate?.escalation_source ?? null,
-    part_ids: earlier ? earlier.part_ids : partIds.filter((id) => !record.handled_part_ids.includes(id)),
+    part_ids: !earlier
+      ? newlyCovered
+      : coverage
+        ? [...new Set([...earlier.part_ids, ...newlyCovered])]
+        : earlier.part_ids,
     asked: state.hops.at(-1)?.plan?.user_query ?? null,
     answered: replied === null ? null : replied.slice(0, MAX_REMEMBERED_REPLY),
     escalation_reason: state.escalate?.escalation_reason ?? null,

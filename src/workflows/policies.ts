@@ -1,11 +1,18 @@
 // Every activity's timeouts and retries in one place: a named retry policy per external system, one proxy per policy.
-import { ActivityCancellationType, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type { IntercomActivities } from '../activities/intercom';
 import type { LlmActivities } from '../activities/llm';
 import type { McpActivities } from '../activities/mcp';
 import type { PromptActivities } from '../activities/prompts';
 import type { ValidationActivities } from '../activities/validation';
+import { LOCAL_ACTIVITIES_PATCH } from './patches';
 
 /**
  * A cancelled activity (a forced escalation or a cancelled run) is waited for until it has stopped, so the escalation
@@ -97,7 +104,23 @@ export const llm = proxyActivities<LlmActivities>(llmPolicy);
  * The validation check stays an activity: an operator's escalation that comes while it runs (seconds, against a real
  * service) must reach the workflow before the reply is sent, and a signal reaches it only between workflow tasks.
  */
-export const validation = proxyActivities<ValidationActivities>(validationPolicy);
+const validationActivity = proxyActivities<ValidationActivities>(validationPolicy);
+const localValidation = proxyLocalActivities<ValidationActivities>(local(validationPolicy));
+
+/**
+ * For a while the validation check ran as a local activity under LOCAL_ACTIVITIES_PATCH, and the same patch id stayed
+ * when it became an activity again, so no marker tells those runs apart. The builds of that while that recorded the
+ * histories then committed (test/histories, at commits 4f4ba08 and b846d65) are known by their build id, which a
+ * replay reads from the history: their runs replay with the local check. Every change since has a patch id of its own.
+ */
+const LOCAL_VALIDATION_BUILDS = new Set([
+  '@temporalio/worker@1.23.0+8a5b13b9a511ea79a6a7ce5b3010a53760cf678b0502c076099608e194e1edfe',
+  '@temporalio/worker@1.23.0+9b42b4717774695054256c8e8351a205a1f1013dc79b5fecadcb0e22fb35b79b',
+]);
+
+/** The validation check: an activity, but for the runs of the builds that ran it as a local one. */
+export const validation = () =>
+  LOCAL_VALIDATION_BUILDS.has(workflowInfo().currentBuildId ?? '') ? localValidation : validationActivity;
 
 /**
  * The same policy for a local activity: the worker that runs the workflow task runs the activity too and records its
@@ -118,9 +141,6 @@ const localMcpList = proxyLocalActivities<McpActivities>(local(mcpListPolicy));
 const localPrompts = proxyLocalActivities<PromptActivities>(local(promptPolicy));
 const mcpList = proxyActivities<McpActivities>(mcpListPolicy);
 const prompts = proxyActivities<PromptActivities>(promptPolicy);
-
-/** Runs from before these calls were local activities replay with the activities they scheduled. */
-const LOCAL_ACTIVITIES_PATCH = 'local-reads-and-settings';
 
 function sincePatchLocal<Remote, Local>(remote: Remote, localProxy: Local): Remote | Local {
   return patched(LOCAL_ACTIVITIES_PATCH) ? localProxy : remote;

@@ -1,4 +1,5 @@
 // Routing as pure functions of the state: the decision rules after each node, the escalation table and the status mapping.
+import { ESCALATION_MARK, REQUESTED_BY } from '../notes';
 import type {
   EscalationKind,
   EscalationSource,
@@ -44,6 +45,12 @@ export const ESCALATION_TABLE: Record<EscalationKind, EscalationRow> = {
     status: 'partial',
     reason: (detail) => `Partly answered: the reply left ${detail} for the team`,
   },
+  // A message of files only: Melvin cannot open files, so a person looks at them.
+  attachment_only: {
+    source: 'initialization',
+    status: 'ROUTE_TO_TEAM',
+    reason: (detail) => `The user sent only files, which Melvin cannot read (${detail})`,
+  },
 };
 
 export interface Escalation {
@@ -79,15 +86,12 @@ export function partialAnswer(intents: Intent[], open: string[]): Escalation {
   };
 }
 
-/** The line of an escalation note that names the operator who asked: the note's reason is then a person's words. */
-export const REQUESTED_BY = 'Requested by:';
-
 /**
  * The note Escalate adds: the reason and its details, plus who asked when an operator forced it, and whether the user was told
  * a person will follow up (so nobody tells them twice, and somebody does when Melvin could not).
  */
 export function escalationNote(e: Escalation, told: UserTold | null = null, map: string | null = null): string {
-  const lines = [`🚨 Escalation: ${e.reason}`];
+  const lines = [`${ESCALATION_MARK} ${e.reason}`];
   if (e.requested_by) lines.push(`${REQUESTED_BY} ${e.requested_by}`);
   lines.push(...(e.details ?? []));
   if (told?.sent) lines.push(`The user was told: "${told.text}"`);

@@ -74,6 +74,9 @@ export function applyFetchedConversation(
   input: SupportConversationInput,
 ): void {
   state.messages = conversation.messages;
+  // Fetches recorded before these were read leave them absent, and the turn reads the latest messages as the question.
+  state.metadata.message_part_ids = conversation.message_part_ids;
+  state.metadata.attachment_only_part_ids = conversation.attachment_only_part_ids;
   state.metadata.omitted_parts = conversation.omitted_parts ?? 0;
   state.metadata.internal_notes = conversation.internal_notes;
   state.user_email = conversation.contact?.email ?? null;

@@ -12,6 +12,7 @@ import {
 import type { LoadedPrompts } from '../activities/prompts';
 import { TURN_SUMMARY_MEMO, searchAttributes, type ReplyDecision, type SupportConversationInput } from '../shared';
 import type { AgentState, DataBudget, GatheredCall, NodeName } from '../state';
+import type { TurnCoverage } from './conversation-record';
 import type { Escalation } from './routing';
 import { turnSummary } from './run-summary';
 import { coverage } from './nodes/coverage';
@@ -19,11 +20,12 @@ import { draft } from './nodes/draft';
 import { escalate } from './nodes/escalate';
 import { finalize } from './nodes/finalize';
 import { gather } from './nodes/gather';
-import { enter, operatorEscalation, outcomeDetails } from './nodes/helpers';
+import { enter, operatorEscalationWaiting, outcomeDetails, takeOperatorEscalation } from './nodes/helpers';
 import { initialize } from './nodes/initialize';
 import { plan } from './nodes/plan';
 import { response } from './nodes/response';
 import { validate } from './nodes/validate';
+import { TURN_SUMMARY_PATCH } from './patches';
 
 /** What a node decides: where the turn goes next and, when it goes to Escalate, why. */
 export interface Step {
@@ -35,6 +37,12 @@ export interface Step {
 export interface Turn {
   input: SupportConversationInput;
   state: AgentState;
+  /**
+   * Runs recorded before every message was answered or handed over (the patch `every-message-answered-or-handed-over`)
+   * keep the rules they were recorded with, so they replay: the latest message decided whether a turn had anything to
+   * answer, an escalation was acted on once per run, and cancellations and approvals ended as they did.
+   */
+  legacy: boolean;
   budget: DataBudget;
   /** Epoch seconds the run began: parts this run posts are at or after it (the fallback duplicate check). */
   notBefore: number;
@@ -62,6 +70,10 @@ export interface Turn {
   decision: ReplyDecision | null;
   /** The validation note while it is being posted beside the reply: Response waits for it before the turn goes on. */
   validationNote: Promise<void> | null;
+  /** What Draft saw: the user parts of its fetch and how many deliveries that fetch held. A reply answers those. */
+  draftSaw: Omit<TurnCoverage, 'handsOver'> | null;
+  /** Set when a hand-over note went out: the conversation as it stood then goes to the team. */
+  handedOver: TurnCoverage | null;
 }
 
 export function newTurn(input: SupportConversationInput, state: AgentState, startedAt: number): Turn {
@@ -81,6 +93,9 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     replyStarted: false,
     decision: null,
     validationNote: null,
+    draftSaw: null,
+    handedOver: null,
+    legacy: false,
   };
 }
 
@@ -113,10 +128,10 @@ export async function runGraph(t: Turn, from: NodeName): Promise<void> {
       try {
         step = await t.agentScope.run(() => run(t));
       } catch (err) {
-        if (!(isCancellation(err) && t.state.metadata.forced_escalation)) throw err;
+        if (!(isCancellation(err) && operatorEscalationWaiting(t))) throw err;
         step = { next: 'escalate' };
       }
-      if (t.state.metadata.forced_escalation) step = { next: 'escalate', escalation: operatorEscalation(t) };
+      if (operatorEscalationWaiting(t)) step = { next: 'escalate', escalation: takeOperatorEscalation(t) };
       if (!AGENT_NODES.has(step.next)) t.replyStarted = true;
     } else {
       step = await run(t);
@@ -127,12 +142,6 @@ export async function runGraph(t: Turn, from: NodeName): Promise<void> {
   }
   endTurn(t);
 }
-
-/**
- * Runs from before turn summaries were kept in the memo must replay without the memo's command; every run since records
- * this patch marker the first time it writes one.
- */
-const TURN_SUMMARY_PATCH = 'turn-summary-memo';
 
 /**
  * The turn's outcome into its run's memo, where reports read it from visibility; `reopenedByTeam` says why the team took

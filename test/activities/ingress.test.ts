@@ -1,6 +1,6 @@
 // The ingress over real HTTP with a real Temporal server: signatures, body limits, validation, topics, duplicates, and
 // how each kind of Temporal failure is answered.
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Client, Connection, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -18,6 +18,8 @@ const SECRET = 'ingress-test-secret';
 const ADMIN_TOKEN = 'ingress-admin-token-0123456789';
 const MELVIN_ADMIN_ID = '8918000';
 const TURN = { taskQueue: 'ingress-test', maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} };
+/** No worker polls this test's task queue, so an operator's request meets no workflow code: a short deadline. */
+const OPERATOR_DEADLINE_MS = 1_500;
 let env: TestWorkflowEnvironment;
 let server: Server;
 let baseUrl: string;
@@ -40,6 +42,7 @@ beforeAll(async () => {
       adminApiToken: ADMIN_TOKEN,
       turn: TURN,
       melvinAdminId: MELVIN_ADMIN_ID,
+      operatorDeadlineMs: OPERATOR_DEADLINE_MS,
     }),
   ));
 }, 120_000);
@@ -238,12 +241,15 @@ describe('bad input gets a 4xx with a JSON error and starts nothing', () => {
     expect(await runExists(event.data.item.id)).toBe(false);
   });
 
-  test('a 2 MB body → 413', async () => {
-    const event = { ...notification(), padding: 'x'.repeat(2 * 1024 * 1024) };
-    const { status, body } = await post(JSON.stringify(event));
+  test('a body past 32 MB → 413; a notification of a few MB (a long message) is delivered', async () => {
+    const huge = { ...notification(), padding: 'x'.repeat(33 * 1024 * 1024) };
+    const { status, body } = await post(JSON.stringify(huge));
     expect(status).toBe(413);
-    expect(body.error).toContain('larger than 1048576 bytes');
-    expect(await runExists(event.data.item.id)).toBe(false);
+    expect(body.error).toContain('larger than 33554432 bytes');
+    expect(await runExists(huge.data.item.id)).toBe(false);
+    const long = { ...notification(), padding: 'x'.repeat(3 * 1024 * 1024) };
+    expect((await post(JSON.stringify(long))).status).toBe(202);
+    expect(await runExists(long.data.item.id)).toBe(true);
   });
 
   test('wrong JSON types are named by path', async () => {
@@ -343,19 +349,34 @@ describe('POST /conversations/:id/escalate', () => {
       body: JSON.stringify(body),
     });
 
-  test('needs the bearer token, checks the body, and signals the running conversation', async () => {
+  test('needs the bearer token and checks the body; a conversation with no open workflow gets one that escalates', async () => {
+    expect((await escalate('123', { reason: 'VIP' }, null)).status).toBe(401);
+    expect((await escalate('123', { reason: 'VIP' }, 'wrong-token-wrong-token')).status).toBe(401);
+    expect((await escalate('123', { reason: '' })).status).toBe(400);
+    const conversationId = `ended-${randomUUID()}`;
+    const accepted = await escalate(conversationId, { reason: 'VIP', requestedBy: 'lead@team' });
+    expect(accepted.status).toBe(202);
+    expect(await accepted.json()).toEqual({
+      accepted: true,
+      effect: 'the conversation had no open workflow: a new one hands it to the team',
+      conversationId,
+    });
+    const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();
+    const signal = history.events?.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName);
+    expect(signal?.workflowExecutionSignaledEventAttributes?.signalName).toBe('forceEscalation');
+  });
+
+  test('a running conversation whose workflow does not answer in time (no worker) gets a 503 that says so', async () => {
     const event = notification();
     const conversationId = event.data.item.id;
     await post(JSON.stringify(event));
-    expect((await escalate(conversationId, { reason: 'VIP' }, null)).status).toBe(401);
-    expect((await escalate(conversationId, { reason: 'VIP' }, 'wrong-token-wrong-token')).status).toBe(401);
-    expect((await escalate(conversationId, { reason: '' })).status).toBe(400);
-    expect((await escalate('no-such-conversation', { reason: 'VIP' })).status).toBe(404);
-    const accepted = await escalate(conversationId, { reason: 'VIP', requestedBy: 'lead@team' });
-    expect(accepted.status).toBe(202);
-    const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();
-    const names = history.events?.map((e) => e.workflowExecutionSignaledEventAttributes?.signalName).filter(Boolean);
-    expect(names).toEqual(['newUserMessage', 'forceEscalation']);
+    const started = Date.now();
+    const response = await escalate(conversationId, { reason: 'VIP', requestedBy: 'lead@team' });
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { error: string }).error).toMatch(
+      /^the conversation's workflow did not answer in time/,
+    );
+    expect(Date.now() - started).toBeLessThan(OPERATOR_DEADLINE_MS + 5_000);
   });
 
   test('POST /conversations/:id/decision checks the token and the decision, and names a missing workflow', async () => {
@@ -375,10 +396,8 @@ describe('POST /conversations/:id/escalate', () => {
     });
   });
 
-  test('POST /conversations/:id/hand-back is checked the same way and signals handBack', async () => {
-    const event = notification();
-    const conversationId = event.data.item.id;
-    await post(JSON.stringify(event));
+  test('POST /conversations/:id/hand-back is checked the same way; with no open workflow a new one takes it back', async () => {
+    const conversationId = `ended-${randomUUID()}`;
     const handBack = (body: unknown, token: string | null = ADMIN_TOKEN) =>
       fetch(`${baseUrl}/conversations/${conversationId}/hand-back`, {
         method: 'POST',
@@ -388,7 +407,8 @@ describe('POST /conversations/:id/escalate', () => {
     expect((await handBack({ reason: 'done' }, null)).status).toBe(401);
     expect((await handBack({ reason: 'done', extra: 1 })).status).toBe(400);
     expect(await (await handBack({ reason: 'Sorted', requestedBy: 'lead@team' })).json()).toEqual({
-      signalled: 'handBack',
+      accepted: true,
+      effect: 'the conversation had no open workflow: a new one reads it and answers the user again',
       conversationId,
     });
     const history = await env.client.workflow.getHandle(workflowIdFor(conversationId)).fetchHistory();

@@ -64,13 +64,28 @@ test('a bad CLI call is a usage error with exit code 2', async () => {
 });
 
 test('the CLI answers a conversation with no open workflow in one line, not a stack trace', async () => {
-  for (const command of ['escalate', 'hand-back']) {
-    const { code, stderr } = await cli(command, '9199', '--reason', 'VIP');
-    expect({ command, code, stderr: stderr.trim() }).toEqual({
-      command,
+  for (const args of [
+    ['approve', '9199'],
+    ['reject', '9199', '--reason', 'Wrong tone'],
+  ]) {
+    const { code, stderr } = await cli(...args);
+    expect({ args, code, stderr: stderr.trim() }).toEqual({
+      args,
       code: 1,
       stderr: 'conversation 9199 has no open workflow: it never started, or it has ended',
     });
+  }
+});
+
+// A lead's request outlives the conversation's workflow: a new one starts to act on it (docs/decisions.md).
+test('an escalation or hand-back from the CLI on a conversation with no open workflow starts one that acts on it', async () => {
+  for (const [command, id, effect] of [
+    ['escalate', '9198', 'a new one hands it to the team'],
+    ['hand-back', '9197', 'a new one reads it and answers the user again'],
+  ]) {
+    const { code, stdout } = await cli(command!, id!, '--reason', 'VIP');
+    expect({ command, code }).toEqual({ command, code: 0 });
+    expect(stdout).toContain(`the conversation had no open workflow: ${effect}`);
   }
 });
 

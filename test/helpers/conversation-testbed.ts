@@ -1,19 +1,24 @@
 // What the conversation workflow tests share: a testbed per test file, a conversation served by a worker while a test
 // talks to it as the ingress and Intercom would, the model's usual answers, and history recording.
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { loadTurnConfig } from '../../src/config';
-import { type TurnOptions, deliverUserMessage, turnOptions, turnOver } from '../../src/conversations';
+import {
+  type TurnOptions,
+  deliverUserMessage,
+  forceEscalation,
+  handBack,
+  turnOptions,
+  turnOver,
+} from '../../src/conversations';
+import type { ForceEscalation, HandBack, OperatorAnswer } from '../../src/shared';
 import { workflowIdFor } from '../../src/shared';
 import type { AgentState } from '../../src/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
+import { keepHistory } from './histories';
 import { coverage, draft, plan } from './model-answers';
 import { ANA, ANA_TALENT, PAY_REPLY, type startTestbed, useTestbed } from './turns';
 
 const HOUR = 3600;
-const RECORD_HISTORIES = process.env.RECORD_HISTORIES === '1';
 
 /** The calling test file's testbed, set once it has started (a live binding, read inside tests). */
 export let testbed: Awaited<ReturnType<typeof startTestbed>>;
@@ -43,11 +48,9 @@ export function sourceId(id: string): string {
   return testbed.sandbox.intercom.mustGet(id).source.id;
 }
 
-/** With RECORD_HISTORIES=1, commits one run's history for the determinism gate (test/workflows/replay.test.ts). */
+/** With RECORD_HISTORIES=1, keeps one run's history for the determinism gate (./histories). */
 export async function recordHistory(id: string, runId: string, name: string): Promise<void> {
-  if (!RECORD_HISTORIES) return;
-  const history = await testbed.env.client.workflow.getHandle(workflowIdFor(id), runId).fetchHistory();
-  writeFileSync(path.join(__dirname, '..', 'histories', `${name}.json`), `${historyToJSON(history)}\n`);
+  await keepHistory(testbed.env.client.workflow.getHandle(workflowIdFor(id), runId), name);
 }
 
 export function answersPayments(): void {
@@ -76,6 +79,9 @@ export async function withConversation(
     userWrites(text: string): Promise<string>;
     turnOver(turns: number): Promise<AgentState>;
     state(): Promise<AgentState>;
+    /** A lead's escalation or hand-back, as the operator API sends it (an update, or a new workflow when none is open). */
+    escalate(request: ForceEscalation): Promise<OperatorAnswer>;
+    handBack(request: HandBack): Promise<OperatorAnswer>;
   }) => Promise<void>,
   options: Partial<TurnOptions> = {},
 ): Promise<void> {
@@ -88,6 +94,7 @@ export async function withConversation(
     activities: sandbox.activities,
   });
   let deliveries = 0;
+  const startOptions = { ...turnOptions(taskQueue, loadTurnConfig({})), quietPeriodSeconds: HOUR, ...options };
   const deliver = async (partId?: string) => {
     deliveries += 1;
     await deliverUserMessage(
@@ -101,7 +108,7 @@ export async function withConversation(
         },
         partId: partId ?? sourceId(id),
       },
-      { ...turnOptions(taskQueue, loadTurnConfig({})), quietPeriodSeconds: HOUR, ...options },
+      startOptions,
     );
   };
   const handle = env.client.workflow.getHandle(workflowIdFor(id));
@@ -116,6 +123,8 @@ export async function withConversation(
         },
         turnOver: (turns) => turnOver(env.client, id, { turns, timeoutMs: 60_000 }),
         state: () => handle.query('state'),
+        escalate: (request) => forceEscalation(env.client, id, request, startOptions),
+        handBack: (request) => handBack(env.client, id, request, startOptions),
       });
     } finally {
       const description = await handle.describe();

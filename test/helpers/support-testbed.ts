@@ -1,15 +1,12 @@
 // What the supportConversation workflow tests share: a testbed per test file, Ana's and Bob's data, one turn run on a
 // fresh worker and read back from Intercom, history recording, and the expectations several files make.
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { AgentState } from '../../src/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
+import { keepHistory } from './histories';
 import { withoutRunMaps, type Sandbox } from './sandbox';
 import { ANA, ANA_TALENT, runTurnOnWorker, useTestbed, type Testbed } from './turns';
 
-const RECORD_HISTORIES = process.env.RECORD_HISTORIES === '1';
 export const BOB = { id: 'c-bob', email: 'bob.stone@example.com', name: 'Bob Stone' };
 /** Ana's data, and Bob's, whose payment no reply to Ana may show. */
 const TALENT = {
@@ -86,12 +83,8 @@ export async function runTurn(
   };
 }
 
-/** With RECORD_HISTORIES=1, commits the run's history for the determinism gate (test/workflows/replay.test.ts). */
-export async function recordHistory(handle: WorkflowHandle, name: string): Promise<void> {
-  if (!RECORD_HISTORIES) return;
-  const file = path.join(__dirname, '..', 'histories', `${name}.json`);
-  writeFileSync(file, `${historyToJSON(await handle.fetchHistory())}\n`);
-}
+/** With RECORD_HISTORIES=1, keeps the run's history for the determinism gate (./histories). */
+export const recordHistory = keepHistory;
 
 export function expectSnoozedFiveMinutes(turn: Turn): void {
   const now = Math.floor(Date.now() / 1000);

@@ -86,10 +86,13 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
       { role: 'assistant', content: 'admin says' },
       { role: 'user', content: 'user reopens' },
     ],
+    // Which Intercom part each message is: a turn answers those the ledger does not hold yet.
+    message_part_ids: ['1000', '2', '5', '6', '7', '8'],
     // Melvin's own note is not the team's: a reply may say what it said; one carrying an operator's reason is.
     internal_notes: ['secret note', '🚨 Escalation: VIP, owes us a refund\nRequested by: lead@team'],
     // The ledger's ids: the user's messages, the source's included.
     user_part_ids: ['1000', '6', '8'],
+    attachment_only_part_ids: [],
   });
 });
 

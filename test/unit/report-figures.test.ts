@@ -86,7 +86,14 @@ test('no runs: nothing counted, rates and times unknown, every day of the window
     'MESSAGE_FAILED',
     'skipped',
   ]);
-  expect(report.approvals.map((a) => a.outcome)).toEqual(['approved', 'edited', 'rejected', 'timed_out', 'noted']);
+  expect(report.approvals.map((a) => a.outcome)).toEqual([
+    'approved',
+    'edited',
+    'rejected',
+    'timed_out',
+    'withdrawn',
+    'noted',
+  ]);
   expect(reportText(report)).toContain('Resolved     0 · — of turns');
 });
 
@@ -318,6 +325,7 @@ test('hops, approval outcomes, tools with their failure rates, and tokens', () =
     { outcome: 'edited', turns: 1 },
     { outcome: 'rejected', turns: 1 },
     { outcome: 'timed_out', turns: 0 },
+    { outcome: 'withdrawn', turns: 0 },
     { outcome: 'noted', turns: 1 },
   ]);
   expect(report.tools).toEqual([

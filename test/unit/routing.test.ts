@@ -78,13 +78,20 @@ describe('the escalation table: each case’s source, reason and Melvin Status',
       'Partly answered: the reply left one question (tax form) for the team',
       'partial',
     ],
+    [
+      'attachment_only',
+      '[attachment: payslip.pdf]',
+      'initialization',
+      'The user sent only files, which Melvin cannot read ([attachment: payslip.pdf])',
+      'ROUTE_TO_TEAM',
+    ],
   ] as const)('%s', (kind, detail, source, reason, status) => {
     expect(escalation(kind, detail)).toEqual({ kind, source, reason, requested_by: null });
     expect(melvinStatusFor({ escalationKind: kind, delivered: false })).toBe(status);
   });
 
   test('covers every kind', () => {
-    expect(Object.keys(ESCALATION_TABLE)).toHaveLength(10);
+    expect(Object.keys(ESCALATION_TABLE)).toHaveLength(11);
   });
 });
 

@@ -1,6 +1,6 @@
 // One workflow for the life of a conversation, on a real Temporal dev server: who owns it after a hand-over, an
 // operator's escalation, and a teammate acting in Intercom.
-import { forceEscalation, handBack, sendTeamAction } from '../../src/conversations';
+import { sendTeamAction } from '../../src/conversations';
 import { DEFAULT_HANDOVER_MESSAGE, workflowIdFor } from '../../src/shared';
 import {
   answersPayments,
@@ -48,7 +48,7 @@ describe('ownership', () => {
       ]);
       expect(testbed.sandbox.model.requests.filter((r) => r.step === 'plan')).toHaveLength(1);
 
-      await handBack(testbed.env.client, id, { reason: 'Sorted the contract question', requestedBy: 'lead@team' });
+      await c.handBack({ reason: 'Sorted the contract question', requestedBy: 'lead@team' });
       answersPayments();
       await c.userWrites('Thanks! And when will I get paid?');
       const answered = await c.turnOver(2);
@@ -88,7 +88,7 @@ describe('ownership', () => {
       await c.deliver();
       await c.turnOver(1);
 
-      await forceEscalation(testbed.env.client, id, { reason: 'VIP talent', requestedBy: 'lead@team' });
+      await c.escalate({ reason: 'VIP talent', requestedBy: 'lead@team' });
       await waitFor(
         'the escalation to be final',
         async () => (await c.state()).finalize?.melvin_status === 'ROUTE_TO_TEAM',

@@ -1,11 +1,9 @@
 // On a real Temporal server with the sandbox's own reasoning: several questions in one message (a partial answer), a
 // job named in words resolved against the user's records, the team's voice, the run map.
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DEFAULT_KIND_HANDOVER_MESSAGES } from '../../src/shared';
 import type { AgentState } from '../../src/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
+import { keepHistory } from '../helpers/histories';
 import { quietRuntime } from '../helpers/runtime';
 import { withoutRunMaps } from '../helpers/sandbox';
 import { runTurnOnWorker, startTestbed } from '../helpers/turns';
@@ -75,11 +73,7 @@ function conversationAsking(body: string): string {
 
 async function turn(id: string, options = {}, history?: string) {
   const { state, handle } = await runTurnOnWorker(testbed, id, testbed.sandbox.activities, undefined, options);
-  // `RECORD_HISTORIES=1` keeps this run's history for the replay test, beside the histories of older code.
-  if (history && process.env.RECORD_HISTORIES === '1') {
-    const file = path.join(__dirname, '..', 'histories', `${history}.json`);
-    writeFileSync(file, `${historyToJSON(await handle.fetchHistory())}\n`);
-  }
+  if (history) await keepHistory(handle, history);
   const { intercom } = testbed.sandbox;
   return { state, replies: intercom.replies(id), notes: intercom.notes(id), status: intercom.melvinStatus(id) };
 }

@@ -58,7 +58,7 @@ let dataDir: string;
 let offlineUrl: string;
 
 beforeAll(async () => {
-  const tools = ensureMcpTools((line) => process.stderr.write(`${line}\n`));
+  const tools = await ensureMcpTools((line) => process.stderr.write(`${line}\n`));
   everythingCommand = { command: process.execPath, args: [tools.everythingServer, 'stdio'] };
   dataDir = mkdtempSync(path.join(tmpdir(), 'melvin-mcp-servers-'));
   const payrollFile = path.join(dataDir, 'payroll.json');

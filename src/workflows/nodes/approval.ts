@@ -1,11 +1,12 @@
 // The reply modes that hold a reply back, for Response: shadow notes the draft, approval waits for a lead's decision.
 import { condition, upsertSearchAttributes } from '@temporalio/workflow';
+import { APPROVAL_MARK, SHADOW_MARK } from '../../notes';
 import { searchAttributes } from '../../shared';
 import type { ApprovalData } from '../../state';
 import { escalation, type Escalation } from '../routing';
 import type { Turn } from '../turn';
 import { durationText } from '../turn-state';
-import { operatorEscalation, postNote, showDetails } from './helpers';
+import { operatorEscalationWaiting, postNote, showDetails, takeOperatorEscalation } from './helpers';
 
 function newApproval(t: Turn, mode: ApprovalData['mode']): ApprovalData {
   return {
@@ -24,16 +25,24 @@ function newApproval(t: Turn, mode: ApprovalData['mode']): ApprovalData {
 export async function noteShadowDraft(t: Turn): Promise<void> {
   const approval = newApproval(t, 'shadow');
   approval.note_added = (
-    await postNote(t, `👁 Shadow mode: Melvin would have replied:\n\n${approval.draft}`, 'note shadow draft')
+    await postNote(t, `${SHADOW_MARK} Melvin would have replied:\n\n${approval.draft}`, 'note shadow draft')
   ).added;
   t.state.metadata.approval = approval;
 }
 
+/** What the lead's wait came to: send the reply, hand the conversation over, or leave it to the teammate who took it. */
+export type Decided = { send: true } | { send: false; escalation: Escalation } | { send: false; withhold: string };
+
+const teamOwns = (t: Turn) => t.state.metadata.conversation.ownership.owner === 'team';
+
 /**
- * Approval mode: notes the draft and waits for a lead's decision (the `decideReply` update) until the timeout. Returns
- * null to send (the draft, or the lead's edit), else the escalation: a rejection, the timeout, a forced escalation.
+ * Approval mode: notes the draft and waits for a lead's decision (the `decideReply` update) until the timeout. A lead's
+ * approval or edit sends (the draft, or the edit), unless a teammate took the conversation over meanwhile; a rejection,
+ * the timeout or an operator's escalation hands it to the team. A teammate taking over or an operator escalating ends
+ * the wait at once: the draft no longer waits, and a decision sent after is refused. Runs from before that waited on
+ * through a teammate's takeover and left the draft `waiting` after an escalation.
  */
-export async function awaitDecision(t: Turn): Promise<Escalation | null> {
+export async function awaitDecision(t: Turn): Promise<Decided> {
   const { state } = t;
   const approval = newApproval(t, 'approve');
   const timeoutSeconds = state.metadata.reply_mode!.approval_timeout_seconds;
@@ -41,7 +50,7 @@ export async function awaitDecision(t: Turn): Promise<Escalation | null> {
   approval.note_added = (
     await postNote(
       t,
-      `✋ Melvin's draft waits for a lead: approve, edit or reject it (decideReply). After ${waitText} without a ` +
+      `${APPROVAL_MARK}: approve, edit or reject it (decideReply). After ${waitText} without a ` +
         `decision the team takes over.\n\n${approval.draft}`,
       'note draft for approval',
     )
@@ -50,26 +59,43 @@ export async function awaitDecision(t: Turn): Promise<Escalation | null> {
   state.metadata.approval = approval;
   showDetails(t, `Waiting up to ${waitText} for a lead to approve, edit or reject the draft.`);
   const decided = await condition(
-    () => t.decision !== null || !!state.metadata.forced_escalation,
+    () => t.decision !== null || operatorEscalationWaiting(t) || (!t.legacy && teamOwns(t)),
     timeoutSeconds * 1000,
   );
   const decision = t.decision;
-  if (!decided || !decision) {
-    approval.outcome = decided ? approval.outcome : 'timed_out';
-    upsertSearchAttributes([{ key: searchAttributes.replyDecision, value: approval.outcome }]);
-    return decided
-      ? operatorEscalation(t)
-      : escalation('operator', `No decision on Melvin's draft within ${waitText}`, 'approval timeout');
+  const settle = (outcome: ApprovalData['outcome'], reason: string | null = null) => {
+    approval.outcome = outcome;
+    approval.reason = reason;
+    upsertSearchAttributes([{ key: searchAttributes.replyDecision, value: outcome }]);
+  };
+  if (!decided) {
+    settle('timed_out');
+    return {
+      send: false,
+      escalation: escalation('operator', `No decision on Melvin's draft within ${waitText}`, 'approval timeout'),
+    };
+  }
+  if (!decision) {
+    if (t.legacy) {
+      upsertSearchAttributes([{ key: searchAttributes.replyDecision, value: approval.outcome }]);
+      return { send: false, escalation: takeOperatorEscalation(t) };
+    }
+    if (operatorEscalationWaiting(t)) {
+      settle('withdrawn', 'an operator escalated the conversation while the draft waited');
+      return { send: false, escalation: takeOperatorEscalation(t) };
+    }
+    settle('withdrawn', 'a teammate took the conversation over while the draft waited');
+    return { send: false, withhold: 'a teammate took the conversation over while the draft waited for a lead' };
   }
   approval.decided_by = decision.by;
   approval.decided_at = new Date().toISOString();
-  approval.outcome =
-    decision.decision === 'approve' ? 'approved' : decision.decision === 'edit' ? 'edited' : 'rejected';
-  upsertSearchAttributes([{ key: searchAttributes.replyDecision, value: approval.outcome }]);
+  settle(decision.decision === 'approve' ? 'approved' : decision.decision === 'edit' ? 'edited' : 'rejected');
   if (decision.decision === 'reject') {
     approval.reason = decision.reason;
-    return escalation('operator', `Draft rejected: ${decision.reason}`, decision.by);
+    return { send: false, escalation: escalation('operator', `Draft rejected: ${decision.reason}`, decision.by) };
   }
   if (decision.decision === 'edit') state.response = decision.text;
-  return null;
+  // A teammate who took the conversation over while the decision came has the last word.
+  if (!t.legacy && teamOwns(t)) return { send: false, withhold: 'a teammate took the conversation over meanwhile' };
+  return { send: true };
 }

@@ -53,6 +53,8 @@ export async function retrieveStyleExamples(t: Pick<Turn, 'state'>, callTool: Ca
 export async function draft(t: Turn): Promise<Step> {
   await refetchIfNewMessages(t);
   const { state } = t;
+  // What the reply answers: the user's messages this fetch holds. A message that comes later is the next turn's.
+  t.draftSaw = { partIds: [...t.fetchedUserPartIds], deliveries: state.metadata.user_messages_fetched };
   enter(t, 'draft');
   const started = Date.now();
   state.metadata.style_examples = await retrieveStyleExamples(t, callToolActivity);

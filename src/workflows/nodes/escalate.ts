@@ -1,11 +1,11 @@
 // The Escalate node: tells the user a person will follow up, and hands the conversation to the team with a note.
-import { log, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, log, upsertSearchAttributes } from '@temporalio/workflow';
 import { searchAttributes } from '../../shared';
 import type { AgentState, EscalationKind, UserTold } from '../../state';
 import { escalationNote, type Escalation } from '../routing';
 import { runMap } from '../run-summary';
 import type { Step, Turn } from '../turn';
-import { describeFailure, enter, post, postNote } from './helpers';
+import { describeFailure, enter, fetchConversation, inShadowMode, markHandedOver, post, postNote } from './helpers';
 
 /** The hand-over message, sent once like a reply (a retry finds an accepted attempt); never cancelled. */
 async function tellUser(t: Turn, kind: EscalationKind): Promise<UserTold | null> {
@@ -20,14 +20,33 @@ async function tellUser(t: Turn, kind: EscalationKind): Promise<UserTold | null>
   }
 }
 
+/**
+ * A hand-over that comes before the conversation was read (an operator's escalation with the run's start, or one that
+ * cut Initialize short) reads it first: whether Melvin may write to the user depends on its reply mode and owner.
+ * Never cancelled; when Intercom cannot be read, the configured mode applies.
+ */
+async function readConversationFirst(t: Turn): Promise<void> {
+  try {
+    await CancellationScope.nonCancellable(() => fetchConversation(t, 'fetch conversation before the hand-over'));
+  } catch (err) {
+    log.warn('could not read the conversation before the hand-over', { error: describeFailure(err) });
+  }
+}
+
 export async function escalate(t: Turn): Promise<Step> {
   const { state } = t;
   const e = t.escalation!;
   enter(t, 'escalate', `Reason: ${e.reason}`);
   state.escalation_reason = e.reason;
-  // When a teammate has already taken over, a person is with the user: nothing to tell them.
-  const told = state.metadata.conversation.ownership.owner === 'team' ? null : await tellUser(t, e.kind);
+  // An Initialize that failed has just tried to read it: the configured mode applies then.
+  if (!t.legacy && !state.metadata.reply_mode && e.source !== 'initialization') await readConversationFirst(t);
+  // When a teammate has already taken over, a person is with the user: nothing to tell them. Shadow mode never writes
+  // to the user (runs from before did tell them).
+  const shadow = !t.legacy && inShadowMode(t);
+  const told = state.metadata.conversation.ownership.owner === 'team' || shadow ? null : await tellUser(t, e.kind);
   const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind)), 'note escalation');
+  // In shadow mode the team answers every message anyway: only an operator's escalation keeps Melvin from drafting.
+  markHandedOver(t, !shadow || e.source === 'operator');
   recordEscalation(state, e, told, note);
   upsertSearchAttributes([{ key: searchAttributes.escalationSource, value: e.source }]);
   return { next: 'finalize' };

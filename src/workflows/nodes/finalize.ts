@@ -1,5 +1,5 @@
 // The Finalize node: sets Melvin Status on the conversation and snoozes it.
-import { upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../shared';
 import { intercomReads } from '../policies';
 import { melvinStatusFor } from '../routing';
@@ -14,12 +14,21 @@ export async function finalize(t: Turn): Promise<Step> {
   const snoozeSeconds = input.snoozeSeconds ?? DEFAULT_SNOOZE_SECONDS;
   const status = finalStatus(state);
   const intercom = intercomReads();
-  const [statusSet, snoozed] = await Promise.allSettled([
-    intercom.setStatus.executeWithOptions({ summary: `set Melvin Status ${status}` }, [{ conversationId, status }]),
-    intercom.snooze.executeWithOptions({ summary: `snooze ${snoozeSeconds}s` }, [
-      { conversationId, seconds: snoozeSeconds },
-    ]),
-  ]);
+  const writes = () =>
+    Promise.allSettled([
+      intercom.setStatus.executeWithOptions({ summary: `set Melvin Status ${status}` }, [{ conversationId, status }]),
+      intercom.snooze.executeWithOptions({ summary: `snooze ${snoozeSeconds}s` }, [
+        { conversationId, seconds: snoozeSeconds },
+      ]),
+    ]);
+  let [statusSet, snoozed] = await writes();
+  // Once the turn's outcome is out, its status and snooze must follow it even when the run is cancelled meanwhile (runs
+  // from before let a cancellation stop them). Only then are they written again, outside the cancellation: local
+  // activities inside a non-cancellable scope on every turn let a worker restart split their markers from the commands
+  // that follow, and the replay then failed.
+  if (!t.legacy && CancellationScope.current().consideredCancelled) {
+    [statusSet, snoozed] = await CancellationScope.nonCancellable(writes);
+  }
   recordFinalize(state, status, snoozeSeconds, statusSet, snoozed);
   upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: status }]);
   return afterWrites(t, 'end');

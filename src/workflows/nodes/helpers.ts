@@ -12,8 +12,8 @@ import {
 import type { FetchedConversation, PostedPart } from '../../activities/intercom';
 import type { LlmAnswer } from '../../activities/llm';
 import { errorMessage } from '../../error-message';
-import type { AgentState, EscalationKind, NodeName } from '../../state';
-import { handOverToTeam } from '../conversation-record';
+import type { AgentState, ConversationRecord, EscalationKind, NodeName, OwnershipEvent } from '../../state';
+import { handBackToMelvin, handOverToTeam, markHandled } from '../conversation-record';
 import { intercom, intercomReads } from '../policies';
 import { escalation, type Escalation } from '../routing';
 import { runMap, turnOutcomeDetails } from '../run-summary';
@@ -81,9 +81,37 @@ export function describeFailure(err: unknown): string {
   return errorMessage(err);
 }
 
-export function operatorEscalation(t: Pick<Turn, 'state'>): Escalation {
+/**
+ * Whether an operator's escalation waits to be acted on. Runs recorded before every accepted escalation was acted on
+ * acted on the first one only, whenever they met it.
+ */
+export function operatorEscalationWaiting(t: Pick<Turn, 'state'> & Partial<Pick<Turn, 'legacy'>>): boolean {
+  const forced = t.state.metadata.forced_escalation;
+  return t.legacy ? !!forced : !!forced && !forced.handled;
+}
+
+/** The operator's escalation, which the turn now acts on: it will not be acted on again. */
+export function takeOperatorEscalation(t: Pick<Turn, 'state'>): Escalation {
   const forced = t.state.metadata.forced_escalation!;
+  forced.handled = true;
   return escalation('operator', forced.reason, forced.requested_by);
+}
+
+/** Whether the turn works in shadow mode: the conversation's attribute, else the configuration. */
+export function inShadowMode(t: Pick<Turn, 'state' | 'input'>): boolean {
+  return (t.state.metadata.reply_mode?.mode ?? t.input.replyMode) === 'shadow';
+}
+
+/**
+ * A hand-over note went out: the conversation as it stands now (the parts fetched, every delivery so far) goes to the
+ * team; `handsOver` says whether the team owns it from now on (in shadow mode only an operator's escalation gives it).
+ */
+export function markHandedOver(t: Pick<Turn, 'state' | 'fetchedUserPartIds' | 'handedOver'>, handsOver: boolean): void {
+  t.handedOver = {
+    partIds: [...t.fetchedUserPartIds],
+    deliveries: t.state.metadata.user_messages.length,
+    handsOver: handsOver || (t.handedOver?.handsOver ?? false),
+  };
 }
 
 /** A node's activity failed for good: the escalation its row names. A cancellation (forced escalation) passes on. */
@@ -157,26 +185,64 @@ export async function fetchConversation(t: Turn, summary: string): Promise<void>
  * the bench's LangGraph peer applies its fetches with it too.
  */
 export function applyFetch(
-  t: Pick<Turn, 'state' | 'input' | 'fetchedUserPartIds' | 'knownPartIds'>,
+  t: Pick<Turn, 'state' | 'input' | 'fetchedUserPartIds' | 'knownPartIds'> & { legacy?: boolean },
   conversation: FetchedConversation,
   seen: number,
 ): void {
   const { state } = t;
+  const firstOfWorkflow = state.metadata.conversation_fetches === 0 && !t.input.conversation;
   applyFetchedConversation(state, conversation, t.input);
   // Fetches recorded before user part ids were read carry none: the deliveries' own part ids then fill the ledger.
   t.fetchedUserPartIds = conversation.user_part_ids ?? [];
   // Parts this run posted stay known even if they fell out of the 500 most recent. Fetches recorded before part ids
   // were read carry none, and leave the posts on the fallback check.
   t.knownPartIds = conversation.part_ids ? new Set([...conversation.part_ids, ...(t.knownPartIds ?? [])]) : null;
-  // A conversation's workflow that starts afresh (the last one ended after its quiet period) learns its owner from
-  // Intercom: a teammate it is assigned to holds it. Later, the team's webhooks and the leads' hand-backs decide.
   const record = state.metadata.conversation;
-  const assignee = conversation.admin_assignee_id;
-  if (record.turn_count === 0 && !record.ownership.since && assignee && assignee !== conversation.admin_id) {
-    handOverToTeam(record, `assigned to a teammate in Intercom (admin ${assignee})`, new Date().toISOString());
+  if (t.legacy) {
+    // Runs from before ownership was read from the conversation's course learned only its assignee.
+    const assignee = conversation.admin_assignee_id;
+    if (record.turn_count === 0 && !record.ownership.since && assignee && assignee !== conversation.admin_id) {
+      handOverToTeam(record, `assigned to a teammate in Intercom (admin ${assignee})`, new Date().toISOString());
+    }
+  } else if (firstOfWorkflow) {
+    learnFromIntercom(t, conversation);
   }
   state.metadata.user_messages_fetched = seen;
   state.metadata.conversation_fetches += 1;
+}
+
+/**
+ * The latest change of owner in the conversation's course in Intercom: Melvin's hand-overs, a lead's hand-back, a
+ * teammate's reply, assignment or close; in shadow mode, where the team answers anyway, only a lead's escalation or
+ * hand-back.
+ */
+export function latestOwnerChange(events: OwnershipEvent[] | undefined, shadow: boolean): OwnershipEvent | undefined {
+  return (events ?? []).filter((e) => !shadow || e.by === 'operator').at(-1);
+}
+
+/** The record's owner as a change in the course says, dated when it happened. */
+export function takeOwnerChange(record: ConversationRecord, change: OwnershipEvent): void {
+  const since = new Date(change.at * 1000).toISOString();
+  if (change.owner === 'team') handOverToTeam(record, change.reason, since);
+  else handBackToMelvin(record, change.reason, since);
+}
+
+/**
+ * A conversation's new workflow (the last one ended after its quiet period, or the team closed the conversation)
+ * learns from Intercom what the earlier ones left: the user's messages older than Melvin's newest part were answered or
+ * handed over, and the conversation's course says who answers now. Without any change in the course, a teammate it is
+ * assigned to holds it.
+ */
+function learnFromIntercom(t: Pick<Turn, 'state' | 'input'>, conversation: FetchedConversation): void {
+  const record = t.state.metadata.conversation;
+  markHandled(record, conversation.handled_before_part_ids ?? []);
+  const shadow = inShadowMode(t);
+  const latest = latestOwnerChange(conversation.ownership_events, shadow);
+  if (latest) takeOwnerChange(record, latest);
+  else if (!shadow && conversation.admin_assignee_id && conversation.admin_assignee_id !== conversation.admin_id) {
+    const assignee = conversation.admin_assignee_id;
+    handOverToTeam(record, `assigned to a teammate in Intercom (admin ${assignee})`, new Date().toISOString());
+  }
 }
 
 /**
@@ -195,8 +261,11 @@ export async function refetchIfNewMessages(t: Turn): Promise<void> {
   }
 }
 
-/** After Response or Finalize: an operator's escalation that came meanwhile still escalates; else onwards. */
-export function afterWrites(t: Pick<Turn, 'state'>, next: NodeName = 'finalize'): Step {
-  if (!t.state.metadata.forced_escalation || t.state.escalate) return { next };
-  return { next: 'escalate', escalation: operatorEscalation(t) };
+/**
+ * After Response or Finalize: an operator's escalation that came meanwhile still escalates; else onwards. Runs from
+ * before every accepted escalation was acted on skipped it when the turn had escalated already.
+ */
+export function afterWrites(t: Pick<Turn, 'state'> & Partial<Pick<Turn, 'legacy'>>, next: NodeName = 'finalize'): Step {
+  if (!operatorEscalationWaiting(t) || (t.legacy && t.state.escalate)) return { next };
+  return { next: 'escalate', escalation: takeOperatorEscalation(t) };
 }

@@ -2,7 +2,7 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../../activities/prompts';
 import { mcpListing, promptLoading } from '../policies';
-import { awaitsReply } from '../routing';
+import { awaitsReply, escalation } from '../routing';
 import { toolListing } from '../tool-calls';
 import type { Step, Turn } from '../turn';
 import { describeFailure, enter, failed, fetchConversation, showDetails } from './helpers';
@@ -52,21 +52,39 @@ export function applyToolsAndPrompts(
   state.metadata.prompts = loaded.used;
 }
 
-/** On to Plan, or the turn's end with the reason when the team owns the conversation or no user message awaits a reply. */
-export function planUnlessNothingToAnswer(t: Pick<Turn, 'state' | 'fetchedUserPartIds'>): Step {
+/**
+ * On to Plan, or the turn's end with the reason: the team owns the conversation (its messages are left to the team
+ * after the turn), or every message of the user was answered or handed over already. Messages of files only go to the
+ * team, since Melvin cannot read them. Runs from before the ledger decided took the latest message for the question
+ * (`legacy`): a turn whose latest message was Melvin's had nothing to answer.
+ */
+export function planUnlessNothingToAnswer(
+  t: Pick<Turn, 'state' | 'fetchedUserPartIds'> & Partial<Pick<Turn, 'legacy'>>,
+): Step {
   const { state } = t;
   const { handled_part_ids: handled, ownership } = state.metadata.conversation;
   if (ownership.owner === 'team') {
     state.metadata.skipped_reason = `the team owns the conversation (${ownership.reason}): Melvin does not answer`;
     return { next: 'end' };
   }
-  if (!awaitsReply(state.messages)) {
+  if (t.legacy && !awaitsReply(state.messages)) {
     state.metadata.skipped_reason = 'the latest message in the conversation is not from the user: nothing to answer';
     return { next: 'end' };
   }
-  if (t.fetchedUserPartIds.length && t.fetchedUserPartIds.every((id) => handled.includes(id))) {
+  const unanswered = t.fetchedUserPartIds.filter((id) => !handled.includes(id));
+  if (t.fetchedUserPartIds.length && !unanswered.length) {
     state.metadata.skipped_reason = 'every message of the user was answered or handed over by an earlier turn';
     return { next: 'end' };
+  }
+  if (!t.legacy && !unanswered.length && !awaitsReply(state.messages)) {
+    state.metadata.skipped_reason = 'no message of the user awaits a reply';
+    return { next: 'end' };
+  }
+  const filesOnly = state.metadata.attachment_only_part_ids ?? [];
+  if (!t.legacy && unanswered.length && unanswered.every((id) => filesOnly.includes(id))) {
+    const ids = state.metadata.message_part_ids ?? [];
+    const files = state.messages.filter((_, i) => unanswered.includes(ids[i] ?? '')).map((m) => m.content);
+    return { next: 'escalate', escalation: escalation('attachment_only', files.join(', ')) };
   }
   return { next: 'plan' };
 }

@@ -2,7 +2,8 @@
 import type { AgentState } from '../../state';
 import type { Step, Turn } from '../turn';
 import { awaitDecision, noteShadowDraft } from './approval';
-import { afterWrites, describeFailure, enter, post, postNote } from './helpers';
+import { UNDELIVERED_MARK, WITHHELD_MARK } from '../../notes';
+import { afterWrites, describeFailure, enter, markHandedOver, post, postNote } from './helpers';
 
 /**
  * Sends the validated reply, unless a teammate took over meanwhile or the reply mode holds it back (approval waits for
@@ -22,13 +23,7 @@ async function respond(t: Turn): Promise<Step> {
   const { state } = t;
   if (state.metadata.conversation.ownership.owner === 'team') {
     // A teammate replied or was assigned while Melvin worked: theirs is the answer, Melvin's draft goes to them.
-    await postNote(
-      t,
-      `ℹ️ A teammate took over while Melvin was answering, so Melvin did not send its reply.\n\nDrafted reply:\n${state.response ?? ''}`,
-      'note reply withheld',
-    );
-    state.metadata.skipped_reason = 'a teammate took over during the turn: the reply was not sent';
-    return { next: 'end' };
+    return withhold(t, 'a teammate took over during the turn: the reply was not sent');
   }
   // Set at every fetch, from the conversation's attributes or the configuration.
   const { mode } = state.metadata.reply_mode!;
@@ -38,8 +33,9 @@ async function respond(t: Turn): Promise<Step> {
     return { next: 'end' };
   }
   if (mode === 'approve') {
-    const refused = await awaitDecision(t);
-    if (refused) return { next: 'escalate', escalation: refused };
+    const decided = await awaitDecision(t);
+    if ('escalation' in decided) return { next: 'escalate', escalation: decided.escalation };
+    if ('withhold' in decided) return withhold(t, `${decided.withhold}: the reply was not sent`);
   }
   enter(t, 'response');
   const started = Date.now();
@@ -50,8 +46,21 @@ async function respond(t: Turn): Promise<Step> {
     recordDelivery(state, started, { error: describeFailure(err) });
     // The user got nothing: the team gets the drafted reply so a person can send it.
     await postNote(t, undeliveredNote(state), 'note failed reply');
+    markHandedOver(t, true);
   }
   return afterReply(t);
+}
+
+/** The reply stays with the team, who took the conversation over: Melvin's draft goes to them as a note. */
+async function withhold(t: Turn, why: string): Promise<Step> {
+  await postNote(
+    t,
+    `${WITHHELD_MARK} while Melvin was answering, so Melvin did not send its reply.\n\nDrafted reply:\n${t.state.response ?? ''}`,
+    'note reply withheld',
+  );
+  markHandedOver(t, true);
+  t.state.metadata.skipped_reason = why;
+  return { next: 'end' };
 }
 
 /**
@@ -77,11 +86,11 @@ export function recordDelivery(
 
 /** The note that gives the team a reply that could not be delivered, so a person can send it. */
 export function undeliveredNote(state: AgentState): string {
-  return `⚠️ Melvin could not deliver its reply: ${state.error}\n\nDrafted reply:\n${state.response ?? ''}`;
+  return `${UNDELIVERED_MARK}: ${state.error}\n\nDrafted reply:\n${state.response ?? ''}`;
 }
 
 /** Where the turn goes once the reply is out (or not). */
-export function afterReply(t: Pick<Turn, 'state' | 'partial'>): Step {
+export function afterReply(t: Pick<Turn, 'state' | 'partial'> & Partial<Pick<Turn, 'legacy'>>): Step {
   const { state } = t;
   // Forced while the reply was going out: the reply stands, and the team is told to take over.
   const next = afterWrites(t);

@@ -9,15 +9,7 @@ import { escalation, routeAfterValidation } from '../routing';
 import type { Step, Turn } from '../turn';
 import { readValidationAnswer } from '../turn-state';
 import { enter, failed, postNote } from './helpers';
-
-/**
- * Runs whose guard matched internal ids anywhere in the reply (so "$250" was blocked by an id 250) must replay with
- * that match, or a reply it blocked would now go on to the validation service; every run since records this marker.
- */
-const REPLY_GUARD_ID_TOKENS_PATCH = 'reply-guard-id-tokens';
-
-/** Runs from before the validation note went out beside the reply posted it first, and the reply once it was posted. */
-const NOTE_BESIDE_REPLY_PATCH = 'validation-note-beside-reply';
+import { NOTE_BESIDE_REPLY_PATCH, REPLY_GUARD_ID_TOKENS_PATCH } from '../patches';
 
 /**
  * Melvin's own checks, before the validation service is asked: when they block the reply, their verdict in the
@@ -68,7 +60,7 @@ export function validationRequest(t: Pick<Turn, 'state' | 'input'>): ValidationR
 /** The validation service's raw answer, or the escalation when it cannot be had. */
 async function askValidationService(t: Turn): Promise<string | Step> {
   try {
-    const answer = await validation.validateDraft.executeWithOptions({ summary: 'validate draft' }, [
+    const answer = await validation().validateDraft.executeWithOptions({ summary: 'validate draft' }, [
       validationRequest(t),
     ]);
     return answer.raw;

@@ -1,0 +1,50 @@
+// Every patch marker of the conversation workflow, and the rule that a run takes all of them in its first workflow task.
+import { patched } from '@temporalio/workflow';
+
+/**
+ * Runs whose guard matched internal ids anywhere in the reply (so "$250" was blocked by an id 250) must replay with
+ * that match, or a reply it blocked would now go on to the validation service; every run since records this marker.
+ */
+export const REPLY_GUARD_ID_TOKENS_PATCH = 'reply-guard-id-tokens';
+
+/** Runs from before the validation note went out beside the reply posted it first, and the reply once it was posted. */
+export const NOTE_BESIDE_REPLY_PATCH = 'validation-note-beside-reply';
+
+/**
+ * Runs from before turn summaries were kept in the memo must replay without the memo's command; every run since records
+ * this patch marker the first time it writes one.
+ */
+export const TURN_SUMMARY_PATCH = 'turn-summary-memo';
+
+/** Runs from before these calls were local activities replay with the activities they scheduled. */
+export const LOCAL_ACTIVITIES_PATCH = 'local-reads-and-settings';
+
+/**
+ * Runs from before every message was answered or handed over keep the rules they were recorded with (see `Turn.legacy`);
+ * every run since records this marker first.
+ */
+export const EVERY_MESSAGE_PATCH = 'every-message-answered-or-handed-over';
+
+/**
+ * Recorded at the start of every run with EVERY_MESSAGE_PATCH: the patches before it (such a run has them all), and any
+ * patch added later (a run from before that one replays it as absent, here and wherever the code asks).
+ */
+const STARTING_PATCHES = [
+  REPLY_GUARD_ID_TOKENS_PATCH,
+  NOTE_BESIDE_REPLY_PATCH,
+  TURN_SUMMARY_PATCH,
+  LOCAL_ACTIVITIES_PATCH,
+];
+
+/**
+ * Called first thing in a run: whether it is a run from before EVERY_MESSAGE_PATCH. Every later run records all its
+ * markers here, so the `patched` calls further on only read them. A marker first recorded later could land in a workflow
+ * task after the one its code ran in: a worker stopped right after a local activity completes its task with the
+ * activity's marker alone, a replay then reaches the `patched` call a task before its marker, and fails as
+ * nondeterministic (the model-based test found it).
+ */
+export function isLegacyRun(): boolean {
+  if (!patched(EVERY_MESSAGE_PATCH)) return true;
+  for (const patch of STARTING_PATCHES) patched(patch);
+  return false;
+}
