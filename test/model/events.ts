@@ -1,0 +1,131 @@
+// The events that can happen to one conversation, where each is placed in a turn, and their fast-check generators: what
+// the model-based test draws cases from, and how a case prints when it fails.
+import fc from 'fast-check';
+import { ACTIVITIES, type GatePoint } from './gates';
+import type { ReplyMode } from './invariants';
+
+/** What the user writes: a question the data answers, one it does not, a request for a person, files only, or a wall of text. */
+export const MESSAGE_KINDS = {
+  payment: 'When will I get paid for the Austin shift?',
+  application: 'What is the status of my application?',
+  policy: 'How does the weekly payout run work?',
+  person: 'Can I talk to a real person please?',
+  unknown: 'Can you send me my Form 8821 copy?',
+  greeting: 'Hi there!',
+  files: '',
+  long: 'Here is my whole contract, can you check the payment terms?',
+} as const;
+export type MessageKind = keyof typeof MESSAGE_KINDS;
+
+export type ModelEvent =
+  | { kind: 'user'; message: MessageKind }
+  | { kind: 'escalate' }
+  | { kind: 'handBack' }
+  | { kind: 'teammateReplies' }
+  /** `late`: Intercom's webhook for it arrives after the next event. */
+  | { kind: 'assign'; to: 'melvin' | 'teammate' | 'nobody'; late: boolean }
+  | { kind: 'close' }
+  | { kind: 'decide'; decision: 'approve' | 'edit' | 'reject' }
+  | { kind: 'cancel' }
+  | { kind: 'restartWorker' }
+  /** No worker runs until an event placed other than `now`: the events racing on meanwhile wait in Temporal together. */
+  | { kind: 'workerDown' }
+  | { kind: 'quietPeriodEnds' }
+  /** The conversation's next reply or note fails with a 500, before Intercom took it or after. */
+  | { kind: 'fault'; on: 'reply' | 'note'; afterAccept: boolean }
+  /** Intercom delivers the last user message's webhook once more. */
+  | { kind: 'redeliver' };
+
+/**
+ * Where the event happens: once the conversation has settled; at once, racing whatever runs; inside an activity of the
+ * turn (as it starts, or once its call returned); or while a draft waits for a lead's approval.
+ */
+export type Placement =
+  { point: 'settled' } | { point: 'now' } | ({ point: 'inside' } & GatePoint) | { point: 'approval wait' };
+
+export interface Step {
+  event: ModelEvent;
+  at: Placement;
+}
+
+export interface ModelCase {
+  mode: ReplyMode;
+  first: MessageKind;
+  steps: Step[];
+}
+
+/** Walls of text cost the sandbox the most time to serve, so they come less often than ordinary questions. */
+const messageKind: fc.Arbitrary<MessageKind> = fc.oneof(
+  {
+    weight: 12,
+    arbitrary: fc.constantFrom<MessageKind>('payment', 'application', 'policy', 'person', 'unknown', 'greeting'),
+  },
+  { weight: 2, arbitrary: fc.constant<MessageKind>('files') },
+  { weight: 1, arbitrary: fc.constant<MessageKind>('long') },
+);
+
+export const eventArbitrary: fc.Arbitrary<ModelEvent> = fc.oneof(
+  { weight: 8, arbitrary: messageKind.map((message) => ({ kind: 'user' as const, message })) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'escalate' as const }) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'handBack' as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'teammateReplies' as const }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('assign' as const),
+      to: fc.constantFrom('melvin' as const, 'teammate' as const, 'nobody' as const),
+      late: fc.boolean(),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'close' as const }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('decide' as const),
+      decision: fc.constantFrom('approve' as const, 'edit' as const, 'reject' as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'cancel' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'restartWorker' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'workerDown' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'quietPeriodEnds' as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('fault' as const),
+      on: fc.constantFrom('reply' as const, 'note' as const),
+      afterAccept: fc.boolean(),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'redeliver' as const }) },
+);
+
+export const placementArbitrary: fc.Arbitrary<Placement> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ point: 'settled' as const }) },
+  { weight: 2, arbitrary: fc.constant({ point: 'now' as const }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      point: fc.constant('inside' as const),
+      activity: fc.constantFrom(...ACTIVITIES),
+      phase: fc.constantFrom('start' as const, 'end' as const),
+      nth: fc.constantFrom(1, 1, 2),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ point: 'approval wait' as const }) },
+);
+
+export const caseArbitrary: fc.Arbitrary<ModelCase> = fc.record({
+  mode: fc.constantFrom<ReplyMode>('auto', 'auto', 'approve', 'shadow'),
+  // A conversation starts with words: files come with later messages.
+  first: messageKind.filter((kind) => kind !== 'files'),
+  steps: fc.array(fc.record({ event: eventArbitrary, at: placementArbitrary }), { maxLength: 6 }),
+});
+
+/** One line per step, for a failure report and for a regression test to be written from. */
+export function describeCase(c: ModelCase): string {
+  const place = (at: Placement) =>
+    at.point === 'inside' ? `inside ${at.activity} (${at.phase}, call ${at.nth})` : at.point;
+  const lines = c.steps.map(({ event, at }) => `  ${JSON.stringify(event)} @ ${place(at)}`);
+  return [`mode ${c.mode}, first message: ${c.first}`, ...lines].join('\n');
+}

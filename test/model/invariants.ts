@@ -1,0 +1,454 @@
+// The model of a conversation: what must hold after any sequence of events on it, checked on what was observed (the
+// conversation in Intercom, what the operator API answered, and every run's history). Pure, so each rule is tested on
+// hand-built observations (test/unit/conversation-model.test.ts) and can be shown to fail.
+import {
+  ESCALATION_MARK,
+  HANDED_BACK_MARK,
+  REQUESTED_BY,
+  SHADOW_MARK,
+  UNDELIVERED_MARK,
+  WITHHELD_MARK,
+  WROTE_AGAIN_MARK,
+} from '../../src/notes';
+import type { Fact, RunFacts } from './history';
+
+export type ReplyMode = 'auto' | 'approve' | 'shadow';
+
+/** A part of the conversation in Intercom, in order; the source (the first message) first. */
+export interface ObservedPart {
+  id: string;
+  type: string;
+  author: 'user' | 'melvin' | 'teammate';
+  text: string;
+  /** On an assignment part: to whom. */
+  assignedTo?: 'melvin' | 'teammate' | 'nobody';
+}
+
+/** A lead's request through the operator API, what it answered, and how many parts the conversation had then. */
+export interface OperatorCall {
+  action: 'escalate' | 'hand_back' | 'approve' | 'edit' | 'reject';
+  /** Unique per call: the reason of an escalation, hand-back or rejection, the text of an edit. */
+  words: string;
+  status: number;
+  partsBefore: number;
+  /**
+   * The worker was down, or had just gone away (its workflows' tasks wait out the sticky queue's timeout first): the
+   * workflow may answer after the operator API's deadline, so a 503 is an honest answer, whatever came of it.
+   */
+  workerDisrupted?: boolean;
+}
+
+export interface Observation {
+  mode: ReplyMode;
+  /** The texts that only tell the user a person will follow up. */
+  handoverTexts: string[];
+  /** Each message the user wrote: its part, and the tag its text (or its file's name) carries. */
+  userMessages: { partId: string; tag: string }[];
+  parts: ObservedPart[];
+  melvinStatus: string | null;
+  calls: OperatorCall[];
+  runs: RunFacts[];
+  /** Why the conversation never settled, if it did not. */
+  unsettled: string | null;
+}
+
+const HAND_OVER_NOTES = [ESCALATION_MARK, UNDELIVERED_MARK, WITHHELD_MARK];
+const TOLD_NOTES = [...HAND_OVER_NOTES, WROTE_AGAIN_MARK];
+const HAND_OVER_STATUSES = ['ROUTE_TO_TEAM', 'VALIDATION_FAILED', 'RESPONSE_FAILED', 'error', 'partial'];
+/** Workflow task failures that are part of normal operation: a task that met new events, a worker that went away. */
+const BENIGN_TASK_FAILURES = [
+  'WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND',
+  'WORKFLOW_TASK_FAILED_CAUSE_RESET_STICKY_TASK_QUEUE',
+  'WORKFLOW_TASK_FAILED_CAUSE_UNSPECIFIED',
+];
+
+const starts = (text: string, marks: string[]) => marks.some((mark) => text.startsWith(mark));
+const fold = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+/** A completed post: the activity's text and the part it says it made. */
+interface Post {
+  activity: 'sendReply' | 'addNote';
+  text: string;
+  partId: string | null;
+  run: RunFacts;
+  scheduled: Extract<Fact, { kind: 'scheduled' }>;
+}
+
+function completedPosts(runs: RunFacts[]): Post[] {
+  const posts: Post[] = [];
+  for (const run of runs) {
+    const scheduled = new Map<number, Extract<Fact, { kind: 'scheduled' }>>();
+    for (const fact of run.facts) {
+      if (fact.kind === 'scheduled') scheduled.set(fact.id, fact);
+      if (fact.kind !== 'completed') continue;
+      const s = scheduled.get(fact.scheduledId);
+      if (!s || (s.activity !== 'sendReply' && s.activity !== 'addNote')) continue;
+      const input = s.input as { text?: string };
+      const result = fact.result as { part_id?: string | null } | null;
+      posts.push({ activity: s.activity, text: input.text ?? '', partId: result?.part_id ?? null, run, scheduled: s });
+    }
+  }
+  return posts;
+}
+
+/** Every reply and note posted exactly once: each completed post is one part of its own, and each of Melvin's parts one post's. */
+export function postedOnce(o: Observation): string[] {
+  const problems: string[] = [];
+  const posts = completedPosts(o.runs);
+  const byPart = new Map<string, Post[]>();
+  for (const post of posts) {
+    if (!post.partId) continue;
+    byPart.set(post.partId, [...(byPart.get(post.partId) ?? []), post]);
+  }
+  for (const [partId, shared] of byPart) {
+    if (shared.length > 1) {
+      problems.push(
+        `${shared.length} posts took part ${partId} as theirs, so the others never went out: ${shared.map((p) => `"${p.text.slice(0, 60)}"`).join(', ')}`,
+      );
+    }
+  }
+  const parts = new Map(o.parts.map((p) => [p.id, p]));
+  for (const post of posts) {
+    const part = post.partId ? parts.get(post.partId) : undefined;
+    if (!part)
+      problems.push(`the ${post.activity} "${post.text.slice(0, 60)}" completed, but its part is not in Intercom`);
+    else if (fold(part.text) !== fold(post.text)) {
+      problems.push(
+        `the ${post.activity} "${post.text.slice(0, 60)}" took part ${part.id} ("${part.text.slice(0, 60)}") as its own`,
+      );
+    }
+  }
+  for (const part of o.parts) {
+    if (part.author !== 'melvin' || (part.type !== 'comment' && part.type !== 'note')) continue;
+    if (!byPart.has(part.id))
+      problems.push(`Melvin's ${part.type} "${part.text.slice(0, 60)}" was posted more than once`);
+  }
+  return problems;
+}
+
+/** Who answers the user, as the events of the runs decided it, in the order the workflow saw them. */
+interface OwnerChange {
+  /** History position from which the workflow knew of it: a signal's event, an update's sequencing event. */
+  at: number;
+  /**
+   * From a local activity's result: its marker is recorded with the commands the code issued after reading it, in the
+   * same workflow task completion, so commands after the marker knew it.
+   */
+  local?: boolean;
+  run: RunFacts;
+  owner?: 'melvin' | 'team';
+  /** An operator's escalation accepted (its reason) or acted on (`done`). */
+  escalation?: { reason: string; done: boolean };
+}
+
+/**
+ * Who owns the conversation by its course in Intercom: the latest of Melvin's hand-over notes, a lead's hand-back note,
+ * and a teammate's reply, assignment (to Melvin or a teammate; to nobody changes nothing) or close; null when none is
+ * there. In shadow mode the team answers anyway, so only a lead's escalation or hand-back counts.
+ */
+export function ownerByCourse(parts: ObservedPart[], mode: ReplyMode): 'melvin' | 'team' | null {
+  let owner: 'melvin' | 'team' | null = null;
+  for (const p of parts) {
+    const byOperator = p.text.split('\n').some((line) => line.startsWith(REQUESTED_BY));
+    if (p.author === 'melvin' && p.type === 'note') {
+      if (p.text.startsWith(ESCALATION_MARK) && (mode !== 'shadow' || byOperator)) owner = 'team';
+      if (starts(p.text, [UNDELIVERED_MARK, WITHHELD_MARK]) && mode !== 'shadow') owner = 'team';
+      if (p.text.startsWith(HANDED_BACK_MARK)) owner = 'melvin';
+    }
+    if (p.author !== 'teammate' || mode === 'shadow') continue;
+    if (p.type === 'comment' || p.type === 'close') owner = 'team';
+    if (p.type === 'assignment' && p.assignedTo === 'teammate') owner = 'team';
+    if (p.type === 'assignment' && p.assignedTo === 'melvin') owner = 'melvin';
+  }
+  return owner;
+}
+
+function ownerChanges(o: Observation): OwnerChange[] {
+  const changes: OwnerChange[] = [];
+  let since = 0;
+  for (const [index, run] of o.runs.entries()) {
+    // A workflow that starts afresh (not continued from the run before) reads the owner from Intercom at its first
+    // fetch, from the parts there were then: what happened while no workflow was open (a teammate assigning the
+    // conversation, say) is known only from there.
+    const previous = o.runs[index - 1]?.facts.find((f) => f.kind === 'closed');
+    let fresh = !(previous?.kind === 'closed' && previous.how === 'continuedAsNew');
+    // A hand-back that comes before the first fetch is held until the run's first turn is over, then applied (its ↩️
+    // note is posted then): that turn goes by the owner Intercom shows.
+    let heldHandBack = false;
+    for (const fact of run.facts) {
+      // The course in Intercom decides at a new workflow's first fetch, and when the workflow reads it again after a
+      // teammate acted (webhooks may come late or out of order).
+      const reread = fact.kind === 'local' && fact.activity === 'readOwnership' && !fact.failed;
+      if ((fresh && fact.kind === 'local' && fact.activity === 'fetchConversation' && !fact.failed) || reread) {
+        fresh = false;
+        const ids = new Set((fact.result as { part_ids?: string[] } | null)?.part_ids ?? []);
+        const course = ownerByCourse(
+          o.parts.filter((p, i) => i === 0 || ids.has(p.id)),
+          o.mode,
+        );
+        if (course) changes.push({ at: fact.id, local: true, run, owner: course });
+        continue;
+      }
+      const handBackRequest =
+        (fact.kind === 'update' && fact.name === 'requestHandBack') ||
+        (fact.kind === 'signal' && fact.name === 'handBack');
+      if (fresh && handBackRequest) {
+        heldHandBack = true;
+        continue;
+      }
+      if (heldHandBack && fact.kind === 'scheduled' && fact.activity === 'addNote') {
+        const text = String((fact.input as { text?: unknown }).text ?? '');
+        if (text.startsWith(HANDED_BACK_MARK)) {
+          heldHandBack = false;
+          since = Math.max(since, Date.parse(fact.time));
+          changes.push({ at: fact.id, run, owner: 'melvin' });
+          continue;
+        }
+      }
+      if (fact.kind === 'signal' && fact.name === 'teamAction' && o.mode !== 'shadow') {
+        const args = fact.args as { action?: string; toMelvin?: boolean; at?: string };
+        const toMelvin = args.action === 'assigned' && !!args.toMelvin;
+        // A late delivery of something older than the current owner changes nothing; Intercom dates to the second, and
+        // within the owner's second the webhook is taken until the course is read again.
+        const second = Math.floor(Date.parse(args.at ?? fact.time) / 1000);
+        if (second < Math.floor(since / 1000)) continue;
+        since = Date.parse(args.at ?? fact.time);
+        changes.push({ at: fact.id, run, owner: toMelvin ? 'melvin' : 'team' });
+      } else if (
+        (fact.kind === 'update' && fact.name === 'requestHandBack') ||
+        (fact.kind === 'signal' && fact.name === 'handBack')
+      ) {
+        since = Date.parse(fact.time);
+        changes.push({ at: fact.kind === 'update' ? fact.seenAt : fact.id, run, owner: 'melvin' });
+      } else if (
+        (fact.kind === 'update' && fact.name === 'requestEscalation') ||
+        (fact.kind === 'signal' && fact.name === 'forceEscalation')
+      ) {
+        const reason = String((fact.args as { reason?: unknown }).reason ?? '');
+        changes.push({ at: fact.kind === 'update' ? fact.seenAt : fact.id, run, escalation: { reason, done: false } });
+      } else if (fact.kind === 'scheduled' && fact.activity === 'addNote') {
+        const text = String((fact.input as { text?: unknown }).text ?? '');
+        const byOperator = text.split('\n').some((line) => line.startsWith(REQUESTED_BY));
+        if (text.startsWith(ESCALATION_MARK) && (o.mode !== 'shadow' || byOperator)) {
+          since = Date.parse(fact.time);
+          changes.push({ at: fact.id, run, owner: 'team', escalation: { reason: text, done: true } });
+        } else if (starts(text, [UNDELIVERED_MARK, WITHHELD_MARK])) {
+          since = Date.parse(fact.time);
+          changes.push({ at: fact.id, run, owner: 'team' });
+        }
+      }
+    }
+  }
+  return changes;
+}
+
+/**
+ * No reply from Melvin while a lead or teammate owns the conversation, nor after a lead's escalation it had accepted
+ * (until that escalation's note, which may tell the user a person will follow up); none at all in shadow mode.
+ */
+export function noReplyAgainstTheOwner(o: Observation): string[] {
+  const problems: string[] = [];
+  const changes = ownerChanges(o);
+  for (const [index, run] of o.runs.entries()) {
+    for (const fact of run.facts) {
+      if (fact.kind !== 'scheduled' || fact.activity !== 'sendReply') continue;
+      const text = String((fact.input as { text?: unknown }).text ?? '');
+      if (o.mode === 'shadow') {
+        problems.push(`shadow mode sent the user "${text.slice(0, 60)}"`);
+        continue;
+      }
+      // What the workflow knew when it decided this reply: every change of earlier runs, and this run's up to then.
+      const known = changes.filter(
+        (c) => o.runs.indexOf(c.run) < index || (c.run === run && (c.local ? c.at < fact.id : c.at <= fact.seenUpTo)),
+      );
+      let owner: 'melvin' | 'team' = 'melvin';
+      const pending: string[] = [];
+      for (const change of known) {
+        if (change.owner) owner = change.owner;
+        if (change.owner === 'melvin') pending.length = 0;
+        if (change.escalation?.done) {
+          const i = pending.findIndex((reason) => change.escalation!.reason.includes(reason));
+          if (i >= 0) pending.splice(i, 1);
+        } else if (change.escalation) pending.push(change.escalation.reason);
+      }
+      const handover = o.handoverTexts.includes(text);
+      if (owner === 'team')
+        problems.push(`Melvin replied "${text.slice(0, 60)}" while the team owned the conversation`);
+      else if (pending.length && !handover) {
+        problems.push(`Melvin replied "${text.slice(0, 60)}" after accepting a lead's escalation (${pending[0]})`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** Every operator request answered 2xx had its effect (a note, a reply); every refused one had none. */
+export function operatorRequestsTookEffect(o: Observation): string[] {
+  const problems: string[] = [];
+  const melvin = o.parts.map((p, index) => ({ ...p, index })).filter((p) => p.author === 'melvin');
+  const after = (call: OperatorCall) => melvin.filter((p) => p.index >= call.partsBefore);
+  const note = (parts: typeof melvin, mark: string, words: string) =>
+    parts.some((p) => p.type === 'note' && p.text.startsWith(mark) && p.text.includes(words));
+  for (const call of o.calls) {
+    const accepted = call.status >= 200 && call.status < 300;
+    const refused = call.status === 409 || call.status === 404;
+    if (!accepted && !refused) {
+      if (!(call.status === 503 && call.workerDisrupted)) {
+        problems.push(`the operator API answered ${call.status} to ${call.action} "${call.words}"`);
+      }
+      continue;
+    }
+    const describe = `${call.action} "${call.words}" (answered ${call.status})`;
+    if (call.action === 'escalate' || call.action === 'hand_back' || call.action === 'reject') {
+      const mark = call.action === 'hand_back' ? HANDED_BACK_MARK : ESCALATION_MARK;
+      if (accepted && !note(after(call), mark, call.words)) problems.push(`${describe} left no ${mark} note`);
+      if (refused && note(melvin, mark, call.words)) problems.push(`${describe} was refused, yet acted on`);
+    } else {
+      const replied = after(call).some((p) => p.type === 'comment' && !o.handoverTexts.includes(p.text));
+      const withheld = after(call).some((p) => p.type === 'note' && p.text.startsWith(WITHHELD_MARK));
+      if (accepted && !replied && !withheld) problems.push(`${describe} sent no reply and withheld none`);
+      if (refused && call.action === 'edit' && melvin.some((p) => p.type === 'comment' && p.text === call.words)) {
+        problems.push(`${describe} was refused, yet its text was sent`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** Melvin Status and the snooze follow the conversation's last outcome: a reply, a hand-over, a reply not delivered. */
+export function statusMatchesLastOutcome(o: Observation): string[] {
+  let last: { index: number; expect: string[]; what: string } | null = null;
+  o.parts.forEach((p, index) => {
+    if (p.author !== 'melvin') return;
+    if (p.type === 'comment' && !o.handoverTexts.includes(p.text))
+      last = { index, expect: ['success'], what: 'a reply' };
+    if (p.type === 'note' && p.text.startsWith(ESCALATION_MARK)) {
+      last = { index, expect: HAND_OVER_STATUSES, what: 'a hand-over' };
+    }
+    if (p.type === 'note' && p.text.startsWith(UNDELIVERED_MARK)) {
+      last = { index, expect: ['MESSAGE_FAILED'], what: 'a reply not delivered' };
+    }
+  });
+  if (!last) return [];
+  const { index, expect, what } = last as { index: number; expect: string[]; what: string };
+  const problems: string[] = [];
+  if (!expect.includes(o.melvinStatus ?? '')) {
+    problems.push(`Melvin Status is ${o.melvinStatus}, but the last outcome was ${what} (${expect.join(' or ')})`);
+  }
+  const snoozed = o.parts.some((p, i) => i > index && p.author === 'melvin' && p.type === 'snoozed');
+  if (!snoozed) problems.push(`the conversation was not snoozed after its last outcome (${what})`);
+  return problems;
+}
+
+interface DraftContextSeen {
+  messages?: { role: string; content: string }[];
+  unanswered_messages?: string[];
+}
+
+/** Drafts from before the unanswered messages were named answered the user's messages after Melvin's last one. */
+function trailingUserMessages(messages: { role: string; content: string }[]): string[] {
+  let start = messages.length;
+  while (start > 0 && messages[start - 1]!.role === 'user') start -= 1;
+  return messages.slice(start).map((m) => m.content);
+}
+
+/** The user's messages each reply answered: those its draft was told were unanswered (by the tags they carry). */
+function answersOf(o: Observation): Map<string, number> {
+  const answers = new Map<string, number>();
+  for (const post of completedPosts(o.runs)) {
+    const answering =
+      (post.activity === 'sendReply' && !o.handoverTexts.includes(post.text)) ||
+      (post.activity === 'addNote' && post.text.startsWith(SHADOW_MARK));
+    if (!answering) continue;
+    const draft = post.run.facts
+      .filter((f): f is Extract<Fact, { kind: 'scheduled' }> => f.kind === 'scheduled' && f.activity === 'draft')
+      .filter((f) => f.id < post.scheduled.id)
+      .at(-1);
+    const context = (draft?.input as { context?: DraftContextSeen } | undefined)?.context;
+    const unanswered = context?.unanswered_messages ?? trailingUserMessages(context?.messages ?? []);
+    for (const { partId, tag } of o.userMessages) {
+      if (unanswered.some((m) => m.includes(tag))) answers.set(partId, (answers.get(partId) ?? 0) + 1);
+    }
+  }
+  return answers;
+}
+
+/**
+ * Every message of the user is answered by exactly one reply, or handed to the team: a hand-over note after it, a
+ * teammate acting on the conversation after it, or it came while the team owned the conversation and had been told.
+ */
+export function everyMessageAnsweredOrHandedOver(o: Observation): string[] {
+  const problems: string[] = [];
+  const answers = answersOf(o);
+  const position = new Map(o.parts.map((p, index) => [p.id, index]));
+  // Whether the team had been told it owns the conversation, at each part.
+  let told = false;
+  const toldAt: boolean[] = o.parts.map((p) => {
+    if (p.author === 'melvin' && p.type === 'note' && starts(p.text, TOLD_NOTES)) told = true;
+    if (p.author === 'melvin' && p.type === 'note' && p.text.startsWith(HANDED_BACK_MARK)) told = false;
+    // In shadow mode a teammate's assignment changes nothing (the team answers every message there): only a hand-back
+    // lets Melvin draft again after a lead's escalation.
+    if (p.type === 'assignment' && p.assignedTo === 'melvin' && o.mode !== 'shadow') told = false;
+    return told;
+  });
+  for (const { partId, tag } of o.userMessages) {
+    const count = answers.get(partId) ?? 0;
+    if (count > 1) problems.push(`the user's message "${tag}" was answered ${count} times`);
+    if (count >= 1) continue;
+    const at = position.get(partId);
+    if (at === undefined) {
+      problems.push(`the user's message "${tag}" is not in the conversation`);
+      continue;
+    }
+    const later = o.parts.slice(at + 1);
+    const noteAfter = later.some((p) => p.author === 'melvin' && p.type === 'note' && starts(p.text, TOLD_NOTES));
+    // A teammate who replied, took the conversation or closed it after the message has it in front of them.
+    const teamActedAfter = later.some(
+      (p) => p.author === 'teammate' && (p.type !== 'assignment' || p.assignedTo === 'teammate'),
+    );
+    if (!noteAfter && !toldAt[at] && !teamActedAfter) {
+      problems.push(`the user's message "${tag}" was neither answered nor handed over`);
+    }
+  }
+  return problems;
+}
+
+/** Every run settled, none failed, and no workflow task failed but in the ordinary ways. */
+export function runsHealthy(o: Observation): string[] {
+  const problems: string[] = o.unsettled ? [`the conversation never settled: ${o.unsettled}`] : [];
+  for (const run of o.runs) {
+    for (const fact of run.facts) {
+      if (fact.kind === 'taskFailed' && !BENIGN_TASK_FAILURES.includes(fact.cause)) {
+        problems.push(`a workflow task of run ${run.runId} failed (${fact.cause}): ${fact.message.slice(0, 200)}`);
+      }
+      if (fact.kind === 'closed' && ['failed', 'terminated', 'timedOut'].includes(fact.how)) {
+        problems.push(`run ${run.runId} ended ${fact.how}`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** Every rule of the model, each violation named with the rule. */
+export function violations(o: Observation): string[] {
+  const rules = {
+    'posted once': postedOnce,
+    'no reply against the owner': noReplyAgainstTheOwner,
+    'operator requests take effect': operatorRequestsTookEffect,
+    'status follows the last outcome': statusMatchesLastOutcome,
+    'every message answered or handed over': everyMessageAnsweredOrHandedOver,
+    'runs healthy': runsHealthy,
+  };
+  return Object.entries(rules).flatMap(([name, rule]) => rule(o).map((problem) => `${name}: ${problem}`));
+}
+
+/** The conversation as a failure report shows it: each part's author, kind and first words. */
+export function conversationSummary(o: Observation): string {
+  return o.parts
+    .map(
+      (p, i) =>
+        `  ${i}. ${p.author} ${p.type}${p.assignedTo ? ` → ${p.assignedTo}` : ''}: ${fold(p.text).slice(0, 90)}`,
+    )
+    .concat(`  Melvin Status: ${o.melvinStatus}`)
+    .join('\n');
+}

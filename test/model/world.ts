@@ -1,0 +1,503 @@
+// The world the model-based test drives a conversation through: the sandbox (Intercom with its webhooks, the talent MCP
+// server, the model, validation), the real ingress over HTTP, and a worker running the real workflow and activities on a
+// Temporal dev server, its activities passing through gates that place each event. A lane is one such world: lanes run
+// side by side, each on its own task queue, ports and conversations.
+import type { Server } from 'node:http';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { handoverMessages, loadTurnConfig } from '../../src/config';
+import type { TurnOptions } from '../../src/conversations';
+import { createIngressApp } from '../../src/ingress/app';
+import { progressQuery, stateQuery, workflowIdFor } from '../../src/shared';
+import type { Notification } from '../../sandbox/intercom/emulator';
+import { renderPlaintext } from '../../sandbox/intercom/plaintext';
+import { SANDBOX_SECRETS } from '../../sandbox/services';
+import { ADMIN_ID, startSandbox, type Sandbox } from '../helpers/sandbox';
+import { ANA, ANA_TALENT } from '../helpers/turns';
+import { MESSAGE_KINDS, type MessageKind, type ModelCase, type ModelEvent, type Placement } from './events';
+import { ActivityGates } from './gates';
+import { readFacts, type RunFacts } from './history';
+import type { Observation, ObservedPart, OperatorCall } from './invariants';
+
+/** Short waits, so a case that waits out a quiet period or an approval stays quick. */
+export const QUIET_PERIOD_SECONDS = 2;
+export const APPROVAL_TIMEOUT_SECONDS = 1;
+/** How long a conversation may take to settle after its last event before the case fails as stuck. */
+const SETTLE_TIMEOUT_MS = 45_000;
+/** A late webhook arrives at least this long after what it tells of happened (Intercom's times are in seconds). */
+const LATE_BY_MS = 1_100;
+/** How often the driver asks Temporal whether a conversation has settled: each asking costs a query of the workflow. */
+const POLL_MS = 100;
+/** Past the operator API's 10 s deadline and the SDK's sticky queue timeout (10 s) after the worker went away. */
+const WORKER_DISRUPTION_MS = 25_000;
+/** How long a held call stays held once its event was sent, before the event's answer is awaited. */
+const HOLD_AFTER_EVENT_MS = 150;
+/** A wall of text: enough for a few of them to pass 2 MB together. */
+const LONG_MESSAGE_CHARS = 600_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function listen(app: ReturnType<typeof createIngressApp>): Promise<{ server: Server; url: string }> {
+  return new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({ server, url: `http://127.0.0.1:${port}` });
+    });
+  });
+}
+
+/** What one case left: what the model checks, and each run's history for the replay check. */
+export interface CaseResult {
+  conversationId: string;
+  observation: Observation;
+}
+
+export class Lane {
+  readonly gates = new ActivityGates();
+  private worker!: Worker;
+  private running!: Promise<void>;
+  private nextConversation: number;
+  private tags = 0;
+
+  private constructor(
+    private readonly env: TestWorkflowEnvironment,
+    private readonly bundle: WorkflowBundleWithSourceMap,
+    private readonly sandbox: Sandbox,
+    private readonly ingress: { server: Server; url: string },
+    private readonly turn: TurnOptions,
+    lane: number,
+  ) {
+    this.nextConversation = 9_000_000 + lane * 100_000;
+  }
+
+  static async start(env: TestWorkflowEnvironment, bundle: WorkflowBundleWithSourceMap, lane: number): Promise<Lane> {
+    const turn: TurnOptions = {
+      taskQueue: `model-lane-${lane}`,
+      maxHops: 2,
+      snoozeSeconds: 300,
+      quietPeriodSeconds: QUIET_PERIOD_SECONDS,
+      handoverMessages: handoverMessages(loadTurnConfig({})),
+      replyMode: 'auto',
+      approvalTimeoutSeconds: APPROVAL_TIMEOUT_SECONDS,
+    };
+    const ingress = await listen(
+      createIngressApp({
+        client: env.client,
+        clientSecret: SANDBOX_SECRETS.webhookSecret,
+        adminApiToken: SANDBOX_SECRETS.adminApiToken,
+        melvinAdminId: ADMIN_ID,
+        turn,
+      }),
+    );
+    const sandbox = await startSandbox({ talent: ANA_TALENT }, { webhookUrl: `${ingress.url}/webhooks/intercom` });
+    const world = new Lane(env, bundle, sandbox, ingress, turn, lane);
+    await world.startWorker();
+    return world;
+  }
+
+  private get client(): Client {
+    return this.env.client;
+  }
+
+  /** When the worker last went away: its workflows' tasks wait out the sticky queue's timeout after. */
+  workerChangedAt: number | null = null;
+
+  async startWorker(): Promise<void> {
+    this.worker = await Worker.create({
+      connection: this.env.nativeConnection,
+      taskQueue: this.turn.taskQueue,
+      workflowBundle: this.bundle,
+      activities: this.gates.wrap(this.sandbox.activities),
+    });
+    this.running = this.worker.run();
+  }
+
+  /** The worker goes away mid-work (its activities in flight are cancelled) and a new one takes over its runs. */
+  async restartWorker(): Promise<void> {
+    await this.stopWorker();
+    await this.startWorker();
+  }
+
+  /** No worker runs until `startWorker`: what happens meanwhile waits in Temporal for the next one. */
+  async stopWorker(): Promise<void> {
+    this.workerChangedAt = Date.now();
+    this.worker.shutdown();
+    await this.running;
+  }
+
+  async close(): Promise<void> {
+    try {
+      this.worker.shutdown();
+      await this.running;
+    } finally {
+      this.ingress.server.closeAllConnections();
+      this.ingress.server.close();
+      await this.sandbox.close();
+    }
+  }
+
+  /** Drives one case from the conversation's first message to the end, and reads what came of it. */
+  async run(c: ModelCase): Promise<CaseResult> {
+    const conversation = new ConversationDriver(this, String(this.nextConversation++), c);
+    const t0 = Date.now();
+    await conversation.play();
+    const t1 = Date.now();
+    const observation = await conversation.observe();
+    if (process.env.MODEL_TRACE) console.error(`TRACE play ${t1 - t0} observe ${Date.now() - t1}`);
+    return { conversationId: conversation.id, observation };
+  }
+
+  tag(): string {
+    let n = this.tags++;
+    let letters = '';
+    do {
+      letters = String.fromCharCode(97 + (n % 26)) + letters;
+      n = Math.floor(n / 26);
+    } while (n > 0);
+    return `ref${letters}`;
+  }
+
+  /** What a driver reaches of the world. */
+  get parts() {
+    return { env: this.env, client: this.client, sandbox: this.sandbox, ingressUrl: this.ingress.url, turn: this.turn };
+  }
+}
+
+/** One conversation: its events played at their places, and what it came to. */
+class ConversationDriver {
+  readonly userMessages: Observation['userMessages'] = [];
+  readonly calls: OperatorCall[] = [];
+  private lastUserNotification: Notification | null = null;
+  private late: { notification: Notification; createdAt: number; step: number }[] = [];
+  private stepIndex = 0;
+  private unsettled: string | null = null;
+  /** The worker was stopped: it starts again before the next event that does not race at once. */
+  private workerDown = false;
+  private readonly whileDown: Promise<void>[] = [];
+
+  constructor(
+    private readonly lane: Lane,
+    readonly id: string,
+    private readonly c: ModelCase,
+  ) {}
+
+  private get world() {
+    return this.lane.parts;
+  }
+
+  private get handle() {
+    return this.world.client.workflow.getHandle(workflowIdFor(this.id));
+  }
+
+  private message(kind: MessageKind): { text: string; files: { name: string }[]; tag: string } {
+    const tag = this.lane.tag();
+    if (kind === 'files') return { text: '', files: [{ name: `payslip-${tag}.pdf` }], tag };
+    const text = `(${tag}) ${MESSAGE_KINDS[kind]}`;
+    return {
+      text: kind === 'long' ? `${text} ${'Clause: payment within 30 days. '.repeat(LONG_MESSAGE_CHARS / 32)}` : text,
+      files: [],
+      tag,
+    };
+  }
+
+  async play(): Promise<void> {
+    const { sandbox } = this.world;
+    const first = this.message(this.c.first);
+    const seeded = sandbox.intercom.seed({
+      id: this.id,
+      contact: ANA,
+      parts: [{ author: 'user', type: 'comment', body: first.text || `[${first.files[0]!.name}]` }],
+      attributes: { 'Melvin Reply Mode': this.c.mode },
+    });
+    this.userMessages.push({ partId: seeded.source.id, tag: first.tag });
+    this.lastUserNotification = sandbox.intercom.notification('conversation.user.created', this.id);
+    await sandbox.intercom.deliver(this.lastUserNotification);
+    for (const step of this.c.steps) {
+      await this.place(step.at, () => this.perform(step.event));
+      this.stepIndex += 1;
+      await this.deliverLate();
+    }
+    await this.workerBack();
+    await this.deliverLate(true);
+    this.unsettled = await this.settle();
+  }
+
+  /** Runs `event` at its place: waits for the point (or for the conversation to settle, when the turn never gets there). */
+  private async place(at: Placement, event: () => Promise<void>): Promise<void> {
+    const { gates } = this.lane;
+    // With no worker running nothing moves: events that race on happen while it is down (one that waits for the
+    // workflow's answer is awaited once it is back); any other event starts it again first.
+    if (this.workerDown && at.point === 'now') {
+      this.whileDown.push(event());
+      await sleep(HOLD_AFTER_EVENT_MS);
+      return;
+    }
+    await this.workerBack();
+    if (at.point === 'settled') await this.settle();
+    if (at.point === 'inside') {
+      gates.arm(this.id, at);
+      await this.until(
+        async () => (await this.quiescent()) !== false,
+        () => gates.held(this.id) !== null,
+      );
+    }
+    if (at.point === 'approval wait') {
+      await this.until(async () => (await this.approvalWaits()) || (await this.quiescent()) !== false);
+    }
+    // An event that waits on the workflow (an operator's update) cannot finish while its workflow task waits on a held
+    // local activity, or while no worker runs: it is sent, given a moment, then the held call goes on (and a stopped
+    // worker starts again) before its answer is awaited.
+    const happening = event();
+    try {
+      await Promise.race([happening, sleep(HOLD_AFTER_EVENT_MS)]);
+    } finally {
+      gates.release(this.id);
+    }
+    await happening;
+  }
+
+  /** Starts the worker again if it was down, then awaits what was sent meanwhile. */
+  private async workerBack(): Promise<void> {
+    if (!this.workerDown) return;
+    this.workerDown = false;
+    await this.lane.startWorker();
+    await Promise.all(this.whileDown.splice(0));
+  }
+
+  private async perform(event: ModelEvent): Promise<void> {
+    const { sandbox } = this.world;
+    const intercom = sandbox.intercom;
+    switch (event.kind) {
+      case 'user': {
+        const { text, files, tag } = this.message(event.message);
+        const part = intercom.addUserMessage(this.id, text, files);
+        this.userMessages.push({ partId: part.id, tag });
+        this.lastUserNotification = intercom.notification('conversation.user.replied', this.id);
+        await intercom.deliver(this.lastUserNotification);
+        return;
+      }
+      case 'redeliver':
+        if (this.lastUserNotification) await intercom.deliver(this.lastUserNotification);
+        return;
+      case 'escalate':
+        return this.operator('escalate', 'escalate', { reason: `escalation ${this.lane.tag()}` });
+      case 'handBack':
+        return this.operator('hand_back', 'hand-back', { reason: `hand back ${this.lane.tag()}` });
+      case 'decide': {
+        const words = `${event.decision} ${this.lane.tag()}`;
+        const body =
+          event.decision === 'approve'
+            ? { decision: 'approve' }
+            : event.decision === 'edit'
+              ? { decision: 'edit', text: `Edited by a lead: ${words}` }
+              : { decision: 'reject', reason: words };
+        return this.operator(event.decision, 'decision', body, event.decision === 'edit' ? body.text : words);
+      }
+      case 'teammateReplies':
+        await intercom.teammateReplies(this.id, `A teammate answers (${this.lane.tag()}).`);
+        return;
+      case 'assign':
+        if (event.late) {
+          const { notification } = await intercom.assign(this.id, event.to, { deliver: false });
+          this.late.push({ notification, createdAt: Date.now(), step: this.stepIndex });
+        } else {
+          await intercom.assign(this.id, event.to);
+        }
+        return;
+      case 'close':
+        await intercom.close(this.id);
+        return;
+      case 'cancel':
+        await this.handle.cancel().catch((err: unknown) => {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+        });
+        return;
+      case 'restartWorker':
+        return this.lane.restartWorker();
+      case 'workerDown':
+        if (!this.workerDown) await this.lane.stopWorker();
+        this.workerDown = true;
+        return;
+      case 'quietPeriodEnds':
+        await this.until(
+          async () => (await this.quiescent()) === 'closed',
+          undefined,
+          (QUIET_PERIOD_SECONDS + 10) * 1000,
+        );
+        return;
+      case 'fault':
+        intercom.faults.add(`${event.on}:${this.id}`, [{ status: 500, after_accept: event.afterAccept }]);
+        return;
+    }
+  }
+
+  /** A lead's request through the operator API, as the inbox or a script sends it; its answer is kept for the model. */
+  private async operator(
+    action: OperatorCall['action'],
+    route: string,
+    body: Record<string, unknown>,
+    words = String(body.reason),
+  ): Promise<void> {
+    const partsBefore = this.partCount();
+    const disruptedAt = this.workerDown ? Date.now() : this.lane.workerChangedAt;
+    const response = await fetch(`${this.world.ingressUrl}/conversations/${this.id}/${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SANDBOX_SECRETS.adminApiToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, requestedBy: 'lead@model' }),
+    });
+    await response.text();
+    const workerDisrupted = disruptedAt !== null && Date.now() - disruptedAt < WORKER_DISRUPTION_MS;
+    this.calls.push({ action, words, status: response.status, partsBefore, workerDisrupted });
+  }
+
+  /**
+   * Delivers the webhooks held back once the event after theirs has happened (or at the end), and once what they tell
+   * of is old enough to be told apart from it.
+   */
+  private async deliverLate(all = false): Promise<void> {
+    const due = this.late.filter((late) => all || late.step < this.stepIndex - 1);
+    this.late = this.late.filter((late) => !due.includes(late));
+    for (const { notification, createdAt } of due) {
+      await sleep(Math.max(0, createdAt + LATE_BY_MS - Date.now()));
+      await this.world.sandbox.intercom.deliver(notification);
+    }
+  }
+
+  private partCount(): number {
+    return 1 + this.world.sandbox.intercom.mustGet(this.id).conversation_parts.conversation_parts.length;
+  }
+
+  /**
+   * Waits until `done` (asked of Temporal, so every 100 ms) or `reached` (in this process, so every 5 ms) holds; false
+   * when neither did within the timeout.
+   */
+  private async until(
+    done: () => Promise<boolean>,
+    reached: () => boolean = () => false,
+    timeoutMs = SETTLE_TIMEOUT_MS,
+  ): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    let asked = 0;
+    while (Date.now() < deadline) {
+      if (reached()) return true;
+      if (Date.now() - asked >= POLL_MS) {
+        asked = Date.now();
+        if (await done()) return true;
+      }
+      await sleep(5);
+    }
+    return false;
+  }
+
+  private async approvalWaits(): Promise<boolean> {
+    const state = await this.world.client
+      .withDeadline(Date.now() + 2_000, () => this.handle.query(stateQuery))
+      .catch(() => undefined);
+    return state?.metadata.approval?.outcome === 'waiting';
+  }
+
+  /**
+   * Whether nothing happens in the conversation now: its workflow has ended (`closed`), or waits for a message with no
+   * task, activity or gated call pending (`waiting`); false while anything runs. Returns the history length too.
+   */
+  private async quiescent(): Promise<'closed' | 'waiting' | false> {
+    if (this.lane.gates.busy(this.id)) return false;
+    const { client } = this.world;
+    const description = await client
+      .withDeadline(Date.now() + 2_000, () => this.handle.describe())
+      .catch((err: unknown) => (err instanceof WorkflowNotFoundError ? null : undefined));
+    if (description === null) return 'closed';
+    if (!description) return false;
+    if (description.status.name !== 'RUNNING') return 'closed';
+    if (description.raw.pendingActivities?.length || description.raw.pendingWorkflowTask) return false;
+    const progress = await client
+      .withDeadline(Date.now() + 2_000, () => this.handle.query(progressQuery))
+      .catch(() => undefined);
+    return progress?.phase === 'waiting' ? 'waiting' : false;
+  }
+
+  /** Waits until the conversation has settled (twice in a row, its history unchanged); returns why not, if it never did. */
+  private async settle(): Promise<string | null> {
+    let last = '';
+    const settled = await this.until(async () => {
+      const now = await this.quiescent();
+      if (!now) {
+        last = '';
+        return false;
+      }
+      const length = now === 'closed' ? 'closed' : String((await this.handle.describe()).historyLength);
+      const stable = last === length;
+      last = length;
+      return stable;
+    });
+    if (settled) return null;
+    const description = await this.handle.describe().catch(() => undefined);
+    return `still busy after ${SETTLE_TIMEOUT_MS / 1000} s (${description?.status.name ?? 'unknown'}, pending activities: ${description?.raw.pendingActivities?.map((a) => a.activityType?.name).join(', ') || 'none'})`;
+  }
+
+  /** What the conversation came to: Intercom's parts and Melvin Status, the operator API's answers, every run. */
+  async observe(): Promise<Observation> {
+    const { sandbox } = this.world;
+    const conversation = sandbox.intercom.mustGet(this.id);
+    const author = (a: { type: string; id: string }): ObservedPart['author'] =>
+      a.id === ADMIN_ID ? 'melvin' : a.type === 'admin' ? 'teammate' : 'user';
+    const parts: ObservedPart[] = [
+      { id: conversation.source.id, type: 'comment', author: 'user', text: renderPlaintext(conversation.source.body) },
+      ...conversation.conversation_parts.conversation_parts.map((p) => ({
+        id: p.id,
+        type: p.part_type,
+        author: author(p.author),
+        text: renderPlaintext(p.body ?? ''),
+        ...(p.assigned_to
+          ? {
+              assignedTo:
+                p.assigned_to.id === ADMIN_ID
+                  ? ('melvin' as const)
+                  : p.assigned_to.id
+                    ? ('teammate' as const)
+                    : ('nobody' as const),
+            }
+          : {}),
+      })),
+    ];
+    const status = conversation.custom_attributes['Melvin Status'];
+    return {
+      mode: this.c.mode,
+      handoverTexts: Object.values(this.world.turn.handoverMessages).filter((t): t is string => !!t),
+      userMessages: this.userMessages,
+      parts,
+      melvinStatus: typeof status === 'string' ? status : null,
+      calls: this.calls,
+      runs: await this.runs(),
+      unsettled: this.unsettled,
+    };
+  }
+
+  /** Every run of the conversation's workflows, oldest first, with its history's facts. */
+  private async runs(): Promise<RunFacts[]> {
+    const { client } = this.world;
+    const workflowId = workflowIdFor(this.id);
+    const latest = await this.handle.describe().catch(() => undefined);
+    for (let attempt = 0; ; attempt++) {
+      const listed: { runId: string; startTime: Date }[] = [];
+      for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+        listed.push({ runId: run.runId, startTime: run.startTime });
+      }
+      // Visibility may lag a moment behind the newest run.
+      if (latest && !listed.some((r) => r.runId === latest.runId) && attempt < 50) {
+        await sleep(100);
+        continue;
+      }
+      listed.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+      return Promise.all(
+        listed.map(async ({ runId, startTime }) => {
+          const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+          const json = JSON.parse(historyToJSON(history)) as { events?: [] };
+          return { runId, startTime: startTime.toISOString(), facts: readFacts(json), json };
+        }),
+      );
+    }
+  }
+}

@@ -1,0 +1,244 @@
+// The conversation model's rules (test/model/invariants.ts) on hand-built observations: each rule holds on a good
+// course of events and fails, naming what went wrong, on a bad one, so the model-based test can fail.
+import type { Fact, RunFacts } from '../model/history';
+import {
+  everyMessageAnsweredOrHandedOver,
+  noReplyAgainstTheOwner,
+  operatorRequestsTookEffect,
+  ownerByCourse,
+  postedOnce,
+  runsHealthy,
+  statusMatchesLastOutcome,
+  type Observation,
+  type ObservedPart,
+} from '../model/invariants';
+
+const HANDOVER = 'A person will follow up.';
+const user = (id: string, text: string): ObservedPart => ({ id, type: 'comment', author: 'user', text });
+const melvin = (id: string, type: string, text: string): ObservedPart => ({ id, type, author: 'melvin', text });
+const run = (facts: Fact[], runId = 'r1'): RunFacts => ({ runId, startTime: '2026-11-25T00:00:00Z', facts, json: {} });
+const time = '2026-11-25T00:00:01Z';
+const scheduled = (id: number, activity: string, input: unknown, seenUpTo = id - 1, at = time): Fact => ({
+  kind: 'scheduled',
+  id,
+  time: at,
+  activity,
+  input,
+  seenUpTo,
+});
+const completed = (id: number, scheduledId: number, result: unknown): Fact => ({
+  kind: 'completed',
+  id,
+  scheduledId,
+  result,
+});
+const draft = (id: number, unanswered: string[]) =>
+  scheduled(id, 'draft', { context: { unanswered_messages: unanswered } });
+
+function observation(over: Partial<Observation>): Observation {
+  return {
+    mode: 'auto',
+    handoverTexts: [HANDOVER],
+    userMessages: [],
+    parts: [],
+    melvinStatus: null,
+    calls: [],
+    runs: [],
+    unsettled: null,
+    ...over,
+  };
+}
+
+/** A turn that answered the message tagged `tag` with the reply part `partId`. */
+const answering = (tag: string, partId: string, from = 1): Fact[] => [
+  draft(from, [`(${tag}) When will I get paid?`]),
+  scheduled(from + 1, 'sendReply', { text: 'Paid Friday.' }),
+  completed(from + 2, from + 1, { part_id: partId }),
+];
+
+describe('posted once', () => {
+  test('a post that took another post’s part, and a part posted twice, are named', () => {
+    const good = observation({
+      parts: [user('u1', 'Q'), melvin('p1', 'note', 'Validation result: ok'), melvin('p2', 'note', '✋ waits')],
+      runs: [
+        run([
+          scheduled(1, 'addNote', { text: 'Validation result: ok' }),
+          scheduled(2, 'addNote', { text: '✋ waits' }),
+          completed(3, 1, { part_id: 'p1' }),
+          completed(4, 2, { part_id: 'p2' }),
+        ]),
+      ],
+    });
+    expect(postedOnce(good)).toEqual([]);
+    const took = observation({
+      ...good,
+      parts: [user('u1', 'Q'), melvin('p2', 'note', '✋ waits')],
+      runs: [
+        run([
+          ...good.runs[0]!.facts.slice(0, 3),
+          completed(4, 2, { part_id: 'p2' }),
+          completed(5, 1, { part_id: 'p2' }),
+        ]),
+      ],
+    });
+    expect(postedOnce(took).join('\n')).toMatch(/2 posts took part p2 as theirs/);
+    const twice = observation({ ...good, parts: [...good.parts, melvin('p3', 'note', 'Validation result: ok')] });
+    expect(postedOnce(twice)).toEqual(['Melvin\'s note "Validation result: ok" was posted more than once']);
+  });
+});
+
+describe('no reply against the owner', () => {
+  test('a reply decided after a teammate took over, or after an accepted escalation, fails; one decided before passes', () => {
+    const takeover: Fact = { kind: 'signal', id: 5, time, name: 'teamAction', args: { action: 'replied', at: time } };
+    const before = observation({ runs: [run([takeover, scheduled(6, 'sendReply', { text: 'Paid Friday.' }, 4)])] });
+    expect(noReplyAgainstTheOwner(before)).toEqual([]);
+    const after = observation({ runs: [run([takeover, scheduled(8, 'sendReply', { text: 'Paid Friday.' }, 7)])] });
+    expect(noReplyAgainstTheOwner(after)).toEqual([
+      'Melvin replied "Paid Friday." while the team owned the conversation',
+    ]);
+    const escalation: Fact = {
+      kind: 'update',
+      id: 9,
+      time,
+      name: 'requestEscalation',
+      args: { reason: 'VIP' },
+      seenAt: 7,
+    };
+    const escalated = observation({
+      runs: [run([escalation, scheduled(10, 'sendReply', { text: 'Paid Friday.' }, 8)])],
+    });
+    expect(noReplyAgainstTheOwner(escalated)).toEqual([
+      'Melvin replied "Paid Friday." after accepting a lead\'s escalation (VIP)',
+    ]);
+    // The escalation's own message to the user is its hand-over, not a reply.
+    const told = observation({ runs: [run([escalation, scheduled(10, 'sendReply', { text: HANDOVER }, 8)])] });
+    expect(noReplyAgainstTheOwner(told)).toEqual([]);
+    const shadow = observation({ mode: 'shadow', runs: [run([scheduled(2, 'sendReply', { text: HANDOVER })])] });
+    expect(noReplyAgainstTheOwner(shadow)).toEqual([`shadow mode sent the user "${HANDOVER}"`]);
+  });
+
+  test('a new workflow reads the owner from the course it fetched first; a late webhook older than the owner changes nothing', () => {
+    const escalated = run([
+      scheduled(2, 'addNote', { text: '🚨 Escalation: VIP\nRequested by: lead' }),
+      { kind: 'closed', id: 3, how: 'completed' },
+    ]);
+    const parts = [user('u1', 'Q'), melvin('n1', 'note', '🚨 Escalation: VIP\nRequested by: lead')];
+    const fresh = run(
+      [
+        {
+          kind: 'local',
+          id: 3,
+          activity: 'fetchConversation',
+          input: null,
+          result: { part_ids: ['n1'] },
+          failed: false,
+        },
+        scheduled(9, 'sendReply', { text: 'Hi' }, 8),
+      ],
+      'r2',
+    );
+    expect(noReplyAgainstTheOwner(observation({ parts, runs: [escalated, fresh] }))).toEqual([
+      'Melvin replied "Hi" while the team owned the conversation',
+    ]);
+    // Escalated at second 5; a teammate's assignment to Melvin from second 0, delivered after, changes nothing.
+    const note = scheduled(2, 'addNote', { text: '🚨 Escalation: VIP' }, 1, '2026-11-25T00:00:05Z');
+    const late = (at: string): Fact => ({
+      kind: 'signal',
+      id: 5,
+      time: '2026-11-25T00:00:09Z',
+      name: 'teamAction',
+      args: { action: 'assigned', toMelvin: true, at },
+    });
+    const reply = scheduled(7, 'sendReply', { text: 'Hi' }, 6);
+    expect(noReplyAgainstTheOwner(observation({ runs: [run([note, late('2026-11-25T00:00:00Z'), reply])] }))).toEqual([
+      'Melvin replied "Hi" while the team owned the conversation',
+    ]);
+    expect(noReplyAgainstTheOwner(observation({ runs: [run([note, late('2026-11-25T00:00:08Z'), reply])] }))).toEqual(
+      [],
+    );
+    expect(ownerByCourse(parts, 'auto')).toBe('team');
+    expect(
+      ownerByCourse(
+        [...parts, { id: 'a', type: 'assignment', author: 'teammate', text: '', assignedTo: 'melvin' }],
+        'auto',
+      ),
+    ).toBe('melvin');
+    expect(ownerByCourse([user('u1', 'Q')], 'auto')).toBeNull();
+  });
+});
+
+describe('operator requests take effect', () => {
+  const escalationNote = melvin('n1', 'note', '🚨 Escalation: VIP\nRequested by: lead');
+  test('an accepted escalation without its note, a refused one acted on, and a 503 are named', () => {
+    const call = { action: 'escalate' as const, words: 'VIP', partsBefore: 1 };
+    expect(
+      operatorRequestsTookEffect(
+        observation({ parts: [user('u1', 'Q'), escalationNote], calls: [{ ...call, status: 202 }] }),
+      ),
+    ).toEqual([]);
+    expect(
+      operatorRequestsTookEffect(observation({ parts: [user('u1', 'Q')], calls: [{ ...call, status: 202 }] })),
+    ).toEqual(['escalate "VIP" (answered 202) left no 🚨 Escalation: note']);
+    expect(
+      operatorRequestsTookEffect(
+        observation({ parts: [user('u1', 'Q'), escalationNote], calls: [{ ...call, status: 409 }] }),
+      ),
+    ).toEqual(['escalate "VIP" (answered 409) was refused, yet acted on']);
+    expect(operatorRequestsTookEffect(observation({ calls: [{ ...call, status: 503 }] }))).toEqual([
+      'the operator API answered 503 to escalate "VIP"',
+    ]);
+  });
+});
+
+describe('status follows the last outcome', () => {
+  test('a status left from an earlier turn, or no snooze after the last outcome, is named', () => {
+    const parts = [user('u1', 'Q'), melvin('r1', 'comment', 'Paid Friday.'), melvin('s1', 'snoozed', '')];
+    expect(statusMatchesLastOutcome(observation({ parts, melvinStatus: 'success' }))).toEqual([]);
+    const handedOver = [...parts, melvin('n1', 'note', '🚨 Escalation: VIP')];
+    expect(statusMatchesLastOutcome(observation({ parts: handedOver, melvinStatus: 'success' }))).toEqual([
+      'Melvin Status is success, but the last outcome was a hand-over (ROUTE_TO_TEAM or VALIDATION_FAILED or RESPONSE_FAILED or error or partial)',
+      'the conversation was not snoozed after its last outcome (a hand-over)',
+    ]);
+  });
+});
+
+describe('every message answered or handed over', () => {
+  test('a message no reply answered and no note handed over, and one answered twice, are named', () => {
+    const userMessages = [
+      { partId: 'u1', tag: 'refa' },
+      { partId: 'u2', tag: 'refb' },
+    ];
+    const parts = [user('u1', '(refa) Q'), user('u2', '(refb) Q'), melvin('r1', 'comment', 'Paid Friday.')];
+    const lost = observation({ userMessages, parts, runs: [run(answering('refa', 'r1'))] });
+    expect(everyMessageAnsweredOrHandedOver(lost)).toEqual([
+      'the user\'s message "refb" was neither answered nor handed over',
+    ]);
+    const told = observation({
+      userMessages,
+      parts: [...parts, melvin('n1', 'note', '💬 The user wrote again.')],
+      runs: lost.runs,
+    });
+    expect(everyMessageAnsweredOrHandedOver(told)).toEqual([]);
+    const twice = observation({
+      userMessages: userMessages.slice(0, 1),
+      parts: [user('u1', '(refa) Q'), melvin('r1', 'comment', 'Paid Friday.'), melvin('r2', 'comment', 'Paid Friday.')],
+      runs: [run([...answering('refa', 'r1'), ...answering('refa', 'r2', 10)])],
+    });
+    expect(everyMessageAnsweredOrHandedOver(twice)).toEqual(['the user\'s message "refa" was answered 2 times']);
+  });
+});
+
+describe('runs healthy', () => {
+  test('a non-deterministic task, a failed run and a conversation that never settled are named; an unhandled command is ordinary', () => {
+    const facts: Fact[] = [
+      { kind: 'taskFailed', id: 4, cause: 'WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND', message: '' },
+      { kind: 'taskFailed', id: 8, cause: 'WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR', message: 'TMPRL1100' },
+      { kind: 'closed', id: 9, how: 'failed' },
+    ];
+    expect(runsHealthy(observation({ runs: [run(facts)], unsettled: 'still busy' }))).toEqual([
+      'the conversation never settled: still busy',
+      'a workflow task of run r1 failed (WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR): TMPRL1100',
+      'run r1 ended failed',
+    ]);
+  });
+});
