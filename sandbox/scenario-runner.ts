@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { decideReply, turnOver } from '../src/conversations';
-import { forceEscalationSignal, stateQuery, workflowIdFor } from '../src/shared';
+import { forceEscalationSignal, progressQuery, stateQuery, workflowIdFor } from '../src/shared';
 import type { AgentState } from '../src/state';
 import type { GateSpec } from './gates';
 import { Scenario, type ScenarioDecision } from './scenario';
@@ -36,6 +36,21 @@ export interface SandboxConversation {
   notes: string[];
   melvin_status: string | null;
   snoozed_until: number | null;
+}
+
+/** The conversation as the sandbox's control API shows it: with its parts, each with its id. */
+interface ControlConversation extends SandboxConversation {
+  parts: { id: string; part_type: string; melvin: boolean; seeded: boolean; text: string }[];
+}
+
+/** What the runner keeps of a turn to judge it once the scenario is over. */
+interface PlayedTurn {
+  /** How many parts the conversation had when the turn began: its window starts there. */
+  start: number;
+  /** The state of the run that handled it, and Melvin Status and the snooze as the turn left them. */
+  state: AgentState;
+  melvinStatus: string | null;
+  snoozedUntil: number | null;
 }
 
 /** Where a signal is applied: the sandbox holds the first request after the named node until it has been sent. */
@@ -134,6 +149,14 @@ export function evaluate(
       conversation.notes.some((n) => lower(n).includes(lower(text))),
     );
   }
+  for (const text of expect.note_excludes ?? []) {
+    check(
+      `note_excludes "${text}"`,
+      text,
+      conversation.notes,
+      !conversation.notes.some((n) => lower(n).includes(lower(text))),
+    );
+  }
   if (expect.max_hops !== undefined) {
     check('max_hops', `at most ${expect.max_hops}`, state.hops.length, state.hops.length <= expect.max_hops);
   }
@@ -175,6 +198,15 @@ const Delivery = z.looseObject({
   response: z.unknown(),
 });
 const Started = z.looseObject({ workflowId: z.string(), runId: z.string() });
+/** What playing the turns keeps: each turn's leads' answers, the part ids of turns played early, where each began. */
+interface PlayContext {
+  turnResults: Map<number, ExpectationResult[]>;
+  played: Map<number, string | null>;
+  starts: Map<number, number>;
+}
+
+/** What Melvin's operator API answered a lead's request, as the sandbox passes it on. */
+const Lead = z.strictObject({ status: z.number(), response: z.unknown() });
 
 export class ScenarioRunner {
   constructor(
@@ -217,11 +249,20 @@ export class ScenarioRunner {
     const started = Date.now();
     const result: ScenarioResult = { ...emptyResult(file), id: scenario.id };
     const states: AgentState[] = [];
+    const played = new Map<number, string | null>();
+    /** What leads were answered in each turn's steps, judged with that turn. */
+    const turnResults = new Map<number, ExpectationResult[]>();
+    /** Where each turn began in the conversation (-1: the scenario's first turn). */
+    const starts = new Map<number, number>();
     try {
       await this.endOpenConversation(scenario.conversation.id);
       await this.control('POST', '/scenarios', scenario);
+      starts.set(-1, await this.partCount(scenario.conversation.id));
       const [first, ...rest] = scenario.signals;
       if (first) await this.control('POST', '/gate', GATE_AFTER_NODE[first.after_node]);
+      // The second turn placed during the first is held for like a signal.
+      const during = scenario.turns[0]?.during;
+      if (during) await this.control('POST', '/gate', GATE_AFTER_NODE[during]);
       const delivery = Delivery.parse(await this.control('POST', `/conversations/${scenario.conversation.id}/deliver`));
       const run = Started.safeParse(delivery.response);
       if (delivery.status !== 202 || !run.success) {
@@ -266,6 +307,11 @@ export class ScenarioRunner {
         if (next) await this.control('POST', '/gate', GATE_AFTER_NODE[next.after_node]);
       }
 
+      if (during) {
+        await this.untilHeld(async () => ended, `turn 2 during ${during}`);
+        played.set(0, await this.playTurn(scenario, 0, { turnResults, played, starts }));
+        await this.control('POST', '/gate/release');
+      }
       if (scenario.decision) await this.decide(scenario.conversation.id, scenario.decision, () => ended);
       let state = await this.withTimeout(outcome, `the run of ${scenario.id}`);
       // An operator's escalation that came during the turn's last writes (Melvin Status and the snooze, local
@@ -280,13 +326,15 @@ export class ScenarioRunner {
           { timeoutMs: 30_000, intervalMs: 100 },
         );
       }
-      states.push(state);
-      const conversation = (await this.control(
-        'GET',
-        `/conversations/${scenario.conversation.id}`,
-      )) as SandboxConversation;
-      result.expectations = evaluate(scenario.expect, state, conversation);
-      result.expectations.push(...(await this.laterTurns(scenario, conversation, states)));
+      // The first turn's own run: by the time the outcome is read, a turn placed during it may have run after it.
+      const own = await this.options.client.workflow
+        .getHandle(run.data.workflowId, run.data.runId)
+        .query(stateQuery)
+        .catch(() => state);
+      const turns = [await this.turnLeft(scenario.conversation.id, own, starts.get(-1)!)];
+      turns.push(...(await this.laterTurns(scenario, { turnResults, played, starts })));
+      states.push(...turns.map((t) => t.state));
+      result.expectations = await this.judge(scenario, turns, turnResults);
       result.passed = result.expectations.every((e) => e.passed);
     } catch (err) {
       result.error = errorMessage(err);
@@ -297,39 +345,137 @@ export class ScenarioRunner {
   }
 
   /**
-   * The scenario's later turns in order: a teammate's reply if any, then the user's message, each judged on what it
-   * added to the conversation (replies and notes since the turn before) and the conversation's state once it is
-   * handled, by a turn of Melvin's or, when the team owns the conversation, by handing it over.
+   * The scenario's later turns in order, each handled by a turn of Melvin's, by handing its message over when the team
+   * owns the conversation, or, for a turn of steps only, once the conversation has settled. A turn placed `during` the
+   * one before was played while that one ran.
    */
-  private async laterTurns(
-    scenario: Scenario,
-    first: SandboxConversation,
-    states: AgentState[],
-  ): Promise<ExpectationResult[]> {
+  private async laterTurns(scenario: Scenario, ctx: PlayContext): Promise<PlayedTurn[]> {
     const id = scenario.conversation.id;
-    const results: ExpectationResult[] = [];
-    let before = first;
-    for (const [index, turn] of scenario.turns.entries()) {
-      if (turn.teammate_replies) {
-        await this.control('POST', `/conversations/${id}/teammate-replies`, { body: turn.teammate_replies });
-      }
-      const { part_id: partId } = (await this.control('POST', `/conversations/${id}/messages`, {
-        body: turn.user,
-      })) as { part_id: string };
-      const state = await this.handled(id, partId);
-      states.push(state);
-      const now = (await this.control('GET', `/conversations/${id}`)) as SandboxConversation;
-      const added = {
-        ...now,
-        replies: now.replies.slice(before.replies.length),
-        notes: now.notes.slice(before.notes.length),
-      };
-      before = now;
-      for (const e of evaluate(turn.expect, state, added)) {
-        results.push({ ...e, expectation: `turn ${index + 2}: ${e.expectation}` });
-      }
+    const turns: PlayedTurn[] = [];
+    for (const index of scenario.turns.keys()) {
+      const partId = ctx.played.has(index) ? ctx.played.get(index)! : await this.playTurn(scenario, index, ctx);
+      const state = partId
+        ? await this.runThatHandled(id, await this.handled(id, partId), partId)
+        : await this.settled(id);
+      turns.push(await this.turnLeft(id, state, ctx.starts.get(index)!));
     }
+    return turns;
+  }
+
+  /**
+   * The state of the run whose turn handled the message (the conversation record names it), which a turn placed
+   * during it may have followed already; the latest run's when the record does not name one (the message was left to
+   * the team between turns).
+   */
+  private async runThatHandled(conversationId: string, latest: AgentState, partId: string): Promise<AgentState> {
+    const turn = latest.metadata.conversation.turns.find((t) => t.part_ids.includes(partId));
+    if (!turn) return latest;
+    const handle = this.options.client.workflow.getHandle(workflowIdFor(conversationId), turn.run_id);
+    return handle.query(stateQuery).catch(() => latest);
+  }
+
+  /** A turn once handled: its run's state, and Melvin Status and the snooze as it left them. */
+  private async turnLeft(conversationId: string, state: AgentState, start: number): Promise<PlayedTurn> {
+    const now = (await this.control('GET', `/conversations/${conversationId}`)) as ControlConversation;
+    return { start, state, melvinStatus: now.melvin_status, snoozedUntil: now.snoozed_until };
+  }
+
+  /**
+   * Judges every turn once the scenario is over, on the parts it added: those from its start to the next turn's, but
+   * a reply goes with the turn whose run delivered it, wherever it landed (a message written while Melvin drafted comes
+   * before the reply it did not get). Melvin Status and the snooze are judged as the turn left them.
+   */
+  private async judge(
+    scenario: Scenario,
+    turns: PlayedTurn[],
+    turnResults: Map<number, ExpectationResult[]>,
+  ): Promise<ExpectationResult[]> {
+    const now = (await this.control('GET', `/conversations/${scenario.conversation.id}`)) as ControlConversation;
+    const owner = new Map<string, number>();
+    turns.forEach((turn, index) => {
+      const { response_delivery: delivery, escalate } = turn.state;
+      for (const partId of [delivery?.part_id, escalate?.user_told?.part_id]) {
+        if (partId && !owner.has(partId)) owner.set(partId, index);
+      }
+    });
+    const results: ExpectationResult[] = [];
+    turns.forEach((turn, index) => {
+      const end = turns[index + 1]?.start ?? now.parts.length;
+      const mine = now.parts.filter((p, at) => {
+        if (!p.melvin || p.seeded) return false;
+        const deliveredBy = owner.get(p.id);
+        return deliveredBy !== undefined ? deliveredBy === index : at >= turn.start && at < end;
+      });
+      const view: SandboxConversation = {
+        replies: mine.filter((p) => p.part_type === 'comment').map((p) => p.text),
+        notes: mine.filter((p) => p.part_type === 'note').map((p) => p.text),
+        melvin_status: turn.melvinStatus,
+        snoozed_until: turn.snoozedUntil,
+      };
+      const expect = index === 0 ? scenario.expect : scenario.turns[index - 1]!.expect;
+      const judged = [...(turnResults.get(index - 1) ?? []), ...evaluate(expect, turn.state, view)];
+      results.push(
+        ...judged.map((e) => (index === 0 ? e : { ...e, expectation: `turn ${index + 1}: ${e.expectation}` })),
+      );
+    });
     return results;
+  }
+
+  private async partCount(conversationId: string): Promise<number> {
+    return ((await this.control('GET', `/conversations/${conversationId}`)) as ControlConversation).parts.length;
+  }
+
+  /**
+   * Plays turn `index`: a teammate's reply, the steps (a lead's requests, each answer checked; an assignment), then
+   * the user's message, whose part id it returns. When the next turn is placed during this one, it is played while
+   * this one is held at its node.
+   */
+  private async playTurn(scenario: Scenario, index: number, ctx: PlayContext): Promise<string | null> {
+    const id = scenario.conversation.id;
+    const turn = scenario.turns[index]!;
+    const results: ExpectationResult[] = [];
+    ctx.turnResults.set(index, results);
+    ctx.starts.set(index, await this.partCount(id));
+    if (turn.teammate_replies) {
+      await this.control('POST', `/conversations/${id}/teammate-replies`, { body: turn.teammate_replies });
+    }
+    for (const step of turn.steps) {
+      if ('assign' in step) {
+        await this.control('POST', `/conversations/${id}/assign`, { to: step.assign });
+        continue;
+      }
+      const { answer: expected, ...action } = step;
+      // A decision goes to a draft that waits for one: it waits until one does.
+      if (action.action === 'approve' || action.action === 'edit' || action.action === 'reject') {
+        await this.untilDraftWaits(id);
+      }
+      const { status, response } = Lead.parse(await this.control('POST', `/conversations/${id}/lead`, action));
+      // A lead acts after seeing the last request's effect: an escalation's note, a hand-back's.
+      if (action.action === 'escalate' || action.action === 'hand_back') await this.settled(id);
+      const answer = status >= 200 && status < 300 ? 'accepted' : status === 409 ? 'refused' : `answered ${status}`;
+      const what = `${action.action} "${'reason' in action ? action.reason : 'text' in action ? action.text : action.by}"`;
+      results.push({
+        expectation: `lead ${what}`,
+        passed: expected ? answer === expected : answer === 'accepted' || answer === 'refused',
+        expected: expected ?? 'accepted or refused',
+        actual: { answer, response },
+      });
+    }
+    const next = scenario.turns[index + 1];
+    if (next?.during) await this.control('POST', '/gate', GATE_AFTER_NODE[next.during]);
+    let partId: string | null = null;
+    if (turn.user) {
+      ({ part_id: partId } = (await this.control('POST', `/conversations/${id}/messages`, { body: turn.user })) as {
+        part_id: string;
+      });
+    }
+    if (next?.during) {
+      const handled = async () => !!partId && (await this.isHandled(id, partId));
+      await this.untilHeld(handled, `turn ${index + 3} during ${next.during}`);
+      ctx.played.set(index + 1, await this.playTurn(scenario, index + 1, ctx));
+      await this.control('POST', '/gate/release');
+    }
+    return partId;
   }
 
   /** Approval mode: once the draft waits for a lead, sends the scenario's decision as a lead would. */
@@ -361,6 +507,61 @@ export class ScenarioRunner {
       },
       { timeoutMs: this.options.timeoutMs ?? 180_000, intervalMs: 100 },
     );
+  }
+
+  private async isHandled(conversationId: string, partId: string): Promise<boolean> {
+    const handle = this.options.client.workflow.getHandle(workflowIdFor(conversationId));
+    const state = await handle.query(stateQuery).catch(() => undefined);
+    return !!state?.metadata.conversation.handled_part_ids.includes(partId) && state.metadata.phase === 'waiting';
+  }
+
+  /**
+   * Waits until nothing happens in the conversation: its workflow has ended, or it waits for a message with no task or
+   * activity pending and its history unchanged for a moment (a lead's request is acted on after it was accepted).
+   */
+  private async settled(conversationId: string): Promise<AgentState> {
+    const handle = this.options.client.workflow.getHandle(workflowIdFor(conversationId));
+    let last = -1;
+    await waitFor(
+      `conversation ${conversationId} to settle`,
+      async () => {
+        const description = await handle.describe();
+        if (description.status.name !== 'RUNNING') return true;
+        const busy = !!description.raw.pendingActivities?.length || !!description.raw.pendingWorkflowTask;
+        const progress = busy ? undefined : await handle.query(progressQuery).catch(() => undefined);
+        const stable = progress?.phase === 'waiting' && description.historyLength === last;
+        last = busy ? -1 : description.historyLength;
+        return stable || undefined;
+      },
+      { timeoutMs: this.options.timeoutMs ?? 180_000, intervalMs: 250 },
+    );
+    return handle.query(stateQuery);
+  }
+
+  /** Waits until the sandbox holds the request a placed turn waits for; fails if `passed` says the turn went by. */
+  private async untilHeld(passed: () => Promise<boolean>, what: string): Promise<void> {
+    const reached = await waitFor(
+      `the run to reach ${what}`,
+      async () => {
+        const gate = (await this.control('GET', '/gate')) as { held: string | null };
+        return gate.held ? 'held' : (await passed()) ? 'passed' : undefined;
+      },
+      { timeoutMs: this.options.timeoutMs ?? 180_000, intervalMs: 20 },
+    );
+    if (reached === 'passed') throw new Error(`${what} was not played: the turn before was over first`);
+  }
+
+  /** Waits until a draft of the conversation waits for a lead's decision (or gives up when none comes). */
+  private async untilDraftWaits(conversationId: string): Promise<void> {
+    const handle = this.options.client.workflow.getHandle(workflowIdFor(conversationId));
+    await waitFor(
+      `a draft of conversation ${conversationId} to wait for a decision`,
+      async () => {
+        const state = await handle.query(stateQuery).catch(() => undefined);
+        return state?.metadata.approval?.outcome === 'waiting' || undefined;
+      },
+      { timeoutMs: this.options.timeoutMs ?? 180_000, intervalMs: 50 },
+    ).catch(() => undefined);
   }
 
   /**

@@ -119,6 +119,9 @@ export const Faults = z.strictObject({
 });
 export type Faults = z.infer<typeof Faults>;
 
+/** Who a lead's request is from, as the operator API records it. */
+const By = z.string().min(1).max(200).default('lead@scenario');
+
 export const ScenarioSignal = z.strictObject({
   after_node: z.enum(['initialize', 'plan', 'gather', 'coverage', 'draft', 'validate', 'response']),
   name: z.enum(['forceEscalation', 'newUserMessage']),
@@ -136,23 +139,63 @@ export const Expectations = z.strictObject({
     .nullable()
     .optional(),
   note_includes: z.array(z.string()).optional(),
+  /** Must appear in no internal note (beyond the shared format), e.g. the reason of a request Melvin refused. */
+  note_excludes: z.array(z.string()).optional(),
   max_hops: z.number().int().min(1).optional(),
   snoozed: z.boolean().optional(),
   /** Approval and shadow modes: how the draft ended (beyond the shared format). */
-  approval_outcome: z.enum(['approved', 'edited', 'rejected', 'timed_out', 'noted']).optional(),
+  approval_outcome: z.enum(['approved', 'edited', 'rejected', 'timed_out', 'noted', 'withdrawn']).optional(),
   /** Shadow mode: what the team answered after Melvin's noted draft, as the conversation record keeps it. */
   team_answer_includes: z.array(z.string()).optional(),
 });
 
+const NODES = ['initialize', 'plan', 'gather', 'coverage', 'draft', 'validate', 'response'] as const;
+
+const Reason = z.string().min(1).max(1000);
+
+/** A lead's requests, each with the fields Melvin's operator API takes, and `extra` fields of the caller's own. */
+function leadActions<T extends z.ZodRawShape>(extra: T) {
+  return z.discriminatedUnion('action', [
+    z.strictObject({ action: z.literal('escalate'), reason: Reason, by: By, ...extra }),
+    z.strictObject({ action: z.literal('hand_back'), reason: Reason, by: By, ...extra }),
+    z.strictObject({ action: z.literal('approve'), by: By, ...extra }),
+    z.strictObject({ action: z.literal('edit'), text: z.string().min(1).max(4000), by: By, ...extra }),
+    z.strictObject({ action: z.literal('reject'), reason: Reason, by: By, ...extra }),
+  ]);
+}
+
+/** What a lead does through Melvin's operator API: escalate or hand back, approve, edit or reject a waiting draft. */
+export const LeadAction = leadActions({});
+export type LeadAction = z.infer<typeof LeadAction>;
+
 /**
- * A later turn of the conversation (beyond the shared format): optionally a teammate answers in Intercom first, then
- * the user writes; its expectations are judged on what this turn added to the conversation.
+ * A step in a turn (beyond the shared format): a lead's request, with the answer Melvin must give it (`accepted`, 2xx,
+ * or `refused`, a 409 because it can have no effect; absent, either), or a teammate assigning the conversation.
  */
-export const ScenarioTurn = z.strictObject({
-  teammate_replies: z.string().min(1).optional(),
-  user: z.string().min(1),
-  expect: Expectations,
-});
+export const TurnStep = z.union([
+  leadActions({ answer: z.enum(['accepted', 'refused']).optional() }),
+  z.strictObject({ assign: z.enum(['teammate', 'melvin', 'nobody']) }),
+]);
+export type TurnStep = z.infer<typeof TurnStep>;
+
+/**
+ * A later turn of the conversation (beyond the shared format), in order: a teammate's answer in Intercom, what leads
+ * and teammates do (`steps`), then the user's message; its expectations are judged on what the turn added to the
+ * conversation. `during` places the whole turn while the turn before it is at that node (its next request is held until
+ * the turn's steps and message are sent), instead of after that turn has settled; a decision always waits for a draft
+ * to wait for one.
+ */
+export const ScenarioTurn = z
+  .strictObject({
+    during: z.enum(NODES).optional(),
+    teammate_replies: z.string().min(1).optional(),
+    steps: z.array(TurnStep).default([]),
+    user: z.string().min(1).optional(),
+    expect: Expectations,
+  })
+  .refine((t) => t.user || t.steps.length || t.teammate_replies, {
+    message: 'a turn needs a user message, steps or a teammate reply',
+  });
 export type ScenarioTurn = z.infer<typeof ScenarioTurn>;
 
 /**
@@ -174,23 +217,33 @@ export const ScenarioDecision = z.discriminatedUnion('decision', [
 ]);
 export type ScenarioDecision = z.infer<typeof ScenarioDecision>;
 
-export const Scenario = z.strictObject({
-  id: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be kebab-case'),
-  description: z.string().min(1),
-  conversation: ScenarioConversation,
-  talent: TalentData.default({ users: [], jobs: [] }),
-  docs: z.array(Doc).default([]),
-  /** Past conversations the team resolved, searched for Draft's style examples (beyond the shared format). */
-  resolved_conversations: z.array(ResolvedConversation).default([]),
-  faults: Faults.optional(),
-  signals: z.array(ScenarioSignal).default([]),
-  decision: ScenarioDecision.optional(),
-  expect: Expectations,
-  turns: z.array(ScenarioTurn).default([]),
-  /**
-   * What a good reply does, in words (beyond the shared format): `npm run eval` asks an LLM judge whether Melvin's
-   * replies meet it when a real model endpoint is configured; the scenario runner and the sandbox model ignore it.
-   */
-  rubric: z.string().min(1).max(2000).optional(),
-});
+export const Scenario = z
+  .strictObject({
+    id: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be kebab-case'),
+    description: z.string().min(1),
+    conversation: ScenarioConversation,
+    talent: TalentData.default({ users: [], jobs: [] }),
+    docs: z.array(Doc).default([]),
+    /** Past conversations the team resolved, searched for Draft's style examples (beyond the shared format). */
+    resolved_conversations: z.array(ResolvedConversation).default([]),
+    faults: Faults.optional(),
+    signals: z.array(ScenarioSignal).default([]),
+    decision: ScenarioDecision.optional(),
+    expect: Expectations,
+    turns: z.array(ScenarioTurn).default([]),
+    /**
+     * What a good reply does, in words (beyond the shared format): `npm run eval` asks an LLM judge whether Melvin's
+     * replies meet it when a real model endpoint is configured; the scenario runner and the sandbox model ignore it.
+     */
+    rubric: z.string().min(1).max(2000).optional(),
+  })
+  // Both hold the first turn's requests at a node, and the sandbox holds one request at a time.
+  .refine((s) => !(s.signals.length && s.turns[0]?.during), {
+    message: 'signals and a second turn placed "during" the first cannot both be given',
+    path: ['turns', 0, 'during'],
+  })
+  .refine((s) => !s.turns.some((turn, i) => turn.during && s.turns[i - 1]?.during), {
+    message: 'a turn placed "during" another cannot itself be the turn another is placed during',
+    path: ['turns'],
+  });
 export type Scenario = z.infer<typeof Scenario>;
