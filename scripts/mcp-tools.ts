@@ -1,6 +1,6 @@
 // Installs the MCP conformance tooling (Node 22 from the `node` npm package, the MCP Inspector CLI, the conformance
 // suite, and the reference "everything" server) into a cache outside the clone, once per version set.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,7 +20,7 @@ export interface McpTools {
   everythingServer: string;
 }
 
-export function ensureMcpTools(log: (line: string) => void = (line) => console.error(line)): McpTools {
+export async function ensureMcpTools(log: (line: string) => void = (line) => console.error(line)): Promise<McpTools> {
   const hash = createHash('sha256').update(JSON.stringify(PACKAGES)).digest('hex').slice(0, 12);
   const dir = path.join(cacheDir(), `mcp-tools-${hash}`);
   const modules = path.join(dir, 'node_modules');
@@ -43,11 +43,16 @@ export function ensureMcpTools(log: (line: string) => void = (line) => console.e
   );
   log(`Installing the MCP conformance tools (Node ${PACKAGES.node}, Inspector, conformance suite) into ${dir}…`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const result = spawnSync(npm, ['install', '--no-audit', '--no-fund'], {
-    cwd: dir,
-    stdio: ['ignore', 'inherit', 'inherit'],
+  // Asynchronous, so the global setup builds the Temporal server meanwhile.
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(npm, ['install', '--no-audit', '--no-fund'], {
+      cwd: dir,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    child.on('error', reject);
+    child.on('exit', resolve);
   });
-  if (result.status !== 0) throw new Error(`npm install of the MCP tools failed in ${dir}`);
+  if (code !== 0) throw new Error(`npm install of the MCP tools failed in ${dir}`);
   const missing = Object.entries(tools).filter(([, file]) => !existsSync(file));
   if (missing.length) throw new Error(`the MCP tools install lacks ${missing.map(([name]) => name).join(', ')}`);
   return tools;

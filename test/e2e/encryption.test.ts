@@ -242,7 +242,7 @@ test('melvin codec-endpoint prints the URL to give the Temporal UI, only to the 
 describeNeeding(['Chromium'])('in a browser', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: await ensureChromium(), args: CHROMIUM_ARGS });
   });
   afterAll(() => browser?.close());
 

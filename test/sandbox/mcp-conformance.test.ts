@@ -28,7 +28,7 @@ function run(command: string, args: string[]) {
 }
 
 beforeAll(async () => {
-  tools = ensureMcpTools((line) => process.stderr.write(`${line}\n`));
+  tools = await ensureMcpTools((line) => process.stderr.write(`${line}\n`));
   server = new TalentMcpService(new TalentStore({ knowledgeBase: loadKnowledgeBase() }));
   await server.start();
 }, 600_000);

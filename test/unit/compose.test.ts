@@ -10,10 +10,10 @@ import { parse } from 'yaml';
 import { CONFIGURATION_VARIABLES } from '../../src/config';
 import { dynamicConfigFile } from '../../scripts/temporal-dynamic-config';
 import { describeNeeding } from '../helpers/requirements';
+import { COMPOSE_GO } from '../helpers/machine-tools';
 
 const ROOT = path.join(__dirname, '..', '..');
 /** The Compose Specification's own schema, from the compose-spec project's Go module (the Go module proxy serves it). */
-const COMPOSE_GO = 'github.com/compose-spec/compose-go/v2@v2.16.2';
 
 /** A port in the Compose Specification's long syntax. */
 interface LongPort {
