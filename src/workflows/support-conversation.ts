@@ -317,16 +317,18 @@ export async function supportConversation(input: SupportConversationInput): Prom
   }
 
   /**
-   * What operators asked for and the run has yet to do (the notes of hand-backs, then an escalation), and who owns the
-   * conversation by its course in Intercom when a teammate acted on it.
+   * What operators asked for and the run has yet to do (the notes of hand-backs, then an escalation), after reading who
+   * owns the conversation by its course in Intercom when a teammate acted on it.
    */
   async function settleOperatorRequests(): Promise<void> {
     while (handBackNotes.length) {
       await postNote(turn, handBackNotes[0]!, 'note hand-back');
       handBackNotes.shift();
     }
-    if (escalationDue()) await escalateAfterTurn(takeOperatorEscalation(turn));
+    // Who owns the conversation decides whether the escalation tells the user: a teammate's webhook that came after
+    // the turn's own escalation, though it happened before it (same second), must not make Melvin tell them twice.
     if (ownerInDoubt) await readOwnerAgain();
+    if (escalationDue()) await escalateAfterTurn(takeOperatorEscalation(turn));
   }
 
   /** The owner the conversation's course says now; when Intercom cannot be read, the webhooks' word stands. */
