@@ -1,7 +1,7 @@
 // The sandbox model's deterministic reasoning: plan, coverage and draft answers computed from the context Melvin sends.
 import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/schemas';
 import type { LlmStep } from '../../src/schemas';
-import { codesMissingFrom, keyCodes } from '../key-codes';
+import { codesMissingFrom, keyCodes } from './codes';
 
 interface Message {
   role: string;
@@ -49,6 +49,8 @@ const STOP_WORDS = new Set(
     'with and or but if so that this these those there here what when where which who why how can could would should ' +
     'will just please hi hello hey thanks thank any some about from by as get got have has had not no yes still yet ' +
     'know tell let us them they he she his her one two last week weeks ago today now also again all ' +
+    // How a question asks ("how long does it take", "how much") says nothing about what it asks about.
+    'long take takes much many soon usually normally ' +
     // Words every tool description uses say nothing about which tool to call.
     'talent user'
   ).split(' '),
@@ -90,6 +92,10 @@ const POLICY_WORDS =
 const HUMAN_REQUEST =
   /\b(human|real person|a person|someone from|somebody|an agent|representative|talk to (a|an|some)|speak (to|with)|connect me)\b/i;
 const GREETING_ONLY = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you)[\s!.,]*(melvin)?[\s!.,]*$/i;
+/** The talent speaks of their own records: "my payment", "when do I get paid". */
+const OWN = /\b(my|i|i'm|i've|me|mine)\b/i;
+/** A message that only thanks or acknowledges ("Noted, thanks (258)", "ok great!"): nothing to look up. */
+const THANKS = /^\s*(thanks|thank you|thx|ok|okay|noted|got it|great|perfect|cool|understood)\b/i;
 const MONTHS = [
   'January',
   'February',
@@ -112,7 +118,33 @@ function words(text: string): string[] {
 }
 
 function canonical(word: string): string {
-  return SYNONYMS[word] ?? word.replace(/s$/, '');
+  const known = SYNONYMS[word] ?? TYPO_FREE.get(word);
+  if (known) return known;
+  // People type fast: "aplication", "paymnet". A long word one edit from a word the model knows is that word.
+  if (word.length >= 6) {
+    for (const [form, meaning] of TYPO_FREE) if (oneEditApart(word, form)) return meaning;
+  }
+  return word.replace(/s$/, '');
+}
+
+/** The words the model reads meaning from, with their meaning: the synonyms and the terms they stand for. */
+const TYPO_FREE = new Map<string, string>([
+  ...Object.entries(SYNONYMS).filter(([form]) => form.length >= 6),
+  ...[...new Set(Object.values(SYNONYMS))].map((term) => [term, term] as [string, string]),
+]);
+
+/** Whether two words differ by one letter left out, added, changed or two letters swapped. */
+function oneEditApart(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  const rest = (x: string, from: number) => x.slice(from);
+  return (
+    rest(a, i + 1) === rest(b, i + 1) ||
+    rest(a, i + 1) === rest(b, i) ||
+    rest(a, i) === rest(b, i + 1) ||
+    (a[i] === b[i + 1] && a[i + 1] === b[i] && rest(a, i + 2) === rest(b, i + 2))
+  );
 }
 
 /**
@@ -150,7 +182,7 @@ const JOB_DETAILS =
 function readingOf(text: string): Reading {
   return {
     human: HUMAN_REQUEST.test(text),
-    greeting: GREETING_ONLY.test(text),
+    greeting: GREETING_ONLY.test(text) || (THANKS.test(text) && !/\?/.test(text) && !hasSubject(text)),
     policy: POLICY_WORDS.test(text),
     jobDetails: JOB_DETAILS.test(text) && JOB_MENTION.test(text),
     terms: new Set(words(text).map(canonical)),
@@ -183,6 +215,19 @@ function intentName(reading: Reading, question: string): string {
   if (reading.terms.has('application') && !reading.policy) return 'application status';
   const content = words(question).filter((w) => !['can', 'send', 'tell', 'show', 'give', 'need', 'want'].includes(w));
   return content.slice(0, 4).join(' ') || 'question';
+}
+
+/** Whether a text names something to look up: a payment, an application, a job, a policy or a code. */
+function hasSubject(text: string): boolean {
+  const terms = new Set(words(text).map(canonical));
+  return (
+    terms.has('payment') ||
+    terms.has('application') ||
+    terms.has('job') ||
+    POLICY_WORDS.test(text) ||
+    HUMAN_REQUEST.test(text) ||
+    keyCodes(text).size > 0
+  );
 }
 
 /** Whether a sentence names what it asks about: a payment, an application, a job, a policy, a code, or enough words. */
@@ -234,11 +279,12 @@ export function intentsOf(question: string): AskedIntent[] {
 
 /** "the Barista job", "my Denver catering shift": how a user names one job. */
 const JOB_MENTION =
-  /\b(?:the|my|for|at)\s+((?:[A-Za-z][\w'-]*\s+){0,3}?[A-Za-z][\w'-]*)\s+(?:job|shift|gig|position|role)\b/i;
+  /\b(?:the|my|for|at)\s+((?:[A-Za-z][\w'-]*\s+){0,3}?[A-Za-z][\w'-]*)\s+(?:job|shift|gig|position|role)s?\b/i;
 
 function jobMention(text: string): string | undefined {
+  // "my application for the barista job" names the barista job: the words after the last "the", "my", "for" or "at".
   const mention = JOB_MENTION.exec(text)?.[1]
-    ?.replace(/^(the|my)\s+/i, '')
+    ?.replace(/^(?:.*\s)?(?:the|my|for|at)\s+/i, '')
     .trim();
   return mention && !['next', 'last', 'this', 'that', 'new'].includes(mention.toLowerCase()) ? mention : undefined;
 }
@@ -316,6 +362,18 @@ function callsFor(intent: AskedIntent, context: Context, taken: Set<string>): Pl
       tool_name: tool.name,
       arguments_json: JSON.stringify(args),
       reasoning: `Matches "${tool.name}" to the question.`,
+    });
+  }
+  // A payment asked about by its job ("my pay for the Austin shift") is told apart by the job's title and place, which
+  // the applications hold.
+  const namedJob = !intent.reading.jobDetails && calls.length ? jobMention(intent.question) : undefined;
+  const applications = tools.find((t) => ownName(t.name) === 'get_user_applications_detailed');
+  if (namedJob && applications && !succeeded.has(applications.name) && !taken.has(applications.name)) {
+    taken.add(applications.name);
+    calls.push({
+      tool_name: applications.name,
+      arguments_json: '{}',
+      reasoning: `To find "${namedJob}" among the user's jobs.`,
     });
   }
   const docsTool = tools.find((t) => ownName(t.name) === DOCS_TOOL);
@@ -428,6 +486,65 @@ function jobDetails(context: Context): Record<string, unknown>[] {
     .map((t) => t.data as Record<string, unknown>);
 }
 
+/** The talent's own records one intent asks about, when the tool that holds them has answered. */
+interface OwnRecords {
+  kind: 'payment' | 'application';
+  /** Every record of that kind the talent has. */
+  all: Record<string, unknown>[];
+  /** The ones the question means: those of the job it names, else all of them. */
+  asked: Record<string, unknown>[];
+  /** The job the question names when the talent has no record of it ("the barista job"). */
+  absent?: string;
+}
+
+const OWN_TOOLS = {
+  payment: { tool: 'get_user_payments', field: 'payments' },
+  application: { tool: 'get_user_applications_detailed', field: 'applications' },
+} as const;
+
+/** Whether `text` has a word of the same root as `word`: "housekeeping" is in "Hotel Housekeeper". */
+function sameWordIn(text: string, word: string): boolean {
+  const root = word.length > 6 ? word.slice(0, word.length - 3) : word;
+  return (text.match(/[a-z0-9]+/g) ?? []).some((w) => w.startsWith(root) || (w.length > 3 && word.startsWith(w)));
+}
+
+/** Where a record's job is named: a payment's job title, an application's job title and place. */
+function jobWordsOf(record: Record<string, unknown>): string {
+  const job = record.job as { title?: string; location?: string } | null | undefined;
+  return `${String(record.job_title ?? '')} ${job?.title ?? ''} ${job?.location ?? ''}`.toLowerCase();
+}
+
+function ownRecords(context: Context, intent: AskedIntent, kind: OwnRecords['kind']): OwnRecords | null {
+  const { tool, field } = OWN_TOOLS[kind];
+  const answered = Object.values(context.tool_data ?? {}).some((t) => ownName(t.tool_name ?? '') === tool && t.success);
+  if (!answered) return null;
+  const all = records(context, tool, field);
+  const mention = jobMention(intent.question);
+  if (!mention) return { kind, all, asked: all };
+  // "my application for the barista job": the words that name the job, not the record's kind.
+  const mentionWords = words(mention).filter(
+    (w) => w.length > 2 && !['payment', 'application', 'job'].includes(canonical(w)),
+  );
+  if (!mentionWords.length) return { kind, all, asked: all };
+  const asked = all.filter((r) => mentionWords.some((w) => sameWordIn(jobWordsOf(r), w)));
+  if (asked.length) return { kind, all, asked };
+  // A word the data knows elsewhere ("the Austin shift", where only an application says Austin) is a detail of a job
+  // the talent has, not another job.
+  const known = JSON.stringify(context.tool_data ?? {}).toLowerCase();
+  if (mentionWords.some((w) => sameWordIn(known, w))) return { kind, all, asked: all };
+  return { kind, all, asked: [], absent: mention };
+}
+
+/** The own records an intent asks about: payments, applications, or none (a job's details, a policy, a person). */
+function ownRecordsAsked(context: Context, intent: AskedIntent): OwnRecords[] {
+  if (intent.reading.jobDetails || intent.reading.human) return [];
+  // "How long does a payout take?" and "Do you pay gas money?" ask how things work, not where the talent's own
+  // payment is: only a question in the talent's own words ("my", "I") is about their records.
+  if (!OWN.test(intent.question)) return [];
+  const kinds = (['payment', 'application'] as const).filter((k) => intent.reading.terms.has(k));
+  return kinds.map((k) => ownRecords(context, intent, k)).filter((r): r is OwnRecords => r !== null);
+}
+
 /** What the gathered data holds for one intent, and what it lacks. */
 function judge(
   context: Context,
@@ -437,14 +554,20 @@ function judge(
   if (reading.human) return { available: [], missing: [] };
   const asksPayments = reading.terms.has('payment') && !reading.jobDetails;
   const asksApplications = reading.terms.has('application') && !reading.jobDetails;
-  const payments = asksPayments ? records(context, 'get_user_payments', 'payments') : [];
-  const applications = asksApplications ? records(context, 'get_user_applications_detailed', 'applications') : [];
+  const own = ownRecordsAsked(context, intent);
+  const has = (kind: OwnRecords['kind']) => own.some((r) => r.kind === kind);
   const jobs = reading.jobDetails ? jobDetails(context) : [];
   const passage = relevantPassage(context, question);
   const available: string[] = [];
   const missing: CoverageOutput['missing_data'] = [];
-  if (payments.length) available.push(`${payments.length} payment(s)`);
-  if (applications.length) available.push(`${applications.length} application(s)`);
+  // Knowing the talent has none, or none of the job they name, answers the question as well as a record does.
+  for (const r of own) {
+    available.push(
+      r.absent
+        ? `no ${r.kind} for the ${r.absent} job (${r.all.length} other)`
+        : `${r.asked.length} ${r.kind}(s) on record`,
+    );
+  }
   if (jobs.length) available.push(`details of ${jobs.length} job(s)`);
   if (passage) available.push(`help-center passage "${passage.title}"`);
   if (reading.jobDetails && !jobs.length && !passage) {
@@ -452,9 +575,9 @@ function judge(
       gap_type: 'job',
       description: `the details of the job the user names in: ${question.slice(0, 120)}`,
     });
-  } else if (asksPayments && !payments.length && !passage) {
+  } else if (asksPayments && !has('payment') && !passage) {
     missing.push({ gap_type: 'payments', description: "the user's payments or the payout policy" });
-  } else if (asksApplications && !applications.length && !passage && !jobs.length) {
+  } else if (asksApplications && !has('application') && !passage && !jobs.length) {
     missing.push({ gap_type: 'applications', description: "the user's applications or the application process" });
   } else if (reading.policy && !passage && !reading.jobDetails) {
     // How something works is in the help center: the user's own records do not say how to change a bank account.
@@ -523,13 +646,46 @@ function paymentSentence(payment: Record<string, unknown>): string {
   return `${what} is ${String(payment.status)}.`;
 }
 
+/** An application's stage as a person says it: "is at the interview stage", "was successful: you were hired". */
+const STAGE_WORDS: Record<string, string> = {
+  submitted: 'was submitted and waits for screening',
+  screening: 'is at the screening stage',
+  interview: 'is at the interview stage',
+  offer: 'has reached the offer stage',
+  hired: 'was successful: you were hired',
+  closed: 'was closed without being selected',
+};
+
 function applicationSentence(application: Record<string, unknown>): string {
   const job = application.job as { title?: string; location?: string } | null;
   const what = job?.title
     ? `Your application for ${job.title}${job.location ? ` in ${job.location}` : ''}`
     : 'Your application';
+  const status = String(application.status);
+  const stage = STAGE_WORDS[status] ?? `is at the ${status.replace(/_/g, ' ')} stage`;
   const next = application.next_step ? ` Next step: ${String(application.next_step)}.` : '';
-  return `${what} is in ${String(application.status)} (last updated ${spokenDate(application.updated_at)}).${next}`;
+  return `${what} ${stage} (last updated ${spokenDate(application.updated_at)}).${next}`;
+}
+
+/** "Barista", "Event Staff": a job as the user named it, written as a title. */
+const titled = (mention: string) => mention.replace(/\b\p{L}/gu, (c) => c.toUpperCase());
+
+/** The sentences that answer from the talent's own records: what they have, or that they have none of what they name. */
+function ownRecordSentences(r: OwnRecords): string[] {
+  const noun = r.kind === 'payment' ? 'a payment' : 'an application';
+  if (r.absent) {
+    const missing = `I don't see ${noun} for the ${titled(r.absent)} job on your account.`;
+    return [missing, ...recordSentences(r.kind, r.all)];
+  }
+  if (!r.all.length) return [`I don't see ${noun} on your account yet.`];
+  return recordSentences(r.kind, r.asked);
+}
+
+function recordSentences(kind: OwnRecords['kind'], found: Record<string, unknown>[]): string[] {
+  if (kind === 'application') return found.map(applicationSentence);
+  // The payment still on its way matters most; otherwise the latest one.
+  const open = found.filter((p) => p.status !== 'paid');
+  return (open.length ? open : found.slice(-1)).map(paymentSentence);
 }
 
 function jobSentence(job: Record<string, unknown>): string {
@@ -544,23 +700,34 @@ function excerpt(passage: Passage): string {
   return (passage.text.match(/[^.!?]+[.!?]+/g) ?? [passage.text]).slice(0, 2).join('').trim();
 }
 
-/** The sentences that answer one intent from the data, or none when the data does not answer it. */
-function answerFor(context: Context, intent: AskedIntent): string[] {
+/**
+ * The sentences that answer one intent from the data, or none when the data does not answer it. The talent's own
+ * records come first; a help-center passage joins them only for a question about how things work, and only once per
+ * reply (`usedPassages`).
+ */
+function answerFor(context: Context, intent: AskedIntent, usedPassages: Set<string>): string[] {
   const { reading, question } = intent;
   const sentences: string[] = [];
   if (reading.jobDetails) sentences.push(...jobDetails(context).map(jobSentence));
-  if (reading.terms.has('payment') && !reading.jobDetails) {
-    const payments = records(context, 'get_user_payments', 'payments');
-    // The payment still on its way matters most; otherwise the latest one.
-    const open = payments.filter((p) => p.status !== 'paid');
-    sentences.push(...(open.length ? open : payments.slice(-1)).map(paymentSentence));
+  for (const r of ownRecordsAsked(context, intent)) sentences.push(...ownRecordSentences(r));
+  const passage = sentences.length && !reading.policy ? undefined : relevantPassage(context, question);
+  if (passage && !usedPassages.has(passage.title)) {
+    usedPassages.add(passage.title);
+    sentences.push(sentences.length ? `From our help center: ${excerpt(passage)}` : excerpt(passage));
   }
-  if (reading.terms.has('application') && !reading.jobDetails) {
-    sentences.push(...records(context, 'get_user_applications_detailed', 'applications').map(applicationSentence));
-  }
-  const passage = relevantPassage(context, question);
-  if (passage) sentences.push(sentences.length ? `From our help center: ${excerpt(passage)}` : excerpt(passage));
   return sentences;
+}
+
+/** Words that start a sentence and are not names: after "Hi Ana," they are written in lower case. */
+const COMMON_START =
+  /^(Your|You|The|It|Its|There|This|That|These|We|Our|A|An|From|Every|Each|If|After|Before|When|Once|Most|All|Any|To)\b/;
+
+/** The reply after its greeting: "Hi Ana, your payment…", or "Hi Ana! Crewline pays…" before a name or "I". */
+function greeted(greeting: string, firstName: string | undefined, body: string): string {
+  if (!firstName) return body;
+  return COMMON_START.test(body)
+    ? `${greeting} ${firstName}, ${body.replace(COMMON_START, (w) => w.toLowerCase())}`
+    : `${greeting} ${firstName}! ${body}`;
 }
 
 /**
@@ -591,8 +758,12 @@ function draft(context: Context): DraftOutput {
   const greeting = style.greeting ?? 'Hi';
   const signed = (text: string) => (style.signOff ? `${text}\n\n${style.signOff}` : text);
   if (whole.greeting) {
+    const name = firstName ? ` ${firstName}` : '';
+    const text = THANKS.test(question)
+      ? `${greeting}${name}, you're welcome! Let me know if there is anything else.`
+      : `${greeting}${name}! How can I help you today?`;
     return {
-      text: signed(`${greeting}${firstName ? ` ${firstName}` : ''}! How can I help you today?`),
+      text: signed(text),
       response_type: 'REPLY',
       open_intents: [],
     };
@@ -602,7 +773,11 @@ function draft(context: Context): DraftOutput {
   const judged = context.intents?.length
     ? mine.map((i) => ({ ...i, covered: context.intents!.find((c) => c.intent === i.intent)?.covered ?? true }))
     : mine.map((i) => ({ ...i, covered: true }));
-  const answered = judged.map((intent) => ({ intent, sentences: intent.covered ? answerFor(context, intent) : [] }));
+  const usedPassages = new Set<string>();
+  const answered = judged.map((intent) => ({
+    intent,
+    sentences: intent.covered ? answerFor(context, intent, usedPassages) : [],
+  }));
   // Two intents the same data answers ("when will I get paid? what is the payout schedule?") share their sentences.
   const sentences = [...new Set(answered.flatMap((a) => a.sentences))];
   if (!sentences.length) {
@@ -612,12 +787,8 @@ function draft(context: Context): DraftOutput {
       open_intents: [],
     };
   }
-  const body = sentences.join(' ');
-  const opening = firstName
-    ? `${greeting} ${firstName}, ${body.replace(/^(Your|The)\b/, (w) => w.toLowerCase())}`
-    : body;
   return {
-    text: signed(opening),
+    text: signed(greeted(greeting, firstName, sentences.join(' '))),
     response_type: 'REPLY',
     open_intents: answered.filter((a) => a.sentences.length === 0).map((a) => a.intent.intent),
   };

@@ -1,7 +1,6 @@
-// The sandbox validation service's checks, written for the service alone (a validator apart from Melvin must not share
-// Melvin's code, or a bug in one would hide in both): each takes the request and says whether the reply passes.
+// The sandbox validation service's checks, written for the service alone (a validator apart from Melvin and from the
+// sandbox model must share neither's code, or a bug in one would hide in both): each says whether the reply passes.
 import { z } from 'zod';
-import { codesMissingFrom } from '../key-codes';
 
 /** The validation endpoint's request, as this service reads it: what it does not need passes through unchecked. */
 export const ValidationRequestBody = z.looseObject({
@@ -117,14 +116,131 @@ function latestQuestion(request: ValidationRequestBody): string {
 }
 
 /**
- * The reply addresses what was asked: every code the answered questions name (a form number, an id) is in the data
- * behind the reply. A question about Form 8821 answered from the W-9 passage fails here; a question the reply leaves for
- * the team (a partial answer) is not held against it.
+ * What a question is about, when it names it: a form ("Form 8821", "the W-9", "my 1099 form"), a job by its title ("the
+ * barista job"), or the talent's own payments or applications. Other numbers in a question (a zip code, a phone number,
+ * hours worked, a ticket or the conversation's own number) describe the talent and name no subject.
  */
-function unansweredCodes(request: ValidationRequestBody): string[] {
-  const asked = request.intents ? request.intents.answered.join('\n') : latestQuestion(request);
-  // A user quoting the conversation's own number is not asking about it: the data need not know it.
-  return codesMissingFrom(asked, JSON.stringify([request.tool_data, request.docs_data, request.conversation_id]));
+export interface Subject {
+  kind: 'form' | 'job' | 'payment' | 'application';
+  /** How the question names it: the form's code, the job's title words; absent for the talent's own records. */
+  name?: string;
+}
+
+/** A code next to the word "form", either side ("Form 8821", "W-9 form"), or a W- or I-series tax form on its own. */
+const FORM_CODE = /[a-z]{0,3}-?\d{1,5}(?:-?[a-z]{1,4})?/.source;
+const FORMS = new RegExp(
+  `\\bforms?\\s+#?(${FORM_CODE})\\b|\\b(${FORM_CODE})\\s+(?:tax\\s+)?forms?\\b|\\b([wi]-?\\d{1,2}(?:[a-z]{2,4})?)\\b`,
+  'gi',
+);
+const JOB_NAMED =
+  /\b(?:the|my|for|at|as)\s+((?:[a-z][\w'-]*\s+){0,2}?[a-z][\w'-]*)\s+(?:job|shift|gig|position|role)s?\b/gi;
+/** Words that say which job by time, not by name: "the next shift" names no job. */
+const NOT_A_TITLE = new Set([
+  'next',
+  'last',
+  'this',
+  'that',
+  'new',
+  'other',
+  'same',
+  'first',
+  'weekend',
+  'night',
+  'day',
+]);
+/** The talent asks where their own payment or application stands (how payouts work in general asks about no record). */
+const OWN = /\b(my|i|i'm|i've|me)\b/i;
+const STANDING =
+  /\b(when|where|why|status|pending|processing|yet|arrive[ds]?|receive[ds]?|got|sent|late|missing|still|open|hear|news|update|next step)\b/i;
+const PAYMENT_WORD = /\b(pa(id|y|yment|yments|yout|youts)|money|earnings)\b/i;
+const APPLICATION_WORD = /\b(appl(ied|y|ication|ications))\b/i;
+
+/** A form code in one spelling, so "W-9", "w9" and "W 9" compare equal. */
+const formKey = (code: string) => code.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+export function subjectsOf(question: string): Subject[] {
+  const subjects: Subject[] = [];
+  for (const m of question.matchAll(FORMS)) {
+    const code = (m[1] ?? m[2] ?? m[3])!;
+    // A form's code carries a digit and is not a year ("the 2025 form" asks for a year's form, which the data dates).
+    if (/\d/.test(code) && !/^(19|20)\d\d$/.test(code)) subjects.push({ kind: 'form', name: formKey(code) });
+  }
+  for (const m of question.matchAll(JOB_NAMED)) {
+    const title = m[1]!.toLowerCase().replace(/^(the|my)\s+/, '');
+    if (!NOT_A_TITLE.has(title) && !/\d/.test(title)) subjects.push({ kind: 'job', name: title });
+  }
+  const standing = OWN.test(question) && STANDING.test(question);
+  if (standing && !subjects.some((s) => s.kind === 'job')) {
+    if (PAYMENT_WORD.test(question)) subjects.push({ kind: 'payment' });
+    if (APPLICATION_WORD.test(question)) subjects.push({ kind: 'application' });
+  }
+  return subjects;
+}
+
+/** A sentence that says something is not there: "I don't see…", "there is no…", "you have not applied…". */
+const NEGATION = /\b(no|not|none|nothing|never|without|cannot)\b|n't\b/i;
+const sentencesOf = (text: string) => text.split(/(?<=[.!?])\s+|\n+/);
+
+/** Records the talent has of one kind (`payments`, `applications`) in the gathered tool data; null when none came. */
+function recordsIn(toolData: unknown, field: string): unknown[] | null {
+  let found: unknown[] | null = null;
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        if (key === field && Array.isArray(child)) found = [...(found ?? []), ...child];
+        else visit(child);
+      }
+    }
+  };
+  visit(toolData);
+  return found;
+}
+
+/**
+ * What is wrong with the reply's subject, or null: a subject the data holds is answered; one it does not hold must be
+ * said to be missing, in a sentence that names it, instead of answered with something else.
+ */
+function subjectProblem(subject: Subject, request: ValidationRequestBody): string | null {
+  const gathered = JSON.stringify([request.tool_data, request.docs_data]).toLowerCase();
+  const saysMissing = (mentions: (sentence: string) => boolean) =>
+    sentencesOf(request.response).some((s) => mentions(s.toLowerCase()) && NEGATION.test(s));
+  switch (subject.kind) {
+    case 'form': {
+      const named = (text: string) =>
+        (text.match(new RegExp(`\\b${FORM_CODE}\\b`, 'gi')) ?? []).some((c) => formKey(c) === subject.name);
+      if (named(gathered) || saysMissing(named)) return null;
+      return `the question asks about form ${subject.name}, which nothing gathered mentions, and the reply does not say so`;
+    }
+    case 'job': {
+      const words = subject.name!.split(/\s+/).filter((w) => w.length > 2);
+      // A job is named by the root of its words: "housekeeping" names the Hotel Housekeeper job.
+      const roots = words.map((w) => w.slice(0, Math.max(4, w.length - 3)));
+      const named = (text: string) => roots.some((r) => new RegExp(`\\b${r}`, 'i').test(text));
+      if (named(gathered) || saysMissing(named)) return null;
+      return `the question asks about the ${subject.name} job, which the talent's data does not hold, and the reply does not say so`;
+    }
+    case 'payment':
+    case 'application': {
+      const field = `${subject.kind}s`;
+      const records = recordsIn(request.tool_data, field);
+      if (records === null || records.length > 0) return null;
+      if (saysMissing((s) => s.includes(subject.kind))) return null;
+      return `the talent has no ${field} on record and the reply does not say so`;
+    }
+  }
+}
+
+/**
+ * The reply answers what was asked: each subject the answered questions name is in the data behind the reply, or the
+ * reply says it is not there. A question about Form 8821 answered from the W-9 passage fails here, and so does one
+ * about the barista job answered with the talent's event-staff job; a question the reply leaves for the team (a partial
+ * answer) is not held against it.
+ */
+function subjectProblems(request: ValidationRequestBody): string[] {
+  const questions = request.intents ? request.intents.answered : [latestQuestion(request)];
+  const problems = questions.flatMap((q) => subjectsOf(q).map((s) => subjectProblem(s, request)));
+  return [...new Set(problems.filter((p): p is string => p !== null))];
 }
 
 /** Every check, in the order the answer lists them; the reply passes when all do. */
@@ -133,7 +249,7 @@ export function checkDraft(request: ValidationRequestBody): CheckResult[] {
   const gathered = JSON.stringify([request.tool_data, request.docs_data, request.messages]);
   const knownDates = datesIn(gathered);
   const knownNumbers = new Set((gathered.match(/\d+(?:\.\d+)?/g) ?? []).map(Number));
-  const missingCodes = unansweredCodes(request);
+  const wrongSubject = subjectProblems(request);
   const quoted = quotedNotes(request).length > 0;
   return [
     check('no_other_user_data', strangersAddresses(request), 'names no other user', 'names other addresses'),
@@ -159,10 +275,8 @@ export function checkDraft(request: ValidationRequestBody): CheckResult[] {
     ),
     {
       name: 'answers_the_question',
-      passed: missingCodes.length === 0,
-      detail: missingCodes.length
-        ? `the question names ${missingCodes.join(', ')}, which nothing gathered mentions: the reply cannot be about it`
-        : 'every code the question names is in the data',
+      passed: wrongSubject.length === 0,
+      detail: wrongSubject.length ? wrongSubject.join('; ') : 'every subject the question names is answered',
     },
   ];
 }

@@ -1,6 +1,6 @@
 // The sandbox's own logic: the stand-in model's reasoning, gates, the knowledge base and scenario checking.
 import { Gates } from '../../sandbox/gates';
-import { codesMissingFrom, keyCodes } from '../../sandbox/key-codes';
+import { codesMissingFrom, keyCodes } from '../../sandbox/model/codes';
 import { checkDraft } from '../../sandbox/validation/checks';
 import { ID_TOKEN_CASES } from '../helpers/id-token-cases';
 import { currentQuestion, intentsOf, sandboxReasoning, spokenAmount, spokenDate } from '../../sandbox/model/reasoning';
@@ -118,7 +118,12 @@ describe('the sandbox model', () => {
   });
 
   test('picks tools by matching the question to tool names and descriptions', () => {
-    expect(toolsPlanned('When will I get paid for the Boulder shift?')).toEqual(['get_user_payments']);
+    expect(toolsPlanned('When will I get paid?')).toEqual(['get_user_payments']);
+    // A payment asked about by its job is told apart by the job's title and place, which the applications hold.
+    expect(toolsPlanned('When will I get paid for the Boulder shift?')).toEqual([
+      'get_user_payments',
+      'get_user_applications_detailed',
+    ]);
     expect(toolsPlanned('Any news on my application?')).toEqual(['get_user_applications_detailed']);
     expect(toolsPlanned('How do I withdraw my application?')).toEqual([
       'get_user_applications_detailed',
@@ -215,7 +220,7 @@ describe('the sandbox model', () => {
   });
 });
 
-test('codes a question names: form numbers and ids, not years, amounts or dates', () => {
+test('the sandbox model reads the codes a question names: form numbers and ids, not years, amounts or dates', () => {
   expect([...keyCodes('My Form 8821, W-9, W-8BEN and app-11 for 2025: $240 on March 3')]).toEqual([
     '8821',
     'w9',
@@ -223,37 +228,6 @@ test('codes a question names: form numbers and ids, not years, amounts or dates'
     'app11',
   ]);
   expect(codesMissingFrom('my W9 and Form 8821?', 'fill in a W-9 form')).toEqual(['8821']);
-});
-
-test('the validation service fails a reply whose data never mentions the code the question names', () => {
-  const request = (question: string) => ({
-    conversation_id: '1',
-    response: 'You fill in a W-9 form in the app before your first payout.',
-    user_email: 'ana@example.com',
-    user_name: 'Ana',
-    messages: [
-      { role: 'user' as const, content: 'Hi!' },
-      { role: 'assistant' as const, content: 'Hi Ana, how can I help?' },
-      { role: 'user' as const, content: question },
-    ],
-    internal_notes: [],
-    tool_data: {},
-    docs_data: { q: { query: 'tax form', success: true, data: { results: [{ text: 'Fill in a W-9 form.' }] } } },
-  });
-  const relevance = (question: string) =>
-    checkDraft(request(question) as never).find((c) => c.name === 'answers_the_question');
-  expect(relevance('Where is my Form 8821 copy?')).toEqual({
-    name: 'answers_the_question',
-    passed: false,
-    detail: 'the question names 8821, which nothing gathered mentions: the reply cannot be about it',
-  });
-  expect(relevance('Which form, the W9?')).toMatchObject({ passed: true });
-  // A partial answer is judged on the questions it answers: the one it leaves for the team is not held against it.
-  const partial = {
-    ...request('Which form do I need? And where is my Form 8821 copy?'),
-    intents: { answered: ['Which form do I need?'], open: ['And where is my Form 8821 copy?'] },
-  };
-  expect(checkDraft(partial).find((c) => c.name === 'answers_the_question')).toMatchObject({ passed: true });
 });
 
 test('the validation service shows an internal id only as a whole token: "pay-31" is one, the 31 of "$31" is not', () => {
