@@ -352,6 +352,20 @@ const REGRESSIONS: Record<string, Regression> = {
     expect: (o) =>
       expect(o.parts.filter((p) => p.author === 'melvin' && o.handoverTexts.includes(p.text))).toHaveLength(1),
   },
+  // Found by the model on a loaded machine: a lead's escalation during the approval-wait note, with the approval then
+  // timing out, escalated twice in one turn and told the user twice; the turn tells them once.
+  "a lead's escalation in a turn that escalates on its own tells the user once": {
+    c: {
+      mode: 'approve',
+      first: 'payment',
+      steps: [
+        step({ kind: 'fault', on: 'note', afterAccept: false }, inside('addNote')),
+        step({ kind: 'escalate' }, inside('addNote')),
+      ],
+    },
+    expect: (o) =>
+      expect(o.parts.filter((p) => p.author === 'melvin' && o.handoverTexts.includes(p.text))).toHaveLength(1),
+  },
   // Found by the model: a shadow-mode conversation escalated before it was read told the user a person would follow up.
   'an escalation in shadow mode before the conversation is read writes nothing to the user': {
     c: { mode: 'shadow', first: 'payment', steps: [step({ kind: 'escalate' }, inside('fetchConversation'))] },

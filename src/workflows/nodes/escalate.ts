@@ -43,7 +43,10 @@ export async function escalate(t: Turn): Promise<Step> {
   // When a teammate has already taken over, a person is with the user: nothing to tell them. Shadow mode never writes
   // to the user (runs from before did tell them).
   const shadow = !t.legacy && inShadowMode(t);
-  const told = state.metadata.conversation.ownership.owner === 'team' || shadow ? null : await tellUser(t, e.kind);
+  // A turn that has told the user already (an approval that timed out, then a lead's escalation) tells them once.
+  const toldAlready = !t.legacy && state.escalate?.user_told?.sent ? state.escalate.user_told : null;
+  const teamOwns = state.metadata.conversation.ownership.owner === 'team';
+  const told = toldAlready ?? (teamOwns || shadow ? null : await tellUser(t, e.kind));
   const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind)), 'note escalation');
   // In shadow mode the team answers every message anyway: only an operator's escalation keeps Melvin from drafting.
   markHandedOver(t, !shadow || e.source === 'operator');
