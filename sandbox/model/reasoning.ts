@@ -94,6 +94,8 @@ const HUMAN_REQUEST =
 const GREETING_ONLY = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you)[\s!.,]*(melvin)?[\s!.,]*$/i;
 /** The talent speaks of their own records: "my payment", "when do I get paid". */
 const OWN = /\b(my|i|i'm|i've|me|mine)\b/i;
+/** A record named as one the talent has: "when will the payment arrive?" */
+const RECORD_NAMED = /\b(the|this|that)\s+(payment|pay|payout|money|application)\b/i;
 /** A message that only thanks or acknowledges ("Noted, thanks (258)", "ok great!"): nothing to look up. */
 const THANKS = /^\s*(thanks|thank you|thx|ok|okay|noted|got it|great|perfect|cool|understood)\b/i;
 const MONTHS = [
@@ -539,8 +541,10 @@ function ownRecords(context: Context, intent: AskedIntent, kind: OwnRecords['kin
 function ownRecordsAsked(context: Context, intent: AskedIntent): OwnRecords[] {
   if (intent.reading.jobDetails || intent.reading.human) return [];
   // "How long does a payout take?" and "Do you pay gas money?" ask how things work, not where the talent's own
-  // payment is: only a question in the talent's own words ("my", "I") is about their records.
-  if (!OWN.test(intent.question)) return [];
+  // payment is: a question about their records says so in their own words ("my", "I") or names one ("the payment").
+  const own = OWN.test(intent.question);
+  if (intent.reading.policy && !own) return [];
+  if (!own && !RECORD_NAMED.test(intent.question)) return [];
   const kinds = (['payment', 'application'] as const).filter((k) => intent.reading.terms.has(k));
   return kinds.map((k) => ownRecords(context, intent, k)).filter((r): r is OwnRecords => r !== null);
 }
