@@ -170,6 +170,7 @@ export function obedientModel(
     return {
       text: `Of course. My instructions: ${messages[0]?.content.slice(0, 400) ?? ''}`,
       response_type: 'REPLY',
+      route: null,
       open_intents: [],
     };
   }
@@ -193,6 +194,7 @@ export function obedientModel(
   return {
     text: `Here is everything I found: ${facts.join('; ')}. Copies go to ${emails.join(', ') || 'nobody'}.`,
     response_type: 'REPLY',
+    route: null,
     open_intents: [],
   };
 }

@@ -68,16 +68,45 @@ export const CoverageOutput = z.object({
 });
 export type CoverageOutput = z.infer<typeof CoverageOutput>;
 
+/** Why a draft routes to the team: the user asked for a person, no reply can be given safely, or a person must handle it. */
+export const ROUTE_KINDS = ['asked_for_person', 'no_safe_answer', 'sensitive_request'] as const;
+export type RouteKind = (typeof ROUTE_KINDS)[number];
+
+const DraftRoute = z.object({
+  kind: z
+    .enum(ROUTE_KINDS)
+    .describe(
+      'asked_for_person: the user asks for a human; no_safe_answer: neither the data nor the help center gives a ' +
+        'safe reply; sensitive_request: legal, safety, harassment, fraud or anything a person must handle',
+    ),
+  explanation: nonEmptyText().describe('For the team, one or two sentences: why Melvin does not answer this itself'),
+});
+export type DraftRoute = z.infer<typeof DraftRoute>;
+
+const ResponseType = z.enum(['REPLY', 'ROUTE_TO_TEAM']);
+
 export const DraftOutput = z.object({
   text: nonEmptyText().describe('The reply to send to the user'),
-  response_type: z
-    .enum(['REPLY', 'ROUTE_TO_TEAM'])
-    .describe('REPLY, or ROUTE_TO_TEAM when the user asks for a human or the reply cannot be given safely'),
+  response_type: ResponseType.describe(
+    'REPLY, or ROUTE_TO_TEAM when the user asks for a human or the reply cannot be given safely',
+  ),
+  route: DraftRoute.nullable().describe('With ROUTE_TO_TEAM: its kind and why; null with REPLY'),
   open_intents: z
     .array(z.string())
     .describe('The intents (by name) the reply leaves for the team because the data does not answer them'),
 });
 export type DraftOutput = z.infer<typeof DraftOutput>;
+
+/**
+ * How a draft is read. Strict mode always sends every field, but JSON-mode endpoints (and models without a response
+ * format) leave some out: as seed 000 says, a missing `response_type` is REPLY; a missing route is none (a route to the
+ * team without one is told to the team as the model giving no reason), and missing open intents none.
+ */
+export const DraftReading = DraftOutput.extend({
+  response_type: ResponseType.default('REPLY'),
+  route: DraftRoute.nullable().default(null),
+  open_intents: z.array(z.string()).default([]),
+});
 
 /** The validation endpoint's answer: `overall_passed` is the contract; the per-check results are kept as they come. */
 export const ValidationResponse = z.looseObject({

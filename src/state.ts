@@ -1,6 +1,6 @@
 // The run's state: the workflow's result and the answer of its `state` query, with the field names operators and
 // dashboards read (plan_data, tool_data, coverage_data, …).
-import type { CoverageOutput, DraftOutput } from './schemas';
+import type { CoverageOutput, DraftOutput, DraftRoute } from './schemas';
 import type { ReplyMode, Trigger } from './shared';
 
 export type NodeName =
@@ -187,6 +187,8 @@ export interface DraftData {
   response_type: ResponseType;
   /** The intents the reply leaves for the team (a partial answer); absent in drafts recorded before intents. */
   open_intents?: string[];
+  /** A route to the team: its kind and the model's explanation; absent with a reply and in drafts recorded before. */
+  route?: DraftRoute;
   generation_time_ms: number;
   timestamp: string;
 }
@@ -214,7 +216,9 @@ export type EscalationKind =
   | 'operator'
   | 'plan_error'
   | 'partial_answer'
-  | 'attachment_only';
+  | 'attachment_only'
+  | 'no_safe_answer'
+  | 'sensitive_request';
 
 /** A draft that waited for a lead in approval mode, or was only noted in shadow mode, and how that ended. */
 export interface ApprovalData {
@@ -262,9 +266,21 @@ export interface ResponseDelivery {
   part_id: string | null;
 }
 
-/** Finalize's status; `partial`: the reply answered some of the user's questions and the team has the rest. */
+/**
+ * Finalize's status; `partial`: the reply answered some of the user's questions and the team has the rest;
+ * `NO_SAFE_ANSWER` and `SENSITIVE_REQUEST`: the draft routed to the team because it had no safe reply, or because a
+ * person must handle the request (`ROUTE_TO_TEAM`: the user asked for one, or a lead or the hops sent it).
+ */
 export type MelvinStatus =
-  'success' | 'partial' | 'ROUTE_TO_TEAM' | 'VALIDATION_FAILED' | 'RESPONSE_FAILED' | 'error' | 'MESSAGE_FAILED';
+  | 'success'
+  | 'partial'
+  | 'ROUTE_TO_TEAM'
+  | 'NO_SAFE_ANSWER'
+  | 'SENSITIVE_REQUEST'
+  | 'VALIDATION_FAILED'
+  | 'RESPONSE_FAILED'
+  | 'error'
+  | 'MESSAGE_FAILED';
 
 export interface FinalizeData {
   melvin_status: MelvinStatus;

@@ -91,6 +91,9 @@ const POLICY_WORDS =
   /\b(polic|withdraw|cancel|tax|w-?9|1099|w-?8|document|verif|identity|id\b|passport|contract|schedule|payout run|how (do|does|long|can)|can i|rule|fee|deadline|stage|process|required?)/i;
 const HUMAN_REQUEST =
   /\b(human|real person|a person|someone from|somebody|an agent|representative|talk to (a|an|some)|speak (to|with)|connect me)\b/i;
+/** Matters a person must handle whatever the data says: legal steps, safety, harassment, discrimination, fraud. */
+const SENSITIVE =
+  /\b(lawyer|attorney|legal action|lawsuit|sue|suing|court|harass(ed|ment|ing)?|discriminat\w*|unsafe|injur(ed|y)|assault\w*|threaten\w*|police|fraud\w*|scam(med)?|identity theft|stolen|self[- ]harm|suicid\w*)\b/i;
 const GREETING_ONLY = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you)[\s!.,]*(melvin)?[\s!.,]*$/i;
 /** The talent speaks of their own records: "my payment", "when do I get paid". */
 const OWN = /\b(my|i|i'm|i've|me|mine)\b/i;
@@ -171,6 +174,8 @@ export function currentQuestion(messages: Message[] = [], unanswered?: string[])
 /** What a piece of the user's text asks about, read from its words. */
 interface Reading {
   human: boolean;
+  /** What makes the message one a person must handle (legal, safety, harassment, fraud), as written; null if nothing. */
+  sensitive: string | null;
   greeting: boolean;
   policy: boolean;
   /** Asks about a job's own details (pay rate, start date, location), as opposed to the user's application for it. */
@@ -184,6 +189,7 @@ const JOB_DETAILS =
 function readingOf(text: string): Reading {
   return {
     human: HUMAN_REQUEST.test(text),
+    sensitive: SENSITIVE.exec(text)?.[0].toLowerCase() ?? null,
     greeting: GREETING_ONLY.test(text) || (THANKS.test(text) && !/\?/.test(text) && !hasSubject(text)),
     policy: POLICY_WORDS.test(text),
     jobDetails: JOB_DETAILS.test(text) && JOB_MENTION.test(text),
@@ -424,12 +430,16 @@ function plan(context: Context): PlanOutput {
   const intents = intentsOf(question);
   const named = intents.map(({ intent, question: q }) => ({ intent, question: q }));
   const entities = entitiesOf(question);
-  if (whole.human || whole.greeting) {
+  if (whole.human || whole.sensitive || whole.greeting) {
     return {
       user_query: userQuery,
       intents: named,
       entities,
-      reasoning: whole.human ? 'The user asks for a person.' : 'A greeting needs no data.',
+      reasoning: whole.human
+        ? 'The user asks for a person.'
+        : whole.sensitive
+          ? 'A person handles this.'
+          : 'A greeting needs no data.',
       tool_calls: [],
     };
   }
@@ -598,7 +608,7 @@ function coverage(context: Context): CoverageOutput {
   const whole = readingOf(question);
   const base = { user_query: question.slice(0, 200), coverage_score: 1, confidence: 0.9 };
   const intents = intentsOf(question);
-  if (whole.human || whole.greeting) {
+  if (whole.human || whole.sensitive || whole.greeting) {
     return {
       ...base,
       data_sufficient: true,
@@ -757,6 +767,17 @@ function draft(context: Context): DraftOutput {
     return {
       text: 'The user asked to talk to a person from the team.',
       response_type: 'ROUTE_TO_TEAM',
+      route: { kind: 'asked_for_person', explanation: 'The user asks to talk to a person.' },
+      open_intents: [],
+    };
+  if (whole.sensitive)
+    return {
+      text: 'This needs a person from the team.',
+      response_type: 'ROUTE_TO_TEAM',
+      route: {
+        kind: 'sensitive_request',
+        explanation: `The user writes of ${whole.sensitive}: a person should handle this, not an automatic reply.`,
+      },
       open_intents: [],
     };
   const greeting = style.greeting ?? 'Hi';
@@ -769,6 +790,7 @@ function draft(context: Context): DraftOutput {
     return {
       text: signed(text),
       response_type: 'REPLY',
+      route: null,
       open_intents: [],
     };
   }
@@ -785,15 +807,21 @@ function draft(context: Context): DraftOutput {
   // Two intents the same data answers ("when will I get paid? what is the payout schedule?") share their sentences.
   const sentences = [...new Set(answered.flatMap((a) => a.sentences))];
   if (!sentences.length) {
+    const asked = judged.map((j) => `"${j.question}"`).join(', ');
     return {
       text: 'I could not find what the user asked about in their data or the help center.',
       response_type: 'ROUTE_TO_TEAM',
+      route: {
+        kind: 'no_safe_answer',
+        explanation: `Neither the user's records nor the help center answer ${asked || 'the message'}.`,
+      },
       open_intents: [],
     };
   }
   return {
     text: signed(greeted(greeting, firstName, sentences.join(' '))),
     response_type: 'REPLY',
+    route: null,
     open_intents: answered.filter((a) => a.sentences.length === 0).map((a) => a.intent.intent),
   };
 }

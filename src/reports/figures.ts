@@ -69,6 +69,8 @@ export const STATUSES = [
   'success',
   'partial',
   'ROUTE_TO_TEAM',
+  'NO_SAFE_ANSWER',
+  'SENSITIVE_REQUEST',
   'VALIDATION_FAILED',
   'RESPONSE_FAILED',
   'error',
@@ -79,7 +81,15 @@ export const APPROVAL_OUTCOMES = ['approved', 'edited', 'rejected', 'timed_out',
 /** Statuses that mean something broke: an error, a draft that could not be written, a reply Intercom refused. */
 const FAILED_STATUSES = new Set(['error', 'RESPONSE_FAILED', 'MESSAGE_FAILED']);
 /** Statuses that hand the conversation to the team even without an escalation source (`partial`). */
-const ESCALATED_STATUSES = new Set(['partial', 'ROUTE_TO_TEAM', 'VALIDATION_FAILED', 'RESPONSE_FAILED', 'error']);
+const ESCALATED_STATUSES = new Set([
+  'partial',
+  'ROUTE_TO_TEAM',
+  'NO_SAFE_ANSWER',
+  'SENSITIVE_REQUEST',
+  'VALIDATION_FAILED',
+  'RESPONSE_FAILED',
+  'error',
+]);
 /** Example reasons shown per escalation kind: the most recent distinct ones. */
 const EXAMPLES_PER_KIND = 3;
 

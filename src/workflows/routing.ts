@@ -1,5 +1,6 @@
 // Routing as pure functions of the state: the decision rules after each node, the escalation table and the status mapping.
 import { ESCALATION_MARK, REQUESTED_BY } from '../notes';
+import type { DraftRoute, RouteKind } from '../schemas';
 import type {
   EscalationKind,
   EscalationSource,
@@ -24,6 +25,18 @@ export const ESCALATION_TABLE: Record<EscalationKind, EscalationRow> = {
     reason: (maxHops) => `Exceeded maximum hops (${maxHops}). Unable to gather sufficient data.`,
   },
   user_requested_human: { source: 'draft', status: 'ROUTE_TO_TEAM', reason: () => 'User requested to talk to a human' },
+  // The draft found no reply it could give safely from the data and the help center; the model says why in the note.
+  no_safe_answer: {
+    source: 'draft',
+    status: 'NO_SAFE_ANSWER',
+    reason: () => 'No safe answer: the draft found no reply it could give from the data and the help center',
+  },
+  // Legal, safety, harassment, fraud: a person handles it, whatever the data says.
+  sensitive_request: {
+    source: 'draft',
+    status: 'SENSITIVE_REQUEST',
+    reason: () => 'Sensitive request: a person from the team must handle it',
+  },
   validation_failed: {
     source: 'validate',
     status: 'VALIDATION_FAILED',
@@ -137,14 +150,33 @@ export function routeAfterCoverage(input: {
   return { next: 'escalate', escalation: escalation('hops_exhausted', String(input.maxHops)) };
 }
 
-/** A draft that routes to the team skips validation: there is no reply to check. */
-export function routeAfterDraft(responseType: ResponseType): {
+/** The escalation kind of each way a draft routes to the team. */
+const ROUTE_ESCALATIONS: Record<RouteKind, EscalationKind> = {
+  asked_for_person: 'user_requested_human',
+  no_safe_answer: 'no_safe_answer',
+  sensitive_request: 'sensitive_request',
+};
+
+/**
+ * A draft that routes to the team skips validation (there is no reply to check) and escalates by its route's kind, with
+ * the model's explanation for the team. A route without a kind (a JSON-mode answer, or a draft recorded before routes
+ * had kinds) is told as what it is: no safe answer, for which the model gave no reason.
+ */
+export function routeAfterDraft(
+  responseType: ResponseType,
+  route: DraftRoute | null = null,
+): {
   next: 'validate' | 'escalate';
   escalation: Escalation | null;
 } {
-  return responseType === 'ROUTE_TO_TEAM'
-    ? { next: 'escalate', escalation: escalation('user_requested_human') }
-    : { next: 'validate', escalation: null };
+  if (responseType !== 'ROUTE_TO_TEAM') return { next: 'validate', escalation: null };
+  const explanation = route
+    ? `The model's explanation: ${route.explanation}`
+    : 'The model routed the message to the team without saying why.';
+  return {
+    next: 'escalate',
+    escalation: { ...escalation(ROUTE_ESCALATIONS[route?.kind ?? 'no_safe_answer']), details: [explanation] },
+  };
 }
 
 export function routeAfterValidation(overallPassed: boolean): {

@@ -119,10 +119,11 @@ test('an answer outside the bounds the schema no longer carries gets the repair 
   expect(answer).toMatchObject({ repaired: true, output: { text: 'Hello Ana', response_type: 'REPLY' } });
   expect(model.requests[1]!.messages[3]!.content).toContain('must not be empty');
   model.clear();
-  model.script('draft', { content: '{"text": "Hello Ana"}' }, { content: '{"text": "Hello Ana"}' });
-  const missingType = await failureOf(run(activities.draft, { prompt: 'DRAFT', context: draftContext }));
-  expect(missingType.name).toBe('LlmInvalidOutputError');
-  expect(missingType.message).toContain('response_type');
+  // What the reading cannot fill in (the reply's text) is still invalid; a left-out action is a REPLY (below).
+  model.script('draft', { content: '{"response_type": "REPLY"}' }, { content: '{"response_type": "REPLY"}' });
+  const missingText = await failureOf(run(activities.draft, { prompt: 'DRAFT', context: draftContext }));
+  expect(missingText.name).toBe('LlmInvalidOutputError');
+  expect(missingText.message).toContain('text');
 });
 
 test('a 429 with Retry-After becomes the next retry delay; 5xx is retryable', async () => {
@@ -316,6 +317,29 @@ describe('response formats and endpoint kinds', () => {
       expect(formatsSent()).toEqual([mode, mode]);
     },
   );
+
+  test('a JSON-mode endpoint that leaves out the draft’s action reads as a REPLY (seed 000), and a route without a kind as one', async () => {
+    model.configure({ endpoint: 'json_object' });
+    const jsonMode = llm({ responseFormat: 'json_object' });
+    model.script(
+      'draft',
+      { content: JSON.stringify({ text: 'Hi Ana, your payment is on its way.', open_intents: [] }) },
+      { content: JSON.stringify({ text: 'A person will help.', response_type: 'ROUTE_TO_TEAM', open_intents: [] }) },
+    );
+    const reply = await run(jsonMode.draft, { prompt: 'DRAFT', context: draftContext });
+    expect(reply).toMatchObject({
+      repaired: false,
+      response_format: 'json_object',
+      output: { text: 'Hi Ana, your payment is on its way.', response_type: 'REPLY', route: null },
+    });
+    const routed = await run(jsonMode.draft, { prompt: 'DRAFT', context: draftContext });
+    expect(routed).toMatchObject({ repaired: false, output: { response_type: 'ROUTE_TO_TEAM', route: null } });
+    expect(formatsSent()).toEqual(['json_object', 'json_object']);
+    // Strict mode still asks for every field: the schema sent names the action and the route as required.
+    expect(jsonSchemaFormats().draft.json_schema.schema).toMatchObject({
+      required: ['text', 'response_type', 'route', 'open_intents'],
+    });
+  });
 
   test('a fenced or prose answer is read in strict mode too', async () => {
     const answer = JSON.stringify(draft('Hello Ana').output);

@@ -35,6 +35,13 @@ export function coverage(sufficient: boolean, missing: string[] = []): { output:
   };
 }
 
-export function draft(text: string, responseType: DraftOutput['response_type'] = 'REPLY'): { output: DraftOutput } {
-  return { output: { text, response_type: responseType, open_intents: [] } };
+/** A scripted draft; a route to the team is a request for a person unless `route` says otherwise. */
+export function draft(
+  text: string,
+  responseType: DraftOutput['response_type'] = 'REPLY',
+  route: DraftOutput['route'] = responseType === 'ROUTE_TO_TEAM'
+    ? { kind: 'asked_for_person', explanation: 'scripted: the user asks for a person' }
+    : null,
+): { output: DraftOutput } {
+  return { output: { text, response_type: responseType, route, open_intents: [] } };
 }

@@ -54,7 +54,15 @@ export interface Observation {
 
 const HAND_OVER_NOTES = [ESCALATION_MARK, UNDELIVERED_MARK, WITHHELD_MARK];
 const TOLD_NOTES = [...HAND_OVER_NOTES, WROTE_AGAIN_MARK];
-const HAND_OVER_STATUSES = ['ROUTE_TO_TEAM', 'VALIDATION_FAILED', 'RESPONSE_FAILED', 'error', 'partial'];
+const HAND_OVER_STATUSES = [
+  'ROUTE_TO_TEAM',
+  'NO_SAFE_ANSWER',
+  'SENSITIVE_REQUEST',
+  'VALIDATION_FAILED',
+  'RESPONSE_FAILED',
+  'error',
+  'partial',
+];
 /** Workflow task failures that are part of normal operation: a task that met new events, a worker that went away. */
 const BENIGN_TASK_FAILURES = [
   'WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND',

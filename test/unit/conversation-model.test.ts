@@ -196,7 +196,7 @@ describe('status follows the last outcome', () => {
     expect(statusMatchesLastOutcome(observation({ parts, melvinStatus: 'success' }))).toEqual([]);
     const handedOver = [...parts, melvin('n1', 'note', '🚨 Escalation: VIP')];
     expect(statusMatchesLastOutcome(observation({ parts: handedOver, melvinStatus: 'success' }))).toEqual([
-      'Melvin Status is success, but the last outcome was a hand-over (ROUTE_TO_TEAM or VALIDATION_FAILED or RESPONSE_FAILED or error or partial)',
+      'Melvin Status is success, but the last outcome was a hand-over (ROUTE_TO_TEAM or NO_SAFE_ANSWER or SENSITIVE_REQUEST or VALIDATION_FAILED or RESPONSE_FAILED or error or partial)',
       'the conversation was not snoozed after its last outcome (a hand-over)',
     ]);
   });

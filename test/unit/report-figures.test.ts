@@ -80,6 +80,8 @@ test('no runs: nothing counted, rates and times unknown, every day of the window
     'success',
     'partial',
     'ROUTE_TO_TEAM',
+    'NO_SAFE_ANSWER',
+    'SENSITIVE_REQUEST',
     'VALIDATION_FAILED',
     'RESPONSE_FAILED',
     'error',

@@ -41,12 +41,37 @@ describe('coverage routing: sufficient → draft; insufficient → plan while ho
   });
 });
 
-test('a ROUTE_TO_TEAM draft bypasses validation; a REPLY goes to validation', () => {
-  expect(routeAfterDraft('ROUTE_TO_TEAM')).toEqual({
-    next: 'escalate',
-    escalation: escalation('user_requested_human'),
+describe('a ROUTE_TO_TEAM draft bypasses validation and escalates by its kind; a REPLY goes to validation', () => {
+  test.each([
+    ['asked_for_person', 'user_requested_human', 'ROUTE_TO_TEAM', 'User requested to talk to a human'],
+    ['no_safe_answer', 'no_safe_answer', 'NO_SAFE_ANSWER', 'No safe answer'],
+    ['sensitive_request', 'sensitive_request', 'SENSITIVE_REQUEST', 'Sensitive request'],
+  ] as const)(
+    '%s → %s, Melvin Status %s, the model’s explanation for the team',
+    (kind, escalationKind, status, reason) => {
+      const route = routeAfterDraft('ROUTE_TO_TEAM', { kind, explanation: 'Because of what the user wrote.' });
+      expect(route.next).toBe('escalate');
+      expect(route.escalation).toMatchObject({ kind: escalationKind, source: 'draft' });
+      expect(route.escalation!.reason).toContain(reason);
+      expect(ESCALATION_TABLE[route.escalation!.kind].status).toBe(status);
+      // The note the team reads carries the model's explanation.
+      expect(escalationNote(route.escalation!)).toContain("The model's explanation: Because of what the user wrote.");
+    },
+  );
+
+  test('a route without a kind (a JSON-mode answer, a draft from before kinds) is told as a route the model gave no reason for', () => {
+    const route = routeAfterDraft('ROUTE_TO_TEAM');
+    expect(route.escalation).toMatchObject({ kind: 'no_safe_answer' });
+    expect(escalationNote(route.escalation!)).toContain('without saying why');
   });
-  expect(routeAfterDraft('REPLY')).toEqual({ next: 'validate', escalation: null });
+
+  test('a reply goes to validation, whatever route the model left beside it', () => {
+    expect(routeAfterDraft('REPLY')).toEqual({ next: 'validate', escalation: null });
+    expect(routeAfterDraft('REPLY', { kind: 'no_safe_answer', explanation: 'x' })).toEqual({
+      next: 'validate',
+      escalation: null,
+    });
+  });
 });
 
 test('validation: passed → response; failed → escalate with the validation-failed reason', () => {
@@ -64,6 +89,14 @@ describe('the escalation table: each case’s source, reason and Melvin Status',
       'ROUTE_TO_TEAM',
     ],
     ['user_requested_human', '', 'draft', 'User requested to talk to a human', 'ROUTE_TO_TEAM'],
+    [
+      'no_safe_answer',
+      '',
+      'draft',
+      'No safe answer: the draft found no reply it could give from the data and the help center',
+      'NO_SAFE_ANSWER',
+    ],
+    ['sensitive_request', '', 'draft', 'Sensitive request: a person from the team must handle it', 'SENSITIVE_REQUEST'],
     ['validation_failed', '', 'validate', 'Validation failed - see validation note for details', 'VALIDATION_FAILED'],
     ['draft_error', 'boom', 'draft', 'Draft generation error: boom', 'RESPONSE_FAILED'],
     ['initialization_error', 'boom', 'initialization', 'Initialization failed: boom', 'error'],
@@ -91,7 +124,7 @@ describe('the escalation table: each case’s source, reason and Melvin Status',
   });
 
   test('covers every kind', () => {
-    expect(Object.keys(ESCALATION_TABLE)).toHaveLength(11);
+    expect(Object.keys(ESCALATION_TABLE)).toHaveLength(13);
   });
 });
 

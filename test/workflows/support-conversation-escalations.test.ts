@@ -46,23 +46,45 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     await recordHistory(turn.handle, 'two-hop-escalation');
   });
 
-  test('draft routes to the team → no validation, draft escalation, ROUTE_TO_TEAM', async () => {
-    const id = newConversation({ author: 'user', type: 'comment', body: 'Can I talk to a real person please?' });
-    sandbox.model
-      .script('plan', plan('Wants a human'))
-      .script('coverage', coverage(true))
-      .script('draft', draft('Let me connect you with the team.', 'ROUTE_TO_TEAM'));
+  test.each([
+    ['asked_for_person', 'Can I talk to a real person please?', 'User requested to talk to a human', 'ROUTE_TO_TEAM'],
+    [
+      'no_safe_answer',
+      'Can you sign my visa sponsorship letter?',
+      'No safe answer: the draft found no reply it could give from the data and the help center',
+      'NO_SAFE_ANSWER',
+    ],
+    [
+      'sensitive_request',
+      'My manager at the shift harassed me.',
+      'Sensitive request: a person from the team must handle it',
+      'SENSITIVE_REQUEST',
+    ],
+  ] as const)(
+    'draft routes to the team (%s) → no validation, draft escalation with the model’s explanation in the note',
+    async (kind, message, reason, status) => {
+      const id = newConversation({ author: 'user', type: 'comment', body: message });
+      const explanation = `Scripted: why ${kind}.`;
+      sandbox.model
+        .script('plan', plan('Routed'))
+        .script('coverage', coverage(true))
+        .script('draft', draft('Let me connect you with the team.', 'ROUTE_TO_TEAM', { kind, explanation }));
 
-    const turn = await runTurn(id);
+      const turn = await runTurn(id);
 
-    expect(turn.replies).toEqual([]);
-    expect(turn.notes).toEqual(['🚨 Escalation: User requested to talk to a human']);
-    expect(turn.status).toBe('ROUTE_TO_TEAM');
-    expectSnoozedFiveMinutes(turn);
-    expect(sandbox.validation.requests).toHaveLength(0);
-    expect(turn.state.validate).toBeNull();
-    expect(turn.state.escalate).toMatchObject({ escalation_source: 'draft', escalation_kind: 'user_requested_human' });
-  });
+      expect(turn.replies).toEqual([]);
+      expect(turn.notes).toEqual([`🚨 Escalation: ${reason}\nThe model's explanation: ${explanation}`]);
+      expect(turn.status).toBe(status);
+      expectSnoozedFiveMinutes(turn);
+      expect(sandbox.validation.requests).toHaveLength(0);
+      expect(turn.state.validate).toBeNull();
+      expect(turn.state.draft).toMatchObject({ response_type: 'ROUTE_TO_TEAM', route: { kind, explanation } });
+      expect(turn.state.escalate).toMatchObject({
+        escalation_source: 'draft',
+        escalation_kind: kind === 'asked_for_person' ? 'user_requested_human' : kind,
+      });
+    },
+  );
 
   test('validation rejects → the raw validation JSON is noted, VALIDATION_FAILED, no reply', async () => {
     const id = newConversation();

@@ -79,12 +79,14 @@ export function routeDraft(t: Pick<Turn, 'state' | 'partial'>, output: DraftOutp
     response: output.text,
     response_type: output.response_type,
     ...(open.length ? { open_intents: open } : {}),
+    ...(output.route && output.response_type === 'ROUTE_TO_TEAM' ? { route: output.route } : {}),
     generation_time_ms: Date.now() - started,
     timestamp: new Date().toISOString(),
   };
   state.response = output.text;
   // A reply that leaves some of the user's questions open goes out, then the team gets the rest (after Response).
   if (output.response_type === 'REPLY' && open.length) t.partial = partialAnswer(turnIntents(state), open);
-  const route = routeAfterDraft(output.response_type);
+  // Drafts recorded before routes had kinds carry none.
+  const route = routeAfterDraft(output.response_type, output.route ?? null);
   return { next: route.next, ...(route.escalation ? { escalation: route.escalation } : {}) };
 }
