@@ -74,7 +74,13 @@ export function seededRandom(seed: number): () => number {
 /** Simulated service latency: each call waits a random time in [min, max] ms; the waits are kept for the figures. */
 export class Latency {
   range: [number, number] | undefined;
-  private readonly next = seededRandom(7);
+  private next = seededRandom(7);
+
+  /** Waits drawn in [min, max] ms from `seed` from now on; no range, no wait. */
+  set(range: [number, number] | undefined, seed = 7): void {
+    this.range = range;
+    this.next = seededRandom(seed);
+  }
 
   async wait(): Promise<number> {
     if (!this.range) return 0;

@@ -29,6 +29,19 @@ export interface ScenarioResult {
   run_id: string | null;
   duration_ms: number;
   expectations: ExpectationResult[];
+  /** Each turn as the talent saw it, in order, as far as the scenario got. */
+  turns: TurnOutcome[];
+}
+
+/** One turn of a scenario as the talent saw it: what they wrote and what Melvin answered. */
+export interface TurnOutcome {
+  /** The talent's message the turn answered, as the run sent it (null: a turn of lead steps only). */
+  user: string | null;
+  /** Melvin's replies to it, the hand-over message not counted. */
+  replies: string[];
+  /** Whether the turn handed the conversation to the team (its run escalated). */
+  handed_over: boolean;
+  melvin_status: string | null;
 }
 
 export interface SandboxConversation {
@@ -97,6 +110,11 @@ export function loadScenario(file: string): Scenario {
 }
 
 const lower = (text: string) => text.toLowerCase();
+
+/** The message the scenario's first turn answers: its last part from the user. */
+export function lastUserPart(scenario: Scenario): string | null {
+  return [...scenario.conversation.parts].reverse().find((p) => p.author === 'user')?.body ?? null;
+}
 
 /** Compares what happened with what the scenario expects; absent expectations are not checked. */
 export function evaluate(
@@ -191,6 +209,7 @@ const emptyResult = (file: string): ScenarioResult => ({
   run_id: null,
   duration_ms: 0,
   expectations: [],
+  turns: [],
 });
 
 const Delivery = z.looseObject({
@@ -334,7 +353,7 @@ export class ScenarioRunner {
       const turns = [await this.turnLeft(scenario.conversation.id, own, starts.get(-1)!)];
       turns.push(...(await this.laterTurns(scenario, { turnResults, played, starts })));
       states.push(...turns.map((t) => t.state));
-      result.expectations = await this.judge(scenario, turns, turnResults);
+      ({ expectations: result.expectations, outcomes: result.turns } = await this.judge(scenario, turns, turnResults));
       result.passed = result.expectations.every((e) => e.passed);
     } catch (err) {
       result.error = errorMessage(err);
@@ -389,7 +408,7 @@ export class ScenarioRunner {
     scenario: Scenario,
     turns: PlayedTurn[],
     turnResults: Map<number, ExpectationResult[]>,
-  ): Promise<ExpectationResult[]> {
+  ): Promise<{ expectations: ExpectationResult[]; outcomes: TurnOutcome[] }> {
     const now = (await this.control('GET', `/conversations/${scenario.conversation.id}`)) as ControlConversation;
     const owner = new Map<string, number>();
     turns.forEach((turn, index) => {
@@ -399,6 +418,7 @@ export class ScenarioRunner {
       }
     });
     const results: ExpectationResult[] = [];
+    const outcomes: TurnOutcome[] = [];
     turns.forEach((turn, index) => {
       const end = turns[index + 1]?.start ?? now.parts.length;
       const mine = now.parts.filter((p, at) => {
@@ -413,12 +433,19 @@ export class ScenarioRunner {
         snoozed_until: turn.snoozedUntil,
       };
       const expect = index === 0 ? scenario.expect : scenario.turns[index - 1]!.expect;
+      const told = turn.state.escalate?.user_told;
+      outcomes.push({
+        user: index === 0 ? lastUserPart(scenario) : (scenario.turns[index - 1]!.user ?? null),
+        replies: view.replies.filter((text) => !(told?.sent && text === told.text)),
+        handed_over: turn.state.escalate !== null && turn.state.escalate !== undefined,
+        melvin_status: turn.melvinStatus,
+      });
       const judged = [...(turnResults.get(index - 1) ?? []), ...evaluate(expect, turn.state, view)];
       results.push(
         ...judged.map((e) => (index === 0 ? e : { ...e, expectation: `turn ${index + 1}: ${e.expectation}` })),
       );
     });
-    return results;
+    return { expectations: results, outcomes };
   }
 
   private async partCount(conversationId: string): Promise<number> {

@@ -88,6 +88,11 @@ export const ScenarioConversation = z.strictObject({
   parts: z.array(ScenarioPart).min(1),
   /** The conversation's custom attributes in the workspace, e.g. `Melvin Reply Mode` (beyond the shared format). */
   attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  /**
+   * Other wordings of the last user part, as other talents would write it (beyond the shared format): each try of an
+   * evaluation draws one of them or the part itself; a scenario run alone uses the part.
+   */
+  paraphrases: z.array(z.string().min(1)).optional(),
 });
 export type ScenarioConversation = z.infer<typeof ScenarioConversation>;
 
@@ -191,6 +196,8 @@ export const ScenarioTurn = z
     teammate_replies: z.string().min(1).optional(),
     steps: z.array(TurnStep).default([]),
     user: z.string().min(1).optional(),
+    /** Other wordings of `user`, one drawn per evaluation try (beyond the shared format). */
+    paraphrases: z.array(z.string().min(1)).optional(),
     expect: Expectations,
   })
   .refine((t) => t.user || t.steps.length || t.teammate_replies, {

@@ -65,6 +65,13 @@ export interface SandboxServices {
   urls: { intercom: string; inbox: string; control: string; mcp: string; model: string; validation: string };
   /** Seeds one scenario: its conversation, talent data, docs and faults (replacing the previous scenario's faults). */
   applyScenario(scenario: Scenario): void;
+  /**
+   * Takes back the talent data, docs and resolved conversations the scenario seeded for this conversation id (what
+   * they replaced comes back); false when nothing was seeded for it.
+   */
+  withdrawScenario(conversationId: string): boolean;
+  /** Every LLM and MCP call waits a time drawn from `seed` in [min_ms, max_ms] from now on (0 and 0: none). */
+  setLatency(jitter: LatencyJitter): void;
   /** Fails a share of every service's calls with transient faults from now on (a rate of 0 stops it); see below. */
   setRandomFaults(plan: RandomFaults): RandomFaultStatus;
   randomFaults(): RandomFaultStatus;
@@ -77,6 +84,16 @@ export const RandomFaults = z.strictObject({
   seed: z.number().int().min(0).max(4_294_967_295),
 });
 export type RandomFaults = z.infer<typeof RandomFaults>;
+
+/** Simulated latency of the LLM and MCP calls, e.g. an evaluation's jitter between tries. */
+export const LatencyJitter = z
+  .strictObject({
+    min_ms: z.number().int().min(0).max(60_000),
+    max_ms: z.number().int().min(0).max(60_000),
+    seed: z.number().int().min(0).max(4_294_967_295),
+  })
+  .refine((j) => j.min_ms <= j.max_ms, { message: 'min_ms must not exceed max_ms', path: ['min_ms'] });
+export type LatencyJitter = z.infer<typeof LatencyJitter>;
 
 /** The plan in force, and how many calls each service failed at random since it was set. */
 export const RandomFaultStatus = RandomFaults.extend({
@@ -148,6 +165,8 @@ export async function startSandboxServices(
   intercom.mount(controlRouter(() => services, operatorApi));
   const mcpService = new TalentMcpService(talent, gates);
   let randomPlan: RandomFaults = { rate: 0, seed: 0 };
+  /** How to take back what each conversation's scenario seeded, by conversation id. */
+  const withdrawals = new Map<string, () => void>();
   const [intercomUrl, mcpUrl, modelUrl, validationUrl] = await Promise.all([
     intercom.start(options.ports?.intercom),
     mcpService.start(options.ports?.mcp),
@@ -171,11 +190,13 @@ export async function startSandboxServices(
     },
     applyScenario(scenario) {
       intercom.seed(scenario.conversation);
-      talent.merge({
+      withdrawals.get(scenario.conversation.id)?.();
+      const withdraw = talent.seed({
         talent: scenario.talent,
         docs: scenario.docs,
         resolved_conversations: scenario.resolved_conversations,
       });
+      withdrawals.set(scenario.conversation.id, withdraw);
       const faults = scenario.faults ?? {};
       // A random plan belongs to the whole run (an evaluation seeds scenario after scenario under it): it stays.
       const keepRandom = { keepRandom: true };
@@ -184,6 +205,18 @@ export async function startSandboxServices(
       model.faults.set(faults.llm, keepRandom);
       validation.faults.set(faults.validation ? { validate: [faults.validation] } : {}, keepRandom);
       gates.release();
+    },
+    withdrawScenario(conversationId) {
+      const withdraw = withdrawals.get(conversationId);
+      withdrawals.delete(conversationId);
+      withdraw?.();
+      return withdraw !== undefined;
+    },
+    setLatency({ min_ms, max_ms, seed }) {
+      const range: [number, number] | undefined = max_ms > 0 ? [min_ms, max_ms] : undefined;
+      // Seeded apart, so one service's calls do not shift the other's draws.
+      model.latency.set(range, seed);
+      talent.latency.set(range, seed + 1);
     },
     setRandomFaults(plan) {
       const { rate, seed } = RandomFaults.parse(plan);
@@ -249,6 +282,22 @@ function controlRouter(services: () => SandboxServices, operatorApi: OperatorApi
       return res.status(400).json({ error: err instanceof Error ? err.message : String(err) });
     }
     res.json({ seeded: parsed.data.id, conversation_id: parsed.data.conversation.id });
+  });
+
+  /** Takes back what the scenario of this conversation seeded into the talent store (its conversation stays). */
+  router.delete('/_sandbox/scenarios/:conversationId', (req, res) => {
+    const withdrawn = services().withdrawScenario(req.params.conversationId);
+    if (!withdrawn)
+      return res.status(404).json({ error: `no scenario seeded for conversation ${req.params.conversationId}` });
+    res.json({ withdrawn: req.params.conversationId });
+  });
+
+  /** `{ min_ms, max_ms, seed }`: every LLM and MCP call waits a seeded random time in that range from now on. */
+  router.post('/_sandbox/latency', (req, res) => {
+    const parsed = LatencyJitter.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    services().setLatency(parsed.data);
+    res.json(parsed.data);
   });
 
   router.post('/_sandbox/conversations/:id/deliver', async (req, res) => {

@@ -78,23 +78,67 @@ export class TalentStore {
     if (resolved) this.mergeResolved(resolved);
     if (docs) {
       this.docs = replace(this.docs, docs, (d) => d.title);
-      this.index = this.buildIndex([
-        ...this.knowledgeBase.filter((kb) => !this.docs.some((d) => d.title === kb.title)),
-        ...this.docs,
-      ]);
+      this.indexDocs();
     }
+  }
+
+  /** The help center searched: the knowledge base, with the seeded docs in place of those with the same title. */
+  private indexDocs(): void {
+    this.index = this.buildIndex([
+      ...this.knowledgeBase.filter((kb) => !this.docs.some((d) => d.title === kb.title)),
+      ...this.docs,
+    ]);
+  }
+
+  /**
+   * Merges what a scenario seeds and returns how to take it back: the users, jobs, docs and resolved conversations it
+   * replaced come back, those it added go, and payout details written for its users since are forgotten. An
+   * evaluation takes each try's seed back when the try ends, so nothing one scenario seeds is seen by another.
+   */
+  seed(added: { talent?: TalentData; docs?: Doc[]; resolved_conversations?: ResolvedConversation[] }): () => void {
+    const emails = new Set(added.talent?.users.map((u) => u.email.toLowerCase()));
+    const jobIds = new Set(added.talent?.jobs.map((j) => j.id));
+    const titles = new Set(added.docs?.map((d) => d.title));
+    const questions = new Set(added.resolved_conversations?.map((r) => r.question));
+    const before = {
+      users: this.data.users.filter((u) => emails.has(u.email.toLowerCase())),
+      jobs: this.data.jobs.filter((j) => jobIds.has(j.id)),
+      docs: this.docs.filter((d) => titles.has(d.title)),
+      resolved: (this.resolved ?? []).filter((r) => questions.has(r.question)),
+    };
+    this.merge(added);
+    return () => {
+      this.data = {
+        users: [...this.data.users.filter((u) => !emails.has(u.email.toLowerCase())), ...before.users],
+        jobs: [...this.data.jobs.filter((j) => !jobIds.has(j.id)), ...before.jobs],
+      };
+      for (const email of emails) this.payoutDetails.delete(email);
+      if (titles.size) {
+        this.docs = [...this.docs.filter((d) => !titles.has(d.title)), ...before.docs];
+        this.indexDocs();
+      }
+      if (this.resolved && questions.size) {
+        const kept = this.resolved.filter((r) => !questions.has(r.question));
+        this.resolved.splice(0, this.resolved.length, ...kept, ...before.resolved);
+        this.indexResolved();
+      }
+    };
   }
 
   private mergeResolved(added: ResolvedConversation[]): void {
     if (!this.resolved || !added.length) return;
     const kept = this.resolved.filter((r) => !added.some((a) => a.question === r.question));
     this.resolved.splice(0, this.resolved.length, ...kept, ...added);
+    this.indexResolved();
+  }
+
+  private indexResolved(): void {
     const index = new MiniSearch<ResolvedConversation & { id: number }>({
       fields: ['question', 'answer'],
       storeFields: ['question', 'answer', 'resolved_by', 'resolved_at'],
       searchOptions: { boost: { question: 2 }, prefix: true, fuzzy: 0.2, combineWith: 'OR' },
     });
-    index.addAll(this.resolved.map((r, id) => ({ id, ...r })));
+    index.addAll(this.resolved!.map((r, id) => ({ id, ...r })));
     this.resolvedIndex = index;
   }
 

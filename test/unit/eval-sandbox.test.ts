@@ -1,5 +1,6 @@
 // The sandbox as an evaluation uses it: a random plan of transient faults set through the control API that survives
-// seeding, and the stand-in judge answering the evaluation's judge over HTTP as a JSON-mode-only endpoint would.
+// seeding, each try's seed taken back when it ends, seeded latency jitter, and the stand-in judge answering the
+// evaluation's judge over HTTP as a JSON-mode-only endpoint would.
 import OpenAI from 'openai';
 import { Judge, judgeMessage } from '../../eval/judge';
 import { FaultQueues } from '../../sandbox/faults';
@@ -8,6 +9,7 @@ import { sandboxReasoning } from '../../sandbox/model/reasoning';
 import { SandboxModel } from '../../sandbox/model/server';
 import type { HttpFault } from '../../sandbox/scenario';
 import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices } from '../../sandbox/services';
+import { TalentStore } from '../../sandbox/talent-mcp/server';
 
 describe('a random fault plan', () => {
   test('replacing the planned faults drops it, unless it is kept; planned faults come first', () => {
@@ -115,6 +117,82 @@ describe('a random fault plan', () => {
       const refused = await post(`${sandbox.urls.control}/faults/random`, { rate: 1.5, seed: 1 });
       expect(refused.status).toBe(400);
       expect(JSON.stringify(await refused.json())).toContain('rate');
+    });
+
+    test('a try’s seed is taken back when it ends: what it replaced comes back, what it added goes', async () => {
+      const { talent } = sandbox;
+      const scenario = (conversationId: string, extra: Record<string, unknown>) => ({
+        id: `seed-${conversationId}`,
+        description: 'd',
+        conversation: {
+          id: conversationId,
+          contact: { id: `c-${conversationId}`, email: 'zoe@example.com', name: 'Zoe' },
+          parts: [{ author: 'user', body: 'Hi' }],
+        },
+        expect: {},
+        ...extra,
+      });
+      talent.merge({
+        talent: { users: [{ email: 'zoe@example.com', name: 'Zoe', applications: [], payments: [] }], jobs: [] },
+      });
+      const before = JSON.stringify(talent.data);
+      const seeded = await post(
+        `${sandbox.urls.control}/scenarios`,
+        scenario('4901', {
+          talent: {
+            users: [{ email: 'ZOE@example.com', name: 'Zoe Park', payments: [] }],
+            jobs: [{ id: 'job-4901', title: 'Barista', location: 'Austin, TX', status: 'open' }],
+          },
+          docs: [{ title: 'Seeded policy', body: 'Only this scenario has it.' }],
+        }),
+      );
+      expect(seeded.status).toBe(200);
+      expect(talent.data.users.find((u) => u.email.toLowerCase() === 'zoe@example.com')?.name).toBe('Zoe Park');
+      expect(talent.searchDocs('Only this scenario', 5).map((d) => d.title)).toContain('Seeded policy');
+      talent.payoutDetails.set('zoe@example.com', { method: 'bank', account: '1234' });
+
+      const withdrawn = await fetch(`${sandbox.urls.control}/scenarios/4901`, { method: 'DELETE' });
+      expect(withdrawn.status).toBe(200);
+      expect(JSON.stringify(talent.data)).toBe(before);
+      expect(talent.searchDocs('Only this scenario', 5).map((d) => d.title)).not.toContain('Seeded policy');
+      expect(talent.payoutDetails.has('zoe@example.com')).toBe(false);
+      // Taken back once: a second time there is nothing seeded for it.
+      expect((await fetch(`${sandbox.urls.control}/scenarios/4901`, { method: 'DELETE' })).status).toBe(404);
+    });
+
+    test('resolved conversations a try seeded go with it, and those it replaced come back', () => {
+      const store = new TalentStore({
+        resolved_conversations: [{ question: 'How do I change my bank?', answer: 'Old' }],
+      });
+      const withdraw = store.seed({
+        resolved_conversations: [
+          { question: 'How do I change my bank?', answer: 'New' },
+          { question: 'When is payday?', answer: 'Fridays' },
+        ],
+      });
+      expect(
+        store
+          .searchResolved('bank payday', 5)
+          .map((r) => r.answer)
+          .sort(),
+      ).toEqual(['Fridays', 'New']);
+      withdraw();
+      expect(store.searchResolved('bank payday', 5).map((r) => r.answer)).toEqual(['Old']);
+    });
+
+    test('latency jitter: seeded waits in the range for LLM and MCP calls, none at 0; a bad range is refused', async () => {
+      const latency = `${sandbox.urls.control}/latency`;
+      expect((await post(latency, { min_ms: 5, max_ms: 30, seed: 3 })).status).toBe(200);
+      expect(sandbox.model.latency.range).toEqual([5, 30]);
+      expect(sandbox.talent.latency.range).toEqual([5, 30]);
+      const waited = await sandbox.model.latency.wait();
+      expect(waited).toBeGreaterThanOrEqual(5);
+      expect(waited).toBeLessThanOrEqual(30);
+      expect((await post(latency, { min_ms: 0, max_ms: 0, seed: 3 })).status).toBe(200);
+      expect(sandbox.model.latency.range).toBeUndefined();
+      const refused = await post(latency, { min_ms: 50, max_ms: 10, seed: 3 });
+      expect(refused.status).toBe(400);
+      expect(JSON.stringify(await refused.json())).toContain('min_ms');
     });
   });
 });
