@@ -263,18 +263,23 @@ export class Harness {
   }
 
   /**
-   * The latency the sandbox itself imposed on a conversation's critical path: its model calls one after another, and
-   * the slowest of its tool calls (they run in parallel). The model's requests are tied to the conversation by the tag
-   * in its first message, the tool calls by the user's email.
+   * A conversation's calls as the sandbox recorded them, each with the latency it imposed. The model's requests are
+   * tied to the conversation by the tag in its first message, the tool calls by the user's email.
    */
+  sandboxCalls(conversation: Conversation): SandboxCalls {
+    return {
+      model: this.sandbox.model.requests
+        .filter((r) => JSON.stringify(r.context.messages ?? []).includes(`[${conversation.id}]`))
+        .map((r) => r.latency_ms),
+      tools: this.sandbox.talent.calls
+        .filter((call) => call.arguments.email === conversation.email)
+        .map((call) => call.latency_ms),
+    };
+  }
+
+  /** The latency the sandbox itself imposed on a conversation's critical path (see `criticalPathMs`). */
   criticalPathMs(conversation: Conversation): number {
-    const llm = this.sandbox.model.requests
-      .filter((r) => JSON.stringify(r.context.messages ?? []).includes(`[${conversation.id}]`))
-      .reduce((sum, r) => sum + (r.latency_ms ?? 0), 0);
-    const tools = this.sandbox.talent.calls
-      .filter((call) => call.arguments.email === conversation.email)
-      .map((call) => call.latency_ms ?? 0);
-    return llm + Math.max(0, ...tools);
+    return criticalPathMs(this.sandboxCalls(conversation));
   }
 
   async stop(): Promise<void> {
@@ -284,6 +289,32 @@ export class Harness {
     await this.sandbox?.stop();
     if (!this.options.temporal) await this.temporal?.stop();
   }
+}
+
+/** The simulated latency of each call the sandbox recorded for a conversation; undefined where none was recorded. */
+export interface SandboxCalls {
+  model: (number | undefined)[];
+  tools: (number | undefined)[];
+}
+
+/** The critical path of a turn's calls: its model calls one after another, then the slowest of its (parallel) tool calls. */
+export function criticalPathMs(calls: SandboxCalls): number {
+  const sum = calls.model.reduce<number>((total, ms) => total + (ms ?? 0), 0);
+  return sum + Math.max(0, ...calls.tools.map((ms) => ms ?? 0));
+}
+
+/**
+ * Why a turn's recorded calls cannot be its critical path, so that a turn time divided by it would mislead: no model
+ * call or no tool call was tied to the conversation (the tag or the email that ties them no longer matches), or a call
+ * has no latency recorded (it was refused before waiting). Empty when the critical path stands.
+ */
+export function criticalPathGaps(calls: SandboxCalls): string[] {
+  const gaps: string[] = [];
+  if (!calls.model.length) gaps.push('no model call recorded');
+  if (!calls.tools.length) gaps.push('no tool call recorded');
+  const unmeasured = [...calls.model, ...calls.tools].filter((ms) => ms === undefined).length;
+  if (unmeasured) gaps.push(`${unmeasured} call(s) without a recorded latency`);
+  return gaps;
 }
 
 /** Seeds conversation number `n` in the sandbox: its user, with one payment on its way, and the user's first message. */

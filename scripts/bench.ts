@@ -9,12 +9,7 @@ import * as prettier from 'prettier';
 import { bench, benchOptions } from '../bench/bench';
 import { headline } from '../bench/headline';
 import { table } from '../reliability/report';
-import { commandLine, figuresBlock, machine, writeFigures } from './figures';
-
-const PREAMBLE = `# Bench figures
-
-Written by \`npm run bench\` (\`scripts/bench.ts\`); do not edit by hand. How each figure is measured:
-[performance.md](../performance.md).`;
+import { PREAMBLES, commandLine, figuresBlock, machine, writeFigures } from './figures';
 
 const README = path.join(__dirname, '..', 'README.md');
 const HEADLINE = /(<!-- bench:start -->\n)[\s\S]*?(<!-- bench:end -->)/;
@@ -45,7 +40,7 @@ async function main(): Promise<number> {
     console.error(`Table: test-output/bench.md (docs/figures/ keeps the default run's); the run took ${seconds} s`);
     return 0;
   }
-  const figures = writeFigures('bench.md', `${PREAMBLE}\n\n${figuresBlock({ ...run, output })}\n`);
+  const figures = writeFigures('bench.md', `${PREAMBLES['bench.md']}\n\n${figuresBlock({ ...run, output })}\n`);
   await writeReadmeHeadline(
     `${headline(reports)}\n\nMeasured by \`${run.command}\` in ${seconds} s on ${run.date}, on ${run.machine}.`,
   );

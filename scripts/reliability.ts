@@ -10,7 +10,7 @@ import { dependencyFaults, serverRestart, workerCrash } from '../reliability/fau
 import { promptInjection } from '../reliability/injection';
 import { load } from '../reliability/load';
 import { table, type Report } from '../reliability/report';
-import { commandLine, figuresBlock, machine, mergeSections, writeFigures } from './figures';
+import { PREAMBLES, commandLine, figuresBlock, machine, mergeSections, writeFigures } from './figures';
 
 const EXPERIMENTS: Record<string, () => Promise<Report>> = {
   crash: () => workerCrash({ conversations: 30, kills: 5 }),
@@ -22,12 +22,6 @@ const EXPERIMENTS: Record<string, () => Promise<Report>> = {
   determinism: () => determinism(),
   history: () => historySize({ turns: 10 }),
 };
-
-const FIGURES_PREAMBLE = `# Reliability figures
-
-Written by \`npm run reliability\` (\`scripts/reliability.ts\`); do not edit by hand. A run replaces the sections of the
-experiments it ran and keeps the others, so each section says which run measured it. What each experiment does and
-checks: [reliability.md](../reliability.md).`;
 
 async function main(): Promise<number> {
   // The experiments provoke rejected webhooks and failed calls by the thousand: only errors are worth printing.
@@ -54,7 +48,7 @@ async function main(): Promise<number> {
   const figures = writeFigures('reliability.md', (existing) =>
     mergeSections({
       existing,
-      preamble: FIGURES_PREAMBLE,
+      preamble: PREAMBLES['reliability.md'],
       order: Object.keys(EXPERIMENTS),
       sections: reports.map(({ name, report }) => ({
         key: name,

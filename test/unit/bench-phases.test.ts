@@ -1,11 +1,13 @@
-// The pure parts of the bench's saturation, memory and growth phases: the knee, when to stop stepping, reading a
-// gauge and a process's RSS, running tasks a few at a time, and the worker settings the worker logs.
+// The pure parts of the bench's critical-path, saturation, memory and growth phases: a turn's critical path and when
+// its records cannot stand for it, the knee, when to stop stepping, reading a gauge and a process's RSS, running tasks
+// a few at a time, and the worker settings the worker logs.
 import { readFileSync } from 'node:fs';
 import type { Worker } from '@temporalio/worker';
 import { gauge } from '../../bench/memory';
 import { cpuMs, findPid, residentBytes } from '../../scripts/proc';
 import { cpuText, knee, pastKnee, settingsText, type Step } from '../../bench/saturation';
 import { inPool } from '../../bench/turns';
+import { criticalPathGaps, criticalPathMs } from '../../reliability/harness';
 import { workerSettings } from '../../src/worker-telemetry';
 
 const step = (concurrency: number, turnsPerSecond: number, p50Ms: number): Step => ({
@@ -15,6 +17,21 @@ const step = (concurrency: number, turnsPerSecond: number, p50Ms: number): Step 
   turns: 10,
   cpuPerTurnMs: {},
   failures: [],
+});
+
+test('a turn’s critical path is its model calls in a row plus its slowest tool call, when the sandbox recorded both', () => {
+  const turn = { model: [400, 600, 300], tools: [120, 80] };
+  expect(criticalPathMs(turn)).toBe(1420);
+  expect(criticalPathGaps(turn)).toEqual([]);
+  // Calls tied to no conversation leave a shorter path, and a larger ratio that looks like any other: a gap, not a figure.
+  expect(criticalPathMs({ model: [], tools: [120] })).toBe(120);
+  expect(criticalPathGaps({ model: [], tools: [120] })).toEqual(['no model call recorded']);
+  expect(criticalPathGaps({ model: [400], tools: [] })).toEqual(['no tool call recorded']);
+  // A call refused before it waited imposed nothing: the path is short of what the turn was asked to wait.
+  expect(criticalPathMs({ model: [400, undefined], tools: [undefined] })).toBe(400);
+  expect(criticalPathGaps({ model: [400, undefined], tools: [undefined] })).toEqual([
+    '2 call(s) without a recorded latency',
+  ]);
 });
 
 test('the knee is the step of most turns a second whose p50 is at most twice the first step’s', () => {
