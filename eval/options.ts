@@ -8,7 +8,10 @@ export const USAGE = `Usage: npm run eval -- [options] [scenario file or folder�
   --k <n>              tries per scenario (default 4, at most ${MAX_TRIES})
   --only <id,…>        only these scenarios
   --faults <rate>|off  share of calls to the sandbox's services that fail with a transient fault (default 0.1)
-  --seed <n>           seed of the random faults (default: a new one per run, printed)
+  --seed <n>           seed of what varies between tries: the wording each try draws, latency jitter and the
+                       random faults (default: a new one per run, printed)
+  --jitter <ms>        each LLM and tool call waits a random 0…ms (default 200; 0: no jitter)
+  --holdout            run the holdout set (eval/holdout), kept out of daily development, instead of eval/scenarios
   --concurrency <n>    tries at once (default 3)
   --baseline <file>    compare with this baseline (default: eval/baseline.json, for the default set)
   --save-baseline      write this run as the baseline (to --baseline, or eval/baseline.json for the whole set)
@@ -21,7 +24,7 @@ endpoint instead of the sandbox model, and scenarios with a rubric are judged by
 /** A mistake in how the evaluation was asked for: reported with the usage, exit code 2. */
 export class UsageError extends Error {}
 
-const FLAGS = new Set(['save-baseline', 'check', 'help']);
+const FLAGS = new Set(['save-baseline', 'check', 'help', 'holdout']);
 
 /** Splits `--name value`, `--name=value` and bare flags from the positional targets; zod checks the values after. */
 export function splitArgs(argv: string[]): { options: Record<string, string | boolean>; targets: string[] } {
@@ -65,6 +68,8 @@ export const EvalOptions = z.strictObject({
     })
     .default(0.1),
   seed: z.coerce.number().int().min(0).max(4_294_967_295).optional(),
+  jitter: z.coerce.number().int().min(0).max(10_000).default(200),
+  holdout: z.boolean().default(false),
   concurrency: z.coerce.number().int().min(1).max(16).default(3),
   baseline: z.string().min(1).optional(),
   'save-baseline': z.boolean().default(false),

@@ -2,6 +2,7 @@
 // the Markdown tables printed and written beside the JSON.
 import { z } from 'zod';
 import type { RandomFaultStatus } from '../sandbox/services';
+import { answerFigures, scenariosBehind, type AnswerFigures, type RateFigure } from './answer-figures';
 import {
   compareWithBaseline,
   expectationFigures,
@@ -42,10 +43,14 @@ export interface EvalResults {
   k: number;
   concurrency: number;
   faults: RandomFaultStatus | null;
+  /** What differs between the tries of a scenario, all drawn from one seed (see forTry in tries.ts). */
+  variation: Variation;
   judge: JudgeStatus;
   wall_time_ms: number;
   tries_time_ms: number;
   overall: { scenarios: number; tries: number; passed: number; pass_hat: number[] };
+  /** How good the answers were, beside pass^k: false hand-overs, wrong answers, hygiene failures (answer-figures.ts). */
+  answers: AnswerFigures;
   expectations: KindFigures[];
   cost: {
     llm_calls: number;
@@ -105,6 +110,14 @@ const median = (values: number[]) => {
   return sorted.length === 0 ? 0 : sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
+export interface Variation {
+  seed: number;
+  /** Each LLM and MCP call waits a random 0…jitter_ms. */
+  jitter_ms: number;
+  /** Scenarios with paraphrases of the talent's words, of all the run's scenarios. */
+  worded_scenarios: number;
+}
+
 /** Every figure of a run, from its tries and what surrounded them. */
 export function summarize(input: {
   tries: TryRecord[];
@@ -112,6 +125,7 @@ export function summarize(input: {
   concurrency: number;
   model: Omit<EvaluatedModel, 'stand_in' | 'response_format'>;
   faults: RandomFaultStatus | null;
+  variation: Variation;
   judge: Pick<JudgeStatus, 'enabled' | 'note' | 'rubrics'>;
   wallTimeMs: number;
   triesTimeMs: number;
@@ -145,6 +159,7 @@ export function summarize(input: {
     k,
     concurrency: input.concurrency,
     faults: input.faults,
+    variation: input.variation,
     judge: {
       ...input.judge,
       judged: judged.length,
@@ -159,6 +174,7 @@ export function summarize(input: {
       passed: tries.filter((t) => t.passed).length,
       pass_hat: overallPassHat(figures, k),
     },
+    answers: answerFigures(tries),
     expectations: expectationFigures(tries),
     cost: {
       llm_calls: sum((t) => t.usage.calls),
@@ -213,6 +229,14 @@ function modelLine(model: EvaluatedModel): string {
   return `Model: ${model.name}, ${where}; ${standIn}${format}`;
 }
 
+function variationLine(v: Variation, scenarios: number): string {
+  const jitter = v.jitter_ms ? `latency jitter of 0–${v.jitter_ms} ms on every LLM and tool call` : 'no latency jitter';
+  return (
+    `Tries differ (seed ${v.seed}): the talent's words (${v.worded_scenarios} of ${scenarios} scenarios have ` +
+    `paraphrases, taken in turn), ${jitter}, and which calls the faults hit`
+  );
+}
+
 function faultsLine(faults: RandomFaultStatus | null): string {
   if (!faults || faults.rate === 0) return 'Faults: off';
   const drawn = Object.entries(faults.drawn)
@@ -225,6 +249,37 @@ function judgeLine(judge: JudgeStatus): string {
   if (!judge.enabled) return `Judge: off (${judge.note}); ${judge.rubrics} rubric(s) not checked`;
   const standIn = judge.stand_in_verdicts ? `, ${judge.stand_in_verdicts} from the sandbox stand-in judge` : '';
   return `Judge: on (${judge.note}); ${judge.judged} tries of ${judge.rubrics} rubric(s) judged${standIn}, ${judge.total_tokens} tokens`;
+}
+
+/** "1/40 (2.5%)": a figure's count of what could have gone wrong, and its share. */
+function rateCell(figure: RateFigure): string {
+  return `${figure.count}/${figure.of} (${figure.rate === null ? '—' : `${(100 * figure.rate).toFixed(1)}%`})`;
+}
+
+/** At most this many cases of each figure are printed; results.json has them all. */
+const CASES_SHOWN = 10;
+
+/** The answer figures: a row each with the scenarios behind it, then each case with its reason. */
+function answersSection(answers: AnswerFigures): string {
+  const figures: [string, string, RateFigure][] = [
+    ['false hand-over rate', 'turns to answer', answers.false_handover],
+    ['wrong-answer rate', 'turns with a reply', answers.wrong_answer],
+    ['hygiene failures', 'replies', answers.hygiene],
+  ];
+  const rows = [
+    ['answers', 'count / of (share)', 'counted over', 'scenarios behind it'],
+    ...figures.map(([name, over, f]) => [name, rateCell(f), over, scenariosBehind(f.cases).join('; ') || '—']),
+  ];
+  const lines = [markdownTable(rows)];
+  const byCheck = answers.hygiene.by_check.filter((c) => c.failed).map((c) => `${c.check} ${c.failed}`);
+  if (byCheck.length) lines.push('', `Hygiene failures by check: ${byCheck.join(' · ')}`);
+  for (const [name, , f] of figures) {
+    if (!f.cases.length) continue;
+    lines.push('', `${name[0]!.toUpperCase()}${name.slice(1)}:`);
+    for (const c of f.cases.slice(0, CASES_SHOWN)) lines.push(`- ${c.scenario} try ${c.try}, turn ${c.turn}: ${c.why}`);
+    if (f.cases.length > CASES_SHOWN) lines.push(`- … ${f.cases.length - CASES_SHOWN} more in results.json`);
+  }
+  return lines.join('\n');
 }
 
 function failedChecks(scenario: ScenarioFigures): string {
@@ -252,7 +307,10 @@ function baselineSection(results: EvalResults): string {
   return lines.join('\n');
 }
 
-/** The whole report as printed: what ran, the pass^k table, checks by kind, cost and time, and the baseline. */
+/**
+ * The whole report as printed: what ran (the model that answered, the judge), the pass^k table, the answer figures,
+ * checks by kind, cost and time, and the baseline.
+ */
 export function renderReport(results: EvalResults): string {
   const k = results.k;
   const js = Array.from({ length: k }, (_, j) => `pass^${j + 1}`);
@@ -297,12 +355,15 @@ export function renderReport(results: EvalResults): string {
   return [
     modelLine(results.model),
     `Scenarios: ${results.overall.scenarios} × k = ${k} tries (${results.overall.tries})`,
+    variationLine(results.variation, results.overall.scenarios),
     faultsLine(results.faults),
     judgeLine(results.judge),
     `Machine: ${results.machine}`,
     `Date: ${results.created_at}`,
     '',
     markdownTable(scenarioRows),
+    '',
+    answersSection(results.answers),
     '',
     markdownTable(kindRows),
     '',

@@ -1,13 +1,16 @@
-// Runs every scenario of an evaluation k times against a running stack: each try its own conversation, tries of
-// scenarios that seed the same talent differently never at once, each try's tokens and time, and the judge's verdict.
+// Runs every scenario of an evaluation k times against a running stack: each try its own conversation, one of the
+// scenario's wordings and sandbox state of its own (taken back when it ends), tries that seed the same keys never at
+// once, each try's tokens and time, the reply checks and the judge's verdict.
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { ScenarioRunner, type ExpectationResult } from '../sandbox/scenario-runner';
+import { ScenarioRunner, type ExpectationResult, type TurnOutcome } from '../sandbox/scenario-runner';
 import type { Scenario } from '../sandbox/scenario';
 import type { JudgeRequest } from '../sandbox/model/judge';
 import type { AgentState, LlmUsage } from '../src/state';
 import type { Judge, Judgement } from './judge';
+import { checkReplies, loadHelpCenter, type ReplyCheck } from './reply-checks';
 import { errorMessage } from '../src/error-message';
+import { seededRandom } from '../sandbox/faults';
 
 export interface LoadedScenario {
   file: string;
@@ -28,6 +31,10 @@ export interface TryRecord {
   /** The model that answered, as the runs recorded it (the first turn's). */
   model: { name: string; stand_in: boolean; response_format: string } | null;
   expectations: ExpectationResult[];
+  /** Each turn as the talent saw it: what they wrote (the drawn wording) and Melvin's replies. */
+  turns: TurnOutcome[];
+  /** The checks every reply gets whatever the scenario expects (eval/reply-checks.ts). */
+  reply_checks: ReplyCheck[];
   judgement: Judgement | null;
 }
 
@@ -40,33 +47,62 @@ export function tryConversationId(conversationId: string, attempt: number): stri
   return id;
 }
 
-/** The scenario as one try runs it: the same in every way but its conversation's id. */
-export function forTry(scenario: Scenario, attempt: number): Scenario {
+/**
+ * The scenario as one try runs it: its conversation's id is the try's own, and the talent's words are one of the
+ * scenario's wordings (the message itself or a paraphrase). The tries of a scenario take its wordings in turn from an
+ * offset the run's seed draws, so k tries at least as many as the wordings use each of them, and another seed starts
+ * elsewhere.
+ */
+export function forTry(scenario: Scenario, attempt: number, seed = 0): Scenario {
+  const reworded = (original: string | undefined, paraphrases: string[] | undefined, salt: string) => {
+    if (original === undefined || !paraphrases?.length) return original;
+    const wordings = [original, ...paraphrases];
+    return wordings[(drawIndex(seed, `${scenario.id}/${salt}`, wordings.length) + attempt - 1) % wordings.length];
+  };
+  const { parts, paraphrases, ...conversation } = scenario.conversation;
+  const last = parts.map((p) => p.author).lastIndexOf('user');
   return {
     ...scenario,
-    conversation: { ...scenario.conversation, id: tryConversationId(scenario.conversation.id, attempt) },
+    conversation: {
+      ...conversation,
+      id: tryConversationId(scenario.conversation.id, attempt),
+      parts: parts.map((part, index) =>
+        index === last ? { ...part, body: reworded(part.body, paraphrases, 'first')! } : part,
+      ),
+    },
+    turns: scenario.turns.map(({ paraphrases: turnParaphrases, ...turn }, index) => ({
+      ...turn,
+      user: reworded(turn.user, turnParaphrases, `turn ${index}`),
+    })),
   };
 }
 
-/**
- * What a scenario seeds into the sandbox's shared stores, keyed as the stores key it: users by email, jobs by id,
- * contacts by id, help-center docs by title, resolved conversations by question. Two scenarios that seed one key
- * differently must not run at once.
- */
-function seededKeys(scenario: Scenario): Map<string, string> {
-  const keys = new Map<string, string>();
-  for (const user of scenario.talent.users) keys.set(`user:${user.email.toLowerCase()}`, JSON.stringify(user));
-  for (const job of scenario.talent.jobs) keys.set(`job:${job.id}`, JSON.stringify(job));
-  for (const doc of scenario.docs) keys.set(`doc:${doc.title}`, doc.body);
-  for (const past of scenario.resolved_conversations) keys.set(`resolved:${past.question}`, past.answer);
-  const { contact } = scenario.conversation;
-  keys.set(`contact:${contact.id}`, JSON.stringify(contact));
-  return keys;
+/** A number in [0, n) drawn from the run's seed and a name: the same seed and name always draw the same. */
+function drawIndex(seed: number, name: string, n: number): number {
+  let hash = seed >>> 0;
+  for (const char of name) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193) >>> 0;
+  return Math.floor(seededRandom(hash)() * n);
 }
 
+/**
+ * What a scenario seeds into the sandbox's talent store and Intercom, keyed as they key it: users by email, jobs by
+ * id, contacts by id; and whether it seeds the help center or the resolved conversations, which every try searches.
+ */
+function seededKeys(scenario: Scenario): { keys: Set<string>; searched: boolean } {
+  const keys = new Set<string>();
+  for (const user of scenario.talent.users) keys.add(`user:${user.email.toLowerCase()}`);
+  for (const job of scenario.talent.jobs) keys.add(`job:${job.id}`);
+  keys.add(`contact:${scenario.conversation.contact.id}`);
+  return { keys, searched: scenario.docs.length > 0 || scenario.resolved_conversations.length > 0 };
+}
+
+/**
+ * Two tries that must not run at once: they seed a key in common (each try takes back what it seeded when it ends,
+ * which would pull it from under the other), or one seeds what every try searches (docs, resolved conversations).
+ */
 export function seedConflict(a: Scenario, b: Scenario): boolean {
-  const other = seededKeys(b);
-  return [...seededKeys(a)].some(([key, value]) => other.has(key) && other.get(key) !== value);
+  const [mine, theirs] = [seededKeys(a), seededKeys(b)];
+  return mine.searched || theirs.searched || [...mine.keys].some((key) => theirs.keys.has(key));
 }
 
 /**
@@ -79,7 +115,27 @@ export function unfitForEvaluation(scenario: Scenario): string | null {
     scenario.signals.length > 0 && 'signals',
     scenario.decision && "a lead's decision",
   ].filter(Boolean);
-  return reasons.length ? `${reasons.join(', ')} (an evaluation draws its faults at random)` : null;
+  if (reasons.length) return `${reasons.join(', ')} (an evaluation draws its faults at random)`;
+  const vague = [scenario.expect, ...scenario.turns.map((t) => t.expect)].flatMap((expect, index) => {
+    const where = index === 0 ? 'expect' : `turns[${index - 1}].expect`;
+    return unpinned(expect).map((what) => `${where} ${what}`);
+  });
+  return vague.length ? `expectations that do not pin the outcome: ${vague.join('; ')}` : null;
+}
+
+/**
+ * What an evaluation's expectation leaves open: every turn states Melvin Status and whether there is exactly one reply
+ * or none, and a turn that replies names the facts its reply must carry, so no reply, or a reply about something
+ * else, cannot pass.
+ */
+function unpinned(expect: Scenario['expect']): string[] {
+  return [
+    expect.melvin_status === undefined && 'states no melvin_status',
+    expect.replied === undefined && 'states no "replied" (exactly one reply, or none)',
+    expect.replied === true &&
+      !expect.reply_includes?.length &&
+      'replies without reply_includes (the facts it carries)',
+  ].filter((what): what is string => typeof what === 'string');
 }
 
 /** Runs `task` on each item, at most `concurrency` at once and never two that conflict; resolves when all are done. */
@@ -131,6 +187,16 @@ export interface TriesOptions {
   judge?: Judge;
   /** Told about each try as it ends, e.g. to print progress. */
   onTry?: (record: TryRecord, done: number, total: number) => void;
+  /** The run's seed: which wording each try of a scenario starts from (see forTry). */
+  seed?: number;
+}
+
+/** Takes back what a try seeded into the sandbox's talent store; a try that never seeded has nothing to take back. */
+async function withdraw(controlUrl: string, conversationId: string): Promise<void> {
+  const response = await fetch(`${controlUrl}/scenarios/${conversationId}`, { method: 'DELETE' });
+  if (!response.ok && response.status !== 404) {
+    throw new Error(`the sandbox could not take back conversation ${conversationId}'s seed: ${response.status}`);
+  }
 }
 
 /** Every scenario k times; the records in scenario order, then try order. */
@@ -140,6 +206,7 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
     client: options.client,
     timeoutMs: options.timeoutMs,
   });
+  const helpCenter = loadHelpCenter();
   // Round by round (every scenario's first try, then every second), so slow scenarios do not bunch up at the end.
   const tries = Array.from({ length: options.k }, (_, round) =>
     scenarios.map((loaded) => ({ loaded, attempt: round + 1 })),
@@ -150,7 +217,7 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
     options.concurrency,
     (a, b) => seedConflict(a.loaded.scenario, b.loaded.scenario),
     async ({ loaded, attempt }) => {
-      const scenario = forTry(loaded.scenario, attempt);
+      const scenario = forTry(loaded.scenario, attempt, options.seed);
       const { result, states } = await runner.runScenario(scenario, loaded.file);
       const first = states[0]?.metadata.model ?? null;
       const record: TryRecord = {
@@ -164,11 +231,15 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
         usage: sumUsage(states),
         model: first && { name: first.name, stand_in: first.stand_in, response_format: first.response_format },
         expectations: result.expectations,
+        turns: result.turns,
+        reply_checks: checkReplies(scenario, result.turns, helpCenter),
         judgement: null,
       };
       if (options.judge && scenario.rubric && result.error === null) {
         await judgeTry(record, scenario, options.judge, options.controlUrl);
       }
+      // Nothing a try seeded is seen by the next: its users, jobs, docs and resolved conversations go with it.
+      await withdraw(options.controlUrl, scenario.conversation.id);
       records.push(record);
       options.onTry?.(record, records.length, tries.length);
     },

@@ -13,18 +13,15 @@ import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
 import { RandomFaultStatus } from '../sandbox/services';
 import { generatePayloadKey } from '../src/payload-codec';
 import { freeStackPorts, startDevServer, startStack, type Stack } from './stack';
-import { commandLine, figuresBlock, machine, writeFigures } from './figures';
+import { PREAMBLES, commandLine, figuresBlock, machine, writeFigures } from './figures';
 import { findTemporalCli } from './temporal-cli';
 import { errorMessage } from '../src/error-message';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_SET = path.join(ROOT, 'eval', 'scenarios');
+/** Kept out of daily development: run only with --holdout, to see whether what passes the daily set was fitted to it. */
+const HOLDOUT_SET = path.join(ROOT, 'eval', 'holdout');
 const DEFAULT_BASELINE = path.join(ROOT, 'eval', 'baseline.json');
-
-const FIGURES_PREAMBLE = `# Evaluation figures
-
-Written by \`npm run eval\` (\`scripts/eval.ts\`) when it runs the whole evaluation set; do not edit by hand. How to read
-it: [evaluation.md](../evaluation.md).`;
 
 /** The set to run: every scenario file under the targets, checked, fit for an evaluation, filtered by `--only`. */
 function loadSet(targets: string[], only: string[] | undefined): LoadedScenario[] {
@@ -79,13 +76,16 @@ async function control(url: string, body?: unknown): Promise<unknown> {
 
 async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], args: string[]): Promise<number> {
   const started = Date.now();
-  const set = loadSet(targets.length ? targets : [DEFAULT_SET], options.only);
+  if (options.holdout && targets.length) throw new UsageError('--holdout runs the holdout set: give no files with it');
+  const set = loadSet(targets.length ? targets : [options.holdout ? HOLDOUT_SET : DEFAULT_SET], options.only);
+  // The committed baseline and figures are the daily set's.
+  const wholeDefaultSet = targets.length === 0 && !options.holdout;
   // The committed baseline is the default set's: a run over other files compares only with a baseline it is given.
   const baselineFile = options.baseline ? path.resolve(options.baseline) : DEFAULT_BASELINE;
   if (options.baseline && !existsSync(baselineFile)) throw new UsageError(`no baseline file ${options.baseline}`);
-  const compared = options.baseline !== undefined || (targets.length === 0 && existsSync(baselineFile));
+  const compared = options.baseline !== undefined || (wholeDefaultSet && existsSync(baselineFile));
   const baseline = compared ? readBaseline(baselineFile) : undefined;
-  if (options['save-baseline'] && !options.baseline && (targets.length || options.only)) {
+  if (options['save-baseline'] && !options.baseline && (!wholeDefaultSet || options.only)) {
     throw new UsageError('--save-baseline over part of the set or another set needs --baseline <file> to write to');
   }
   const endpoint = env.OPENAI_BASE_URL
@@ -107,7 +107,8 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
       : `Evaluating the sandbox model "${SANDBOX_MODEL_NAME}": a deterministic stand-in, no LLM (set OPENAI_BASE_URL to evaluate a real one)`,
   );
   console.error(
-    `${set.length} scenarios × k = ${options.k}, ${options.concurrency} at once; faults ${rate ? `${rate} (seed ${seed})` : 'off'}`,
+    `${set.length} scenarios${options.holdout ? ' (the holdout set)' : ''} × k = ${options.k}, ${options.concurrency} at once; ` +
+      `seed ${seed} (wordings, latency jitter 0–${options.jitter} ms, faults ${rate || 'off'})`,
   );
 
   const stackLog = createWriteStream(path.join(outDir, 'stack.log'));
@@ -152,6 +153,7 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
     });
     const controlUrl = stack.urls.sandboxControl;
     await control(`${controlUrl}/faults/random`, { rate, seed });
+    await control(`${controlUrl}/latency`, { min_ms: 0, max_ms: options.jitter, seed });
     const judge = endpoint && createJudge(endpoint);
     const rubrics = set.filter((s) => s.scenario.rubric).length;
 
@@ -162,6 +164,7 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
       k: options.k,
       concurrency: options.concurrency,
       timeoutMs: env.SCENARIO_TIMEOUT_MS,
+      seed,
       judge,
       onTry: (record, done, total) => {
         const outcome = record.passed ? 'pass' : record.error ? `error: ${record.error}` : 'FAIL';
@@ -182,6 +185,13 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
       concurrency: options.concurrency,
       model,
       faults,
+      variation: {
+        seed,
+        jitter_ms: options.jitter,
+        worded_scenarios: set.filter(({ scenario }) =>
+          [scenario.conversation, ...scenario.turns].some((part) => part.paraphrases?.length),
+        ).length,
+      },
       judge: endpoint
         ? { enabled: true, note: `${endpoint.model} at ${endpoint.baseURL}`, rubrics }
         : { enabled: false, note: 'the sandbox model is not a judge', rubrics },
@@ -200,9 +210,12 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
     writeFileSync(path.join(outDir, 'table.md'), report);
     const shown = (file: string) => path.relative(process.cwd(), path.join(outDir, file));
     console.error(`Results: ${shown('results.json')}, ${shown('table.md')}; the stack's logs: ${shown('stack.log')}`);
-    if (targets.length === 0 && !options.only) {
+    if (wholeDefaultSet && !options.only) {
       const run = { command: commandLine('eval', args), date: results.created_at, machine: results.machine };
-      const figures = writeFigures('eval.md', `${FIGURES_PREAMBLE}\n\n${figuresBlock({ ...run, output: report })}\n`);
+      const figures = writeFigures(
+        'eval.md',
+        `${PREAMBLES['eval.md']}\n\n${figuresBlock({ ...run, output: report })}\n`,
+      );
       console.error(`Figures: ${path.relative(process.cwd(), figures)}`);
     }
     if (options['save-baseline']) {

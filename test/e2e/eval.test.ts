@@ -71,7 +71,7 @@ test('against the sandbox model: the pass^k table, the JSON, random faults, and 
   const dir = scenarioDir(['payment-processing.json', 'unanswerable-form-8821.json'], {
     // The same question graded on a date the data does not have: it fails every try, so it did worse than its baseline.
     'wrong-date.json': variant('payment-processing.json', 'payment-wrong-date', '4901', {
-      expect: { melvin_status: 'success', reply_includes: ['December 1'] },
+      expect: { melvin_status: 'success', replied: true, reply_includes: ['December 1'] },
     }),
   });
   const out = mkdtempSync(path.join(tmpdir(), 'melvin-eval-out-'));

@@ -129,15 +129,16 @@ test('Melvin’s own scenarios pass: every escalation row, every fault kind, sig
 test('the evaluation set passes: every question the help center does not answer is handed over, no answerable one is', async () => {
   const { code, results, summary } = await runScenarios(path.join(ROOT, 'eval', 'scenarios'));
   expect(failures(results)).toEqual([]);
-  expect(results.length).toBeGreaterThanOrEqual(30);
+  expect(results.length).toBeGreaterThanOrEqual(120);
   expect(summary).toBe(`${results.length} passed, 0 failed`);
   expect(code).toBe(0);
   const status = (result: ScenarioResult) => result.expectations.find((e) => e.expectation === 'melvin_status')?.actual;
   const unanswerable = results.filter((r) => r.id?.startsWith('unanswerable-'));
   expect(unanswerable.map((r) => r.id)).toContain('unanswerable-form-8821');
   expect(unanswerable.length).toBeGreaterThanOrEqual(5);
-  expect(unanswerable.map(status)).toEqual(unanswerable.map(() => 'ROUTE_TO_TEAM'));
-}, 600_000);
+  // Handed over: by the hops (ROUTE_TO_TEAM) or by the draft (NO_SAFE_ANSWER), never answered.
+  expect(unanswerable.map(status).filter((s) => !['ROUTE_TO_TEAM', 'NO_SAFE_ANSWER'].includes(String(s)))).toEqual([]);
+}, 1_200_000);
 
 test('a scenario file it has never seen is checked: an unknown field fails with its path, and the exit code says so', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'melvin-scenarios-'));

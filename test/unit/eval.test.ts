@@ -1,6 +1,8 @@
 // The evaluation's arithmetic and bookkeeping: pass^k as τ-bench defines it, checks by kind, the baseline comparison,
 // the report, the command line, and how tries are numbered and scheduled side by side.
-import { Baseline, renderReport, summarize } from '../../eval/report';
+import { Baseline, baselineOf, renderReport, summarize } from '../../eval/report';
+import { answerFigures, scenariosBehind } from '../../eval/answer-figures';
+import { checkReplies, loadHelpCenter } from '../../eval/reply-checks';
 import { UsageError, parseCommandLine } from '../../eval/options';
 import {
   binomial,
@@ -14,6 +16,8 @@ import {
 } from '../../eval/pass-k';
 import { forTry, runPool, seedConflict, tryConversationId, unfitForEvaluation, type TryRecord } from '../../eval/tries';
 import { Scenario } from '../../sandbox/scenario';
+import { evaluate, type TurnOutcome } from '../../sandbox/scenario-runner';
+import type { AgentState } from '../../src/state';
 
 const outcome = (scenario: string, passed: boolean, extra: Partial<TryOutcome> = {}): TryOutcome => ({
   scenario,
@@ -162,6 +166,8 @@ describe('the report', () => {
     usage: { calls: 3, prompt_tokens: 900, completion_tokens: 100, total_tokens: 1000 },
     model: { name: 'melvin-sandbox-model', stand_in: true, response_format: 'json_schema' },
     expectations: [{ expectation: 'reply_includes "November 27"', passed, expected: 'November 27', actual: '' }],
+    turns: [],
+    reply_checks: [],
     judgement: null,
   });
 
@@ -177,6 +183,7 @@ describe('the report', () => {
       concurrency: 3,
       model: { configured_by: 'sandbox', base_url: 'http://127.0.0.1:1/v1', name: 'melvin-sandbox-model' },
       faults: { rate: 0.1, seed: 7, drawn: { intercom: 3, mcp: 1, llm: 2, validation: 0 } },
+      variation: { seed: 7, jitter_ms: 200, worded_scenarios: 1 },
       judge: { enabled: false, note: 'the sandbox model is not a judge', rubrics: 1 },
       wallTimeMs: 90_000,
       triesTimeMs: 60_000,
@@ -209,16 +216,232 @@ describe('the report', () => {
     expect(report).toContain('answered as the sandbox stand-in');
     expect(report).toContain('Judge: off (the sandbox model is not a judge); 1 rubric(s) not checked');
     expect(report).toContain('injected: intercom 3 · mcp 1 · llm 2 · validation 0');
+    expect(report).toContain(
+      "Tries differ (seed 7): the talent's words (1 of 2 scenarios have paraphrases, taken in turn), latency jitter " +
+        'of 0–200 ms on every LLM and tool call, and which calls the faults hit',
+    );
     expect(report).toContain('1 scenario(s) got worse');
     expect(report).toContain('- worse: flaky: pass^1 1.00 → 0.50, pass^2 1.00 → 0.00');
     expect(report).toContain('- new (not in the baseline): steady');
   });
 });
 
+describe('the answer figures', () => {
+  const helpCenter = loadHelpCenter();
+  const HANDOVER = 'A person from the team will follow up here.';
+
+  /** One turn as a scenario states it and as it went: the talent's message, Melvin's replies, whether it escalated. */
+  interface Played {
+    user: string;
+    expect: Scenario['expect'];
+    replies: string[];
+    escalated?: 'coverage' | 'draft';
+  }
+
+  /**
+   * A try as `runTries` records it: expectations judged by the scenario runner's own `evaluate` (so their labels and
+   * expected values are the runner's), turns as the talent saw them, and the reply checks.
+   */
+  function played(scenario: string, attempt: number, turns: Played[]): TryRecord {
+    const parsed = Scenario.parse({
+      id: scenario,
+      description: 'd',
+      conversation: {
+        id: '4001',
+        contact: { id: 'c-1', email: 'ana.ruiz@example.com', name: 'Ana Ruiz' },
+        parts: [{ author: 'user', body: turns[0]!.user }],
+      },
+      talent: {
+        users: [
+          {
+            email: 'ana.ruiz@example.com',
+            name: 'Ana Ruiz',
+            applications: [{ id: 'app-11', job_id: 'job-21', status: 'hired', updated_at: '2026-10-30' }],
+          },
+        ],
+        jobs: [{ id: 'job-21', title: 'Event Staff', location: 'Austin, TX', status: 'filled' }],
+      },
+      expect: turns[0]!.expect,
+      turns: turns.slice(1).map((t) => ({ user: t.user, expect: t.expect })),
+    });
+    const outcomes: TurnOutcome[] = [];
+    const expectations = turns.flatMap((t, index) => {
+      const told = { text: HANDOVER, sent: true, error: null, part_id: '9' };
+      const state = {
+        hops: [],
+        escalate: t.escalated ? { escalation_source: t.escalated, user_told: told } : null,
+      } as unknown as AgentState;
+      const replies = t.escalated ? [...t.replies, HANDOVER] : t.replies;
+      const status = t.escalated ? 'ROUTE_TO_TEAM' : 'success';
+      outcomes.push({
+        user: t.user,
+        replies: t.replies,
+        handed_over: t.escalated !== undefined,
+        melvin_status: status,
+      });
+      const judged = evaluate(t.expect, state, { replies, notes: [], melvin_status: status, snoozed_until: null });
+      return judged.map((e) => (index === 0 ? e : { ...e, expectation: `turn ${index + 1}: ${e.expectation}` }));
+    });
+    return {
+      scenario,
+      file: `eval/scenarios/${scenario}.json`,
+      try: attempt,
+      conversation_id: tryConversationId('4001', attempt),
+      passed: expectations.every((e) => e.passed),
+      error: null,
+      duration_ms: 1000,
+      usage: { calls: 3, prompt_tokens: 900, completion_tokens: 100, total_tokens: 1000 },
+      model: { name: 'melvin-sandbox-model', stand_in: true, response_format: 'json_schema' },
+      expectations,
+      turns: outcomes,
+      reply_checks: checkReplies(parsed, outcomes, helpCenter),
+      judgement: null,
+    };
+  }
+
+  const answer = (...reply_includes: string[]): Scenario['expect'] => ({
+    melvin_status: 'success',
+    replied: true,
+    escalation_source: null,
+    reply_includes,
+  });
+  const handOver: Scenario['expect'] = {
+    melvin_status: 'ROUTE_TO_TEAM',
+    replied: false,
+    escalation_source: 'coverage',
+  };
+  const STAGES =
+    'Every application moves through these stages: submitted, screening, interview, offer, hired. Screening means ' +
+    'the hiring team is reviewing your profile and documents; most screenings finish within five business days.';
+
+  const tries = [
+    played('answered', 1, [
+      { user: 'Any news on my application?', expect: answer('hired'), replies: ['Hi Ana, you were hired.'] },
+    ]),
+    // An answerable question handed over: the one false hand-over.
+    played('handed-over', 2, [
+      { user: 'Any news on my application?', expect: answer('hired'), replies: [], escalated: 'draft' },
+    ]),
+    // A question for the team, handed over as expected: in no figure.
+    played('unanswerable', 1, [{ user: 'Can I get a W-2?', expect: handOver, replies: [], escalated: 'coverage' }]),
+    // A reply where the team should have answered.
+    played('replied-anyway', 1, [{ user: 'Can I get a W-2?', expect: handOver, replies: ['Hi Ana, yes.'] }]),
+    // The second turn misses its fact and says the passage twice.
+    played('two-turns', 3, [
+      { user: 'Any news on my application?', expect: answer('hired'), replies: ['Hi Ana, you were hired.'] },
+      {
+        user: 'How long does screening take?',
+        expect: answer('five business days'),
+        replies: [
+          `Hi Ana, every application moves through stages. ${STAGES} ${STAGES}`.replace(/five business/g, 'a few'),
+        ],
+      },
+    ]),
+    // The issue's reply: about a job the talent did not name, a status used as a place.
+    played('barista', 1, [
+      {
+        user: 'Is my application for the barista job still open?',
+        expect: answer('Event Staff'),
+        replies: ['Hi Ana, your application for Event Staff in Austin, TX is in hired.'],
+      },
+    ]),
+  ];
+
+  test('false hand-overs: answerable turns handed to the team, of the turns whose expectation is an answer', () => {
+    const { false_handover } = answerFigures(tries);
+    expect(false_handover).toEqual({
+      count: 1,
+      of: 5,
+      rate: 0.2,
+      cases: [{ scenario: 'handed-over', try: 2, turn: 1, why: 'handed over (Melvin Status ROUTE_TO_TEAM)' }],
+    });
+  });
+
+  test('wrong answers: a reply where none was expected, a fact missing, a named job not answered, of turns with a reply', () => {
+    const { wrong_answer } = answerFigures(tries);
+    expect([wrong_answer.count, wrong_answer.of]).toEqual([3, 5]);
+    expect(wrong_answer.cases.map((c) => [c.scenario, c.try, c.turn])).toEqual([
+      ['replied-anyway', 1, 1],
+      ['two-turns', 3, 2],
+      ['barista', 1, 1],
+    ]);
+    expect(wrong_answer.cases[0]!.why).toBe('a reply where none was expected');
+    expect(wrong_answer.cases[1]!.why).toBe('reply_includes "five business days" failed');
+    expect(wrong_answer.cases[2]!.why).toContain('the message names "barista"');
+  });
+
+  test('hygiene failures: replies failing no_repeat, passage_on_subject or wording, of all replies, by check', () => {
+    const { hygiene } = answerFigures(tries);
+    expect([hygiene.count, hygiene.of]).toEqual([2, 5]);
+    expect(hygiene.by_check).toEqual([
+      { check: 'no_repeat', failed: 1 },
+      { check: 'passage_on_subject', failed: 0 },
+      { check: 'wording', failed: 1 },
+    ]);
+    expect(hygiene.cases.map((c) => [c.scenario, c.turn, c.why.split(':')[0]])).toEqual([
+      ['two-turns', 2, 'no_repeat'],
+      ['barista', 1, 'wording'],
+    ]);
+    expect(scenariosBehind([...hygiene.cases, { ...hygiene.cases[0]!, try: 1 }])).toEqual([
+      'two-turns (tries 1, 3)',
+      'barista (try 1)',
+    ]);
+  });
+
+  test('a try recorded before the reply checks counts by its expectations alone; one that never got to its turns, in no figure', () => {
+    const { reply_checks: _checks, ...older } = tries[0]!;
+    const figures = answerFigures([older, { ...tries[1]!, turns: [] }]);
+    expect([figures.false_handover.of, figures.wrong_answer.of, figures.hygiene.of]).toEqual([1, 1, 0]);
+    expect(figures.false_handover.rate).toBe(0);
+    expect(answerFigures([]).wrong_answer.rate).toBeNull();
+  });
+
+  test('the report prints them after pass^k with the scenarios behind them; results and the baseline carry them', () => {
+    const results = summarize({
+      tries,
+      k: 3,
+      concurrency: 2,
+      model: { configured_by: 'sandbox', base_url: 'http://127.0.0.1:1/v1', name: 'melvin-sandbox-model' },
+      faults: null,
+      variation: { seed: 3, jitter_ms: 0, worded_scenarios: 0 },
+      judge: { enabled: true, note: 'gpt-4o-mini at http://127.0.0.1:9/v1', rubrics: 0 },
+      wallTimeMs: 1000,
+      triesTimeMs: 1000,
+      machine: 'test machine',
+    });
+    expect(results.answers.false_handover.count).toBe(1);
+    const report = renderReport(results);
+    expect(report).toMatch(/^Model: melvin-sandbox-model, the sandbox model at http:\/\/127\.0\.0\.1:1\/v1/);
+    expect(report).toContain('Judge: on (gpt-4o-mini at http://127.0.0.1:9/v1)');
+    expect(report.indexOf('| answers')).toBeGreaterThan(report.indexOf('| overall (mean of'));
+    expect(report).toMatch(
+      /\| false hand-over rate +\| 1\/5 \(20\.0%\) +\| turns to answer +\| handed-over \(try 2\) +\|/,
+    );
+    expect(report).toMatch(
+      /\| wrong-answer rate +\| 3\/5 \(60\.0%\) +\| turns with a reply +\| replied-anyway \(try 1\); two-turns \(try 3\); barista \(try 1\) \|/,
+    );
+    expect(report).toMatch(
+      /\| hygiene failures +\| 2\/5 \(40\.0%\) +\| replies +\| two-turns \(try 3\); barista \(try 1\) +\|/,
+    );
+    expect(report).toContain('Hygiene failures by check: no_repeat 1 · wording 1');
+    expect(report).toContain('- two-turns try 3, turn 2: reply_includes "five business days" failed');
+    const baseline = Baseline.parse(JSON.parse(JSON.stringify(baselineOf(results))));
+    expect(baseline).toMatchObject({ k: 3, answers: { wrong_answer: { count: 3, of: 5 } } });
+  });
+});
+
 describe('the command line', () => {
   test('defaults: k = 4, faults at 10%, three tries at once, the sandbox model', () => {
     const { options, targets, env } = parseCommandLine([], {});
-    expect(options).toMatchObject({ k: 4, faults: 0.1, concurrency: 3, check: false, 'save-baseline': false });
+    expect(options).toMatchObject({
+      k: 4,
+      faults: 0.1,
+      concurrency: 3,
+      check: false,
+      'save-baseline': false,
+      jitter: 200,
+      holdout: false,
+    });
     expect(targets).toEqual([]);
     expect(env.OPENAI_BASE_URL).toBeUndefined();
   });
@@ -229,6 +452,7 @@ describe('the command line', () => {
       { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'key', LLM_RESPONSE_FORMAT: 'json_object' },
     );
     expect(options).toMatchObject({ k: 2, only: ['a', 'b'], faults: 'off', seed: 9, check: true });
+    expect(parseCommandLine(['--holdout', '--jitter', '0'], {}).options).toMatchObject({ holdout: true, jitter: 0 });
     expect(targets).toEqual(['eval/scenarios']);
     expect(env).toMatchObject({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', MODEL_NAME: 'gpt-4o-mini' });
   });
@@ -265,7 +489,7 @@ describe('tries', () => {
       parts: [{ author: 'user', body: 'When will I get paid?' }],
     },
     talent: { users: [{ email: 'ana@example.com', name: 'Ana' }] },
-    expect: { replied: true },
+    expect: { melvin_status: 'success', replied: true, reply_includes: ['November 27'] },
   });
 
   test('each try has a conversation of its own, an integer id as Intercom’s are', () => {
@@ -275,26 +499,78 @@ describe('tries', () => {
     expect(() => tryConversationId('1234567890123456789', 1)).toThrow(/too long/);
   });
 
-  test('scenarios that seed the same talent, job, contact or doc differently conflict; the same seed does not', () => {
-    const sameUser = { ...base, id: 'other', conversation: { ...base.conversation, id: '4002' } };
-    expect(seedConflict(base, sameUser)).toBe(false);
-    const richer = Scenario.parse({
-      ...sameUser,
-      talent: {
-        users: [
-          {
-            email: 'ANA@example.com',
-            name: 'Ana',
-            payments: [],
-            applications: [{ id: 'app-1', job_id: 'job-1', status: 'hired', updated_at: '2026-11-01' }],
-          },
-        ],
+  test('each try takes the scenario’s wordings in turn, from an offset the seed draws; k tries use every one', () => {
+    const worded = Scenario.parse({
+      ...base,
+      conversation: {
+        ...base.conversation,
+        parts: [{ author: 'user', body: 'hi' }, { author: 'bot', body: 'Hello!' }, ...base.conversation.parts],
+        paraphrases: ['when do i get paid', 'Where is my money??'],
       },
+      turns: [{ user: 'And my application?', paraphrases: ['application status pls'], expect: {} }],
     });
-    expect(seedConflict(base, richer)).toBe(true);
+    const wordings = (seed: number) =>
+      [1, 2, 3].map((attempt) => {
+        const scenario = forTry(worded, attempt, seed);
+        expect(scenario.conversation.paraphrases).toBeUndefined();
+        // Only the last user part is reworded; the greeting before it stays.
+        expect(scenario.conversation.parts[0]!.body).toBe('hi');
+        return scenario.conversation.parts[2]!.body;
+      });
+    for (const seed of [1, 2, 3, 4, 5]) {
+      expect(new Set(wordings(seed))).toEqual(
+        new Set(['When will I get paid?', 'when do i get paid', 'Where is my money??']),
+      );
+      expect(wordings(seed)).toEqual(wordings(seed));
+    }
+    // Some seeds start elsewhere: the first try is not always the scenario's own words.
+    expect(new Set([1, 2, 3, 4, 5, 6, 7, 8].map((seed) => wordings(seed)[0])).size).toBeGreaterThan(1);
+    expect(new Set([1, 2].map((attempt) => forTry(worded, attempt, 9).turns[0]!.user))).toEqual(
+      new Set(['And my application?', 'application status pls']),
+    );
+    // Without paraphrases every try has the scenario's own words.
+    expect(forTry(base, 2, 7).conversation.parts[0]!.body).toBe('When will I get paid?');
+  });
+
+  test('tries that seed a user, job or contact in common, or seed what every try searches, never run at once', () => {
+    const other = (id: string, email: string, extra: Record<string, unknown> = {}) =>
+      Scenario.parse({
+        ...base,
+        id,
+        conversation: { ...base.conversation, id: '4002', contact: { id: `c-${id}`, email, name: 'B' } },
+        talent: { users: [{ email, name: 'B' }] },
+        ...extra,
+      });
+    // Each try takes back what it seeded when it ends: even the same seed would be pulled from under the other.
+    expect(seedConflict(base, base)).toBe(true);
+    expect(seedConflict(base, other('b', 'ANA@example.com'))).toBe(true);
+    expect(seedConflict(base, other('b', 'bo@example.com'))).toBe(false);
+    const job = { id: 'job-1', title: 'Barista', location: 'Austin, TX', status: 'open' };
     expect(
-      seedConflict(base, Scenario.parse({ ...sameUser, talent: { users: [] }, docs: [{ title: 'A', body: 'b' }] })),
-    ).toBe(false);
+      seedConflict(
+        Scenario.parse({ ...base, talent: { ...base.talent, jobs: [job] } }),
+        other('b', 'bo@example.com', { talent: { users: [], jobs: [job] } }),
+      ),
+    ).toBe(true);
+    expect(seedConflict(base, other('b', 'bo@example.com', { docs: [{ title: 'A', body: 'b' }] }))).toBe(true);
+    expect(
+      seedConflict(other('b', 'bo@example.com', { resolved_conversations: [{ question: 'q', answer: 'a' }] }), base),
+    ).toBe(true);
+  });
+
+  test('an evaluation’s scenario pins every turn: its status, one reply or none, and the facts a reply carries', () => {
+    expect(unfitForEvaluation(base)).toBeNull();
+    const vague = Scenario.parse({
+      ...base,
+      expect: { replied: true },
+      turns: [{ user: 'thanks', expect: { melvin_status: 'success' } }],
+    });
+    expect(unfitForEvaluation(vague)).toBe(
+      'expectations that do not pin the outcome: expect states no melvin_status; expect replies without ' +
+        'reply_includes (the facts it carries); turns[0].expect states no "replied" (exactly one reply, or none)',
+    );
+    const handedOver = Scenario.parse({ ...base, expect: { melvin_status: 'NO_SAFE_ANSWER', replied: false } });
+    expect(unfitForEvaluation(handedOver)).toBeNull();
   });
 
   test('planned faults, signals and a lead’s decision are not for an evaluation', () => {
