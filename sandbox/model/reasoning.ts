@@ -48,11 +48,14 @@ const STOP_WORDS = new Set(
     "a an the i im i'm me my mine we our you your it its is are was were be been am do does did to of in on at for " +
     'with and or but if so that this these those there here what when where which who why how can could would should ' +
     'will just please hi hello hey thanks thank any some about from by as get got have has had not no yes still yet ' +
-    'know tell let us them they he she his her one two last week weeks ago today now also again all ' +
+    'know tell let us them they he she his her one two last next week weeks ago today now also all need after before ' +
     // How a question asks ("how long does it take", "how much") says nothing about what it asks about.
     'long take takes much many soon usually normally ' +
     // Words every tool description uses say nothing about which tool to call.
-    'talent user'
+    'talent user ' +
+    // The platform's name and its app, words of quantity ("every", "more") and nouns any subject has ("details",
+    // "info", "thing") say nothing about what a message asks about.
+    'crewline app every each whose actually really detail details info information thing things more'
   ).split(' '),
 );
 
@@ -70,6 +73,14 @@ const SYNONYMS: Record<string, string> = {
   wage: 'payment',
   wages: 'payment',
   earnings: 'payment',
+  paycheck: 'payment',
+  paychecks: 'payment',
+  payday: 'payment',
+  deposit: 'payment',
+  // Abbreviations people type on a phone: "my pmt", "my appl".
+  pmt: 'payment',
+  pymt: 'payment',
+  appl: 'application',
   applied: 'application',
   apply: 'application',
   applications: 'application',
@@ -77,6 +88,7 @@ const SYNONYMS: Record<string, string> = {
   interview: 'application',
   screening: 'application',
   hired: 'application',
+  rejected: 'application',
   jobs: 'job',
   shift: 'job',
   shifts: 'job',
@@ -85,20 +97,57 @@ const SYNONYMS: Record<string, string> = {
   gig: 'job',
   profile: 'profile',
   account: 'profile',
+  acct: 'profile',
+  // A contractor works under a contract: "am I an employee or a contractor?" is answered by the passage on contracts.
+  contractor: 'contract',
+  contractors: 'contract',
+  // Ways of asking to change something: the help center says "change" and "update" for the same thing.
+  update: 'change',
+  updated: 'change',
+  updating: 'change',
+  switch: 'change',
+  switched: 'change',
+  changed: 'change',
+  changing: 'change',
 };
 
+/**
+ * Words of a question about how things work. "The stages" and "the process" are; a record's state ("has my payment
+ * been processed?", "did I get to the interview stage?") is not: the talent's own record answers that. No record
+ * holds bank details, what is paid back or what is allowed, so those ("will you pay me back for the uniform?", "what
+ * should I do?") are questions about how things work too.
+ */
 const POLICY_WORDS =
-  /\b(polic|withdraw|cancel|tax|w-?9|1099|w-?8|document|verif|identity|id\b|passport|contract|schedule|payout run|how (do|does|long|can)|can i|rule|fee|deadline|stage|process|required?)/i;
+  /\b(polic|withdraw|cancel|tax|w-?9|1099|w-?8|document|verif|identity|id\b|passport|contract|schedule|payout run|how (do|does|long|can)|can i|rule|fee|deadline|stages\b|process(es)?\b|required?|bank|what (should|do|can) i do|reimburs|pay (me )?back|allowance|refund|allowed|waiting period)/i;
 const HUMAN_REQUEST =
   /\b(human|real person|a person|someone from|somebody|an agent|representative|talk to (a|an|some)|speak (to|with)|connect me)\b/i;
-/** Matters a person must handle whatever the data says: legal steps, safety, harassment, discrimination, fraud. */
+/**
+ * Matters a person must handle whatever the data says: legal steps, safety, harassment, discrimination, fraud, a change
+ * of the talent's legal name (their identity and tax records must change together).
+ */
 const SENSITIVE =
-  /\b(lawyer|attorney|legal action|lawsuit|sue|suing|court|harass(ed|ment|ing)?|discriminat\w*|unsafe|injur(ed|y)|assault\w*|threaten\w*|police|fraud\w*|scam(med)?|identity theft|stolen|self[- ]harm|suicid\w*)\b/i;
+  /\b(lawyer|attorney|legal action|lawsuit|sue|suing|court|harass(ed|ment|ing)?|discriminat\w*|unsafe|injur(ed|y)|assault\w*|threaten\w*|police|fraud\w*|scam(med)?|identity theft|stolen|self[- ]harm|suicid\w*|legal name|name change[ds]?|changed my (last |legal |family )?name|name (has )?changed)\b/i;
+/**
+ * Another person's records, which a talent may not see: "my sister's payment", "how much did my coworker Maria make",
+ * "how much he got paid". A person decides what, if anything, to tell them.
+ */
+const SOMEONE_ELSE =
+  /\b((roommate|room-mate|friend|coworker|co-worker|colleague|wife|husband|partner|girlfriend|boyfriend|sister|brother|mom|mother|dad|father|son|daughter|cousin|neighbou?r)['’]s (pay|payments?|paychecks?|money|earnings|wages|applications?)|someone else['’]?s|another (talent|worker|person|user)['’]s|how much (he|she) (got|gets|made|makes|earned|earns|was paid|is paid)|(how much|what) (did|does|do|has|will) (he|she|my \w+( \w+)?) (get|got|make|made|earn|earned|be paid))\b/i;
 const GREETING_ONLY = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|thanks|thank you)[\s!.,]*(melvin)?[\s!.,]*$/i;
 /** The talent speaks of their own records: "my payment", "when do I get paid". */
 const OWN = /\b(my|i|i'm|i've|me|mine)\b/i;
-/** A record named as one the talent has: "when will the payment arrive?" */
-const RECORD_NAMED = /\b(the|this|that)\s+(payment|pay|payout|money|application)\b/i;
+/** A record or shift named as one the talent has: "when will the payment arrive?", "when will the 11/17 shift be paid?" */
+const RECORD_NAMED =
+  /\b(the|this|that)\s+(payment|pay|payout|money|application)\b|\b(the|this|that)\s+([\w/'-]+\s+){0,3}(shift|gig)s?\b/i;
+/** Words asking where a record stands, which only the talent's own record answers: "still", "yet", "sent", "status". */
+const STANDING = /\b(status|yet|still|sent|arrived?|news|update|happened|where(?:'s|s| is)?)\b/i;
+/**
+ * In a question about how things work, what still asks where the talent's own record stands: "is my payment still
+ * processing?", "when is my next payout, and how do I change my bank account?". Not "where do I update…", which asks
+ * where in the app.
+ */
+const RECORD_STANDING =
+  /\b(status|pending|process(ed|ing)|yet|still|arrived?|received?|sent|late|missing|news|happened|next step|when\b[^.?!]*\b(paid|pay|payments?|payouts?|money|application))\b/i;
 /** A message that only thanks or acknowledges ("Noted, thanks (258)", "ok great!"): nothing to look up. */
 const THANKS = /^\s*(thanks|thank you|thx|ok|okay|noted|got it|great|perfect|cool|understood)\b/i;
 const MONTHS = [
@@ -154,10 +203,18 @@ function oneEditApart(a: string, b: string): boolean {
 
 /**
  * What the user is asking now: the messages the context says no reply answered yet, else their messages after Melvin's
- * last one.
+ * last one. Of the unanswered ones, what the user only told before someone's last reply ("I uploaded my documents",
+ * then a teammate's "we can see them") was heard already: it asks nothing and frames nothing now.
  */
 export function currentQuestion(messages: Message[] = [], unanswered?: string[]): string {
-  if (unanswered?.length) return unanswered.join('\n');
+  if (unanswered?.length) {
+    const lastReply = messages.map((m) => m.role).lastIndexOf('assistant');
+    const open = unanswered.filter((text) => {
+      const at = messages.reduce((found, m, i) => (m.role === 'user' && m.content === text ? i : found), -1);
+      return at === -1 || at > lastReply || asksSomething(text);
+    });
+    return (open.length ? open : unanswered).join('\n');
+  }
   let start = messages.length;
   while (start > 0 && messages[start - 1]!.role === 'user') start -= 1;
   const trailing = messages.slice(start).map((m) => m.content);
@@ -183,17 +240,32 @@ interface Reading {
   terms: Set<string>;
 }
 
+/**
+ * A job's own details: its rate ("what does the barista job pay?"), start or place ("where is the Austin shift?"). "Where
+ * is my money for the Reno shifts?" asks about a payment, and "my pay for the warehouse shift" is the talent's own.
+ */
 const JOB_DETAILS =
-  /\b(pay rate|hourly|per hour|how much does|pays?\b.*\?|start date|when does .* start|starts?\b|location|where is)\b/i;
+  /\b(pay rate|hourly|per hour|how much does|(does|do|will|would) (the|that|this|a)\b[^?]*\bpay(?=\s*\?*\s*$)|what(?:'s| is) the pay|start date|when does .* start|starts?\b|location|where is (the|this|that) ([\w'-]+ ){0,3}(job|shift|gig|venue|event))\b/i;
+
+/**
+ * Ways of asking where an application stands that name no application: "did I get an offer?", "did I get the bartender
+ * job?". ("Do you offer health insurance?" is not one: an offer here is a thing the talent has.)
+ */
+const APPLICATION_PHRASE =
+  /\b(an?|the|my|job)\s+offers?\b|\b(get|got)\s+(the|that|this)\s+([\w'-]+\s+){0,3}(job|position|role|gig)\b/i;
 
 function readingOf(text: string): Reading {
+  const terms = new Set(words(text).map(canonical));
+  if (APPLICATION_PHRASE.test(text)) terms.add('application');
+  // Only an application is withdrawn: "how do I withdraw from the hostess position?" is about the talent's application.
+  if (/\bwithdraw/i.test(text)) terms.add('application');
   return {
     human: HUMAN_REQUEST.test(text),
-    sensitive: SENSITIVE.exec(text)?.[0].toLowerCase() ?? null,
+    sensitive: (SENSITIVE.exec(text) ?? SOMEONE_ELSE.exec(text))?.[0].toLowerCase() ?? null,
     greeting: GREETING_ONLY.test(text) || (THANKS.test(text) && !/\?/.test(text) && !hasSubject(text)),
     policy: POLICY_WORDS.test(text),
     jobDetails: JOB_DETAILS.test(text) && JOB_MENTION.test(text),
-    terms: new Set(words(text).map(canonical)),
+    terms,
   };
 }
 
@@ -206,11 +278,31 @@ interface AskedIntent {
 
 /** A sentence asks something when it is a question or a request; "I worked the Austin shift." only tells. */
 const REQUEST =
-  /^(please|can|could|would|will|tell|send|show|give|help|explain|connect|let me|i (want|need|would like|'d like)|i'd|how|what|when|where|why|which|who|is|are|do|does|did|has|have|any|ignore)\b/i;
+  /^(please|can|could|would|will|tell|send|show|give|help|explain|connect|let me|i (want|need|would like|'d like)|i'd|how|hows|what|whats|when|whens|wen|where|wheres|why|which|who|is|are|do|does|did|has|have|any|ignore)\b/i;
+
+/**
+ * Two questions joined in one sentence ("when is my pay coming and did my front desk application go through") are two
+ * sentences: "and", "also" or "plus" before a word that starts a question.
+ */
+const JOINED_QUESTION =
+  /,?\s+(?:and|also|plus)\s+(?=(?:how|hows|what|whats|what's|when|whens|where|wheres|why|which|any)\b|(?:is|are|do|does|did|has|have|can|could)\s+(?:i|my|you|it|the|there|we|this|that)\b|(?:is|are)\s+an?\b)/i;
+
+/** Whether a message asks something: a sentence of it is a question or a request. */
+function asksSomething(text: string): boolean {
+  return sentencesOf(text).some((s) => s.endsWith('?') || REQUEST.test(s.replace(LEAD_IN, '')));
+}
+
+/** Words a question may open with before it asks: "Hi, can you…", "Also, when…", "Two things: when…", "2) is…". */
+const LEAD_IN = /^((hi|hello|hey|also|and|ok|okay|thanks)[,!.\s]+)?([^:?]{1,24}:\s*)?(\(?\d{1,2}[).]\s*)?/i;
+
+/** The items of a numbered list written in one line: "1) when do I get paid 2) whats next for my application". */
+const NUMBERED_ITEM = /\s+(?=\(?\d{1,2}[).]\s)/;
 
 function sentencesOf(text: string): string[] {
   return text
     .split(/(?<=[.?!])\s+|\n+/)
+    .flatMap((s) => s.split(NUMBERED_ITEM))
+    .flatMap((s) => s.split(JOINED_QUESTION))
     .map((s) => s.trim())
     .filter(Boolean);
 }
@@ -248,7 +340,8 @@ function hasTopic(sentence: string): boolean {
     reading.terms.has('payment') ||
     reading.terms.has('application') ||
     keyCodes(sentence).size > 0 ||
-    words(sentence).length >= 3
+    // Two content words name a subject ("is there health insurance?"); "What do I need to upload?" has one.
+    words(sentence).length >= 2
   );
 }
 
@@ -261,7 +354,8 @@ export function intentsOf(question: string): AskedIntent[] {
   if (whole.greeting) return [];
   const asked = sentencesOf(question).filter(
     (s) =>
-      (s.endsWith('?') || REQUEST.test(s.replace(/^(hi|hello|hey|also|and|ok|okay|thanks)[,!.\s]+/i, ''))) &&
+      // "Two questions: what's next on my application" asks after the lead-in that announces it.
+      (s.endsWith('?') || REQUEST.test(s.replace(/^[^:?]{1,40}:\s+/, '').replace(LEAD_IN, ''))) &&
       !GREETING_ONLY.test(s),
   );
   // A question with no topic of its own ("What do I need to upload?") goes on with the one before it.
@@ -289,12 +383,73 @@ export function intentsOf(question: string): AskedIntent[] {
 const JOB_MENTION =
   /\b(?:the|my|for|at)\s+((?:[A-Za-z][\w'-]*\s+){0,3}?[A-Za-z][\w'-]*)\s+(?:job|shift|gig|position|role)s?\b/i;
 
-function jobMention(text: string): string | undefined {
+/**
+ * Words before "job", "shift" or "application" that say which one by time, order or state, not by the job's title:
+ * "my last shift", "the weekend shift", "my pending application".
+ */
+const NOT_A_TITLE = new Set(
+  (
+    'next last this that new other same first second third latest recent previous old current pending processing ' +
+    'failed missing paid open whole entire final late delayed weekly monthly own full partial overdue outstanding ' +
+    'usual morning afternoon evening night overnight day weekend monday tuesday wednesday thursday friday saturday ' +
+    'sunday holiday'
+  ).split(' '),
+);
+
+/**
+ * Occasions the talent worked at: "the gala shift" is where they worked, which their records need not say, so no
+ * record naming it is no sign of a job they do not have. (A title may hold one: "Wedding Server" is found by it.)
+ */
+const OCCASIONS = new Set(
+  (
+    'gala wedding concert festival conference party game match fundraiser show expo convention tournament ceremony ' +
+    'dinner lunch brunch breakfast banquet event'
+  ).split(' '),
+);
+
+/**
+ * The record a job's title can stand before: "my barista application", "my warehouse application". Payments are
+ * named by where or when the talent worked ("my Boulder catering payout"), not by a job, so they are not among them.
+ */
+const RECORD_WORDS = ['application', 'applications', 'appl'];
+
+/** Whether a word names a record of the talent's, as typed: "application", "aplication", "paymnet". */
+function isRecordWord(word: string): boolean {
+  return RECORD_WORDS.includes(word) || (word.length >= 6 && RECORD_WORDS.some((r) => oneEditApart(word, r)));
+}
+
+/** Whether the words could be a job's title: none says which one by time or state, names a record, or is a number. */
+function couldBeTitle(title: string[]): boolean {
+  return (
+    title.length > 0 &&
+    title.every((w) => /^[a-z][a-z'-]*$/.test(w) && !STOP_WORDS.has(w) && !NOT_A_TITLE.has(w)) &&
+    !title.some((w) => ['payment', 'application', 'job'].includes(canonical(w)))
+  );
+}
+
+/**
+ * The job a text names, for records of `kind` when given: "my barista application" names the job of an application,
+ * not of a payment ("when do I get paid and what's next for my host application?" asks about every payment).
+ */
+function jobMention(text: string, kind?: 'payment' | 'application'): string | undefined {
   // "my application for the barista job" names the barista job: the words after the last "the", "my", "for" or "at".
   const mention = JOB_MENTION.exec(text)?.[1]
     ?.replace(/^(?:.*\s)?(?:the|my|for|at)\s+/i, '')
     .trim();
-  return mention && !['next', 'last', 'this', 'that', 'new'].includes(mention.toLowerCase()) ? mention : undefined;
+  if (mention && couldBeTitle(mention.toLowerCase().split(/\s+/))) return mention;
+  if (kind === 'payment') return undefined;
+  // "my barista application", "the line cook aplication": up to three words between "my" or "the" and the record.
+  const tokens = text.match(/[A-Za-z0-9$][\w'$-]*/g) ?? [];
+  for (let at = 0; at < tokens.length; at++) {
+    if (!/^(the|my)$/i.test(tokens[at]!)) continue;
+    for (let length = 1; length <= 3 && at + length + 1 < tokens.length; length++) {
+      const title = tokens.slice(at + 1, at + 1 + length);
+      if (!isRecordWord(tokens[at + 1 + length]!.toLowerCase())) continue;
+      if (couldBeTitle(title.map((w) => w.toLowerCase()))) return title.join(' ');
+      break;
+    }
+  }
+  return undefined;
 }
 
 /** How well a tool's name (counted twice) and description match what the user asked. */
@@ -470,18 +625,68 @@ function passages(context: Context): Passage[] {
     .sort((a, b) => b.score - a.score);
 }
 
+/** A term without its ending: "cancelled", "cancels" and "cancelling" meet as "cancel", "update" and "updating". */
+function rootOf(term: string): string {
+  if (term.length <= 4) return term;
+  return term
+    .replace(/(ing|ed|es|(?<!s)s)$/, '')
+    .replace(/([bdglmnprt])\1$/, '$1')
+    .replace(/e$/, '');
+}
+
 /**
- * A passage answers when it shares at least two of the question's content words (or one, for a one-word question) and
- * names every code the question names: a W-9 passage does not answer a question about Form 8821.
+ * A text's words as the help center is matched against them: each word's root and the root of what it means, so
+ * "payouts" meets both "payout" and "payment", and "money" meets "payment".
+ */
+const rootTerms = (text: string) => new Set(words(text).flatMap((w) => [rootOf(w), rootOf(canonical(w))]));
+
+/**
+ * Words all of the help center uses: a passage that shares only these with a question ("will you pay me back for my
+ * work shoes?" and a passage on pay and work) is not about what it asks.
+ */
+const GENERIC_TERMS = new Set(
+  ['payment', 'pay', 'paid', 'job', 'shift', 'work', 'app', 'application', 'profile', 'account'].map(rootOf),
+);
+
+/**
+ * The passage that answers: of those sharing at least two of the question's terms (or one, for a one-word question),
+ * one of them not a generic one, naming every code the question names (a W-9 passage does not answer a question about
+ * Form 8821) and, for a question about a payment or an application, about one too, the one whose shared words weigh
+ * most. A word weighs more the fewer of the passages found use it, half as much again in the section's title, and
+ * little when every passage could use it ("pay", "work"): "a business cancelled my shift, is there a fee?" is the
+ * passage on a business cancelling (the only one with "fee"), not the one on cancelling a shift. The search's order
+ * decides a tie.
  */
 function relevantPassage(context: Context, question: string): Passage | undefined {
-  const terms = readingOf(question).terms;
+  // Each word of the question in its forms: "payouts" as itself and as "payment", "update" as itself and as "change".
+  const asked = [...new Set(words(question))].map((w) => [...new Set([rootOf(w), rootOf(canonical(w))])]);
+  const terms = new Set(asked.flat());
   const needed = Math.min(2, terms.size);
-  return passages(context).find((p) => {
-    const passageTerms = new Set(words(`${p.title} ${p.text}`).map(canonical));
-    const shared = [...terms].filter((t) => passageTerms.has(t)).length;
-    return shared >= needed && codesMissingFrom(question, `${p.title} ${p.text}`).length === 0;
+  // A question about a payment or an application is answered by a passage about one: "once I finish a shift, how long
+  // until the payout comes?" is not answered by how long screening takes to finish.
+  const kinds = (['payment', 'application'] as const).filter((k) => readingOf(question).terms.has(k));
+  const found = [...new Map(passages(context).map((p) => [p.title, p])).values()].map((p) => {
+    // "Identity and documents: Required documents": the section's own title says what it is about.
+    const section = p.title.split(': ').at(-1)!;
+    return { p, titleTerms: rootTerms(section), passageTerms: rootTerms(`${p.title} ${p.text}`) };
   });
+  const weight = (t: string) => 1 / found.filter((f) => f.passageTerms.has(t)).length;
+  let best: Passage | undefined;
+  let bestScore = 0;
+  for (const { p, titleTerms, passageTerms } of found) {
+    const shared = [...terms].filter((t) => passageTerms.has(t));
+    if (shared.length < needed || codesMissingFrom(question, `${p.title} ${p.text}`).length > 0) continue;
+    if (!kinds.every((k) => passageTerms.has(k))) continue;
+    if (terms.size > 1 && shared.every((t) => GENERIC_TERMS.has(t))) continue;
+    // Each word counts once, by the better of its forms.
+    const score = asked.reduce((sum, forms) => {
+      const matched = forms.filter((t) => passageTerms.has(t));
+      const value = (t: string) => weight(t) * (titleTerms.has(t) ? 1.5 : 1) * (GENERIC_TERMS.has(t) ? 0.1 : 1);
+      return matched.length ? sum + Math.max(...matched.map(value)) : sum;
+    }, 0);
+    if (score > bestScore) [best, bestScore] = [p, score];
+  }
+  return best;
 }
 
 function records(context: Context, tool: string, field: string): Record<string, unknown>[] {
@@ -531,19 +736,34 @@ function ownRecords(context: Context, intent: AskedIntent, kind: OwnRecords['kin
   const answered = Object.values(context.tool_data ?? {}).some((t) => ownName(t.tool_name ?? '') === tool && t.success);
   if (!answered) return null;
   const all = records(context, tool, field);
-  const mention = jobMention(intent.question);
+  const mention = jobMention(intent.question, kind);
   if (!mention) return { kind, all, asked: all };
   // "my application for the barista job": the words that name the job, not the record's kind.
   const mentionWords = words(mention).filter(
     (w) => w.length > 2 && !['payment', 'application', 'job'].includes(canonical(w)),
   );
   if (!mentionWords.length) return { kind, all, asked: all };
-  const asked = all.filter((r) => mentionWords.some((w) => sameWordIn(jobWordsOf(r), w)));
+  // "The Reno warehouse job" is the record with both words, not every job in Reno.
+  const hits = (r: Record<string, unknown>) => mentionWords.filter((w) => sameWordIn(jobWordsOf(r), w)).length;
+  const most = Math.max(0, ...all.map(hits));
+  const asked = most ? all.filter((r) => hits(r) === most) : [];
   if (asked.length) return { kind, all, asked };
-  // A word the data knows elsewhere ("the Austin shift", where only an application says Austin) is a detail of a job
-  // the talent has, not another job.
+  // A job the talent applied for, named by a word its application holds: "the Austin shift" (the application says
+  // Austin) is that job, and its payments are the ones asked about; "the warehouse shift" they were hired for but
+  // have no payment of yet has none, which the reply says instead of answering with another job's payment.
+  const jobIds = new Set(
+    records(context, OWN_TOOLS.application.tool, OWN_TOOLS.application.field)
+      .filter((a) => mentionWords.some((w) => sameWordIn(jobWordsOf(a), w)))
+      .map((a) => String(a.job_id)),
+  );
+  if (jobIds.size) {
+    const ofJob = all.filter((r) => jobIds.has(String(r.job_id)));
+    return ofJob.length ? { kind, all, asked: ofJob } : { kind, all, asked: [], absent: mention };
+  }
+  // A word the data knows elsewhere is a detail of a job the talent has, not another job; so is an occasion.
   const known = JSON.stringify(context.tool_data ?? {}).toLowerCase();
   if (mentionWords.some((w) => sameWordIn(known, w))) return { kind, all, asked: all };
+  if (mentionWords.every((w) => OCCASIONS.has(w.toLowerCase()))) return { kind, all, asked: all };
   return { kind, all, asked: [], absent: mention };
 }
 
@@ -553,8 +773,13 @@ function ownRecordsAsked(context: Context, intent: AskedIntent): OwnRecords[] {
   // "How long does a payout take?" and "Do you pay gas money?" ask how things work, not where the talent's own
   // payment is: a question about their records says so in their own words ("my", "I") or names one ("the payment").
   const own = OWN.test(intent.question);
-  if (intent.reading.policy && !own) return [];
-  if (!own && !RECORD_NAMED.test(intent.question)) return [];
+  // "How can I change the bank account my pay goes to?" says "my" but asks how things work: only a question that also
+  // asks where the record stands ("why is my payment still processing?") or names which one ("how do I withdraw my
+  // application for the hostess job?") is answered from it too.
+  const which = RECORD_STANDING.test(intent.question) || jobMention(intent.question) !== undefined;
+  if (intent.reading.policy && !(own && which)) return [];
+  // "Still no pay, where is it?", "host job application, still screening?": where a record stands is the talent's own.
+  if (!own && !RECORD_NAMED.test(intent.question) && !STANDING.test(intent.question)) return [];
   const kinds = (['payment', 'application'] as const).filter((k) => intent.reading.terms.has(k));
   return kinds.map((k) => ownRecords(context, intent, k)).filter((r): r is OwnRecords => r !== null);
 }
@@ -593,8 +818,9 @@ function judge(
     missing.push({ gap_type: 'payments', description: "the user's payments or the payout policy" });
   } else if (asksApplications && !has('application') && !passage && !jobs.length) {
     missing.push({ gap_type: 'applications', description: "the user's applications or the application process" });
-  } else if (reading.policy && !passage && !reading.jobDetails) {
-    // How something works is in the help center: the user's own records do not say how to change a bank account.
+  } else if (reading.policy && !passage && !reading.jobDetails && !own.length) {
+    // How something works is in the help center: the user's own records do not say how to change a bank account. Where
+    // the talent's own record stands ("I may have withdrawn it, is it still active?") the record itself answers.
     missing.push({ gap_type: 'docs', description: `the help-center passage on: ${question.slice(0, 120)}` });
   }
   if (available.length === 0 && missing.length === 0) {
@@ -654,10 +880,14 @@ export function spokenAmount(amount: unknown, currency: unknown): string {
 
 function paymentSentence(payment: Record<string, unknown>): string {
   const what = `Your payment of ${spokenAmount(payment.amount, payment.currency)}${payment.job_title ? ` for ${String(payment.job_title)}` : ''}`;
-  if (payment.status === 'paid' && payment.paid_at) return `${what} was paid on ${spokenDate(payment.paid_at)}.`;
-  if (payment.expected_date)
-    return `${what} is ${String(payment.status)} and expected on ${spokenDate(payment.expected_date)}.`;
-  return `${what} is ${String(payment.status)}.`;
+  const expected = payment.expected_date ? spokenDate(payment.expected_date) : null;
+  if (payment.status === 'paid')
+    return `${what} was paid${payment.paid_at ? ` on ${spokenDate(payment.paid_at)}` : ''}.`;
+  // A failed payment is not "failed and expected": it did not go through, and the date it was due says which one.
+  if (payment.status === 'failed')
+    return `${what} failed and did not go through${expected ? ` (it was due on ${expected})` : ''}.`;
+  const status = String(payment.status).replace(/_/g, ' ');
+  return `${what} is ${status}${expected ? ` and expected on ${expected}` : ''}.`;
 }
 
 /** An application's stage as a person says it: "is at the interview stage", "was successful: you were hired". */
@@ -668,6 +898,9 @@ const STAGE_WORDS: Record<string, string> = {
   offer: 'has reached the offer stage',
   hired: 'was successful: you were hired',
   closed: 'was closed without being selected',
+  rejected: 'was not selected',
+  declined: 'was not selected',
+  withdrawn: 'was withdrawn',
 };
 
 function applicationSentence(application: Record<string, unknown>): string {
@@ -688,7 +921,9 @@ const titled = (mention: string) => mention.replace(/\b\p{L}/gu, (c) => c.toUppe
 function ownRecordSentences(r: OwnRecords): string[] {
   const noun = r.kind === 'payment' ? 'a payment' : 'an application';
   if (r.absent) {
-    const missing = `I don't see ${noun} for the ${titled(r.absent)} job on your account.`;
+    // A payment may still come for a job the talent has; an application they never made will not appear by itself.
+    const yet = r.kind === 'payment' ? ' yet' : '';
+    const missing = `I don't see ${noun} for the ${titled(r.absent)} job on your account${yet}.`;
     return [missing, ...recordSentences(r.kind, r.all)];
   }
   if (!r.all.length) return [`I don't see ${noun} on your account yet.`];
@@ -709,9 +944,35 @@ function jobSentence(job: Record<string, unknown>): string {
   return `The ${String(job.title)} job${where}${pay}${start}.`;
 }
 
-/** The passage's first two sentences: enough to answer, short enough to read. */
-function excerpt(passage: Passage): string {
-  return (passage.text.match(/[^.!?]+[.!?]+/g) ?? [passage.text]).slice(0, 2).join('').trim();
+/**
+ * Two sentences of the passage, in its order: enough to answer, short enough to read. They are the two that share the
+ * most with the question, a word few of the passage's sentences use counting more than one they all use, and a code
+ * the question names most of all: "When will I get my 1099?" gets the sentence on the 1099, not the passage's first
+ * two on the W-9. With nothing shared, the first two.
+ */
+function excerpt(passage: Passage, question: string): string {
+  const sentences = (passage.text.match(/[^.!?]+[.!?]+/g) ?? [passage.text]).map((s) => s.trim());
+  if (sentences.length <= 2) return sentences.join(' ');
+  const codes = keyCodes(question);
+  const sets = [rootTerms(passage.title.split(': ').at(-1)!), ...sentences.map(rootTerms)];
+  const weight = (term: string) => 1 / sets.filter((set) => set.has(term)).length;
+  // A word the sentence uses itself counts fully, one it only means ("contractor" for "contract") half.
+  const score = (sentence: string, at: number) => {
+    const own = new Set(words(sentence).map(rootOf));
+    const shared = words(question).reduce((sum, w) => {
+      const [raw, meaning] = [rootOf(w), rootOf(canonical(w))];
+      if (own.has(raw)) return sum + weight(raw);
+      return sets[at + 1]!.has(meaning) ? sum + weight(meaning) / 2 : sum;
+    }, 0);
+    return shared + [...keyCodes(sentence)].filter((c) => codes.has(c)).length * 2;
+  };
+  const chosen = sentences
+    .map((sentence, at) => ({ at, score: score(sentence, at) }))
+    .sort((a, b) => b.score - a.score || a.at - b.at)
+    .slice(0, 2)
+    .map((s) => s.at)
+    .sort((a, b) => a - b);
+  return chosen.map((at) => sentences[at]).join(' ');
 }
 
 /**
@@ -727,7 +988,8 @@ function answerFor(context: Context, intent: AskedIntent, usedPassages: Set<stri
   const passage = sentences.length && !reading.policy ? undefined : relevantPassage(context, question);
   if (passage && !usedPassages.has(passage.title)) {
     usedPassages.add(passage.title);
-    sentences.push(sentences.length ? `From our help center: ${excerpt(passage)}` : excerpt(passage));
+    const text = excerpt(passage, question);
+    sentences.push(sentences.length ? `From our help center: ${text}` : text);
   }
   return sentences;
 }

@@ -124,6 +124,11 @@ export interface Subject {
   kind: 'form' | 'job' | 'payment' | 'application';
   /** How the question names it: the form's code, the job's title words; absent for the talent's own records. */
   name?: string;
+  /**
+   * A job that says which of the talent's payments or applications is asked about ("my pay for the warehouse shift"):
+   * the reply must be about that job, not only find it somewhere in the data.
+   */
+  ofRecord?: boolean;
 }
 
 /** A code next to the word "form", either side ("Form 8821", "W-9 form"), or a W- or I-series tax form on its own. */
@@ -134,26 +139,40 @@ const FORMS = new RegExp(
 );
 const JOB_NAMED =
   /\b(?:the|my|for|at|as)\s+((?:[a-z][\w'-]*\s+){0,2}?[a-z][\w'-]*)\s+(?:job|shift|gig|position|role)s?\b/gi;
-/** Words that say which job by time, not by name: "the next shift" names no job. */
-const NOT_A_TITLE = new Set([
-  'next',
-  'last',
-  'this',
-  'that',
-  'new',
-  'other',
-  'same',
-  'first',
-  'weekend',
-  'night',
-  'day',
-]);
+/** A job named before the application for it: "my barista application", "the line cook application". */
+const APPLICATION_NAMED = /\b(?:the|my)\s+((?:[a-z][\w'-]*\s+){0,2}?[a-z][\w'-]*)\s+(?:job\s+)?applications?\b/gi;
+/** Words that join others and are never part of a job's title. */
+const LITTLE_WORDS = new Set('the my a an of for on at in to with from and or is was'.split(' '));
+/** Words that say which job by time, order or state, not by name: "the next shift", "my last application". */
+const NOT_A_TITLE = new Set(
+  (
+    'next last this that new other same first second third latest recent previous old current own job pending ' +
+    'weekend night day morning afternoon evening overnight monday tuesday wednesday thursday friday saturday sunday ' +
+    'holiday'
+  ).split(' '),
+);
+/**
+ * Where the talent worked rather than which job: "the gala shift". A reply need not name an occasion the data does not
+ * know; one a job's title holds ("Wedding Server") is a job like any other.
+ */
+const OCCASIONS = new Set(
+  (
+    'gala wedding concert festival conference party game match fundraiser show expo convention tournament ceremony ' +
+    'dinner lunch brunch breakfast banquet event'
+  ).split(' '),
+);
 /** The talent asks where their own payment or application stands (how payouts work in general asks about no record). */
 const OWN = /\b(my|i|i'm|i've|me)\b/i;
 const STANDING =
   /\b(when|where|why|status|pending|processing|yet|arrive[ds]?|receive[ds]?|got|sent|late|missing|still|open|hear|news|update|next step)\b/i;
 const PAYMENT_WORD = /\b(pa(id|y|yment|yments|yout|youts)|money|earnings)\b/i;
 const APPLICATION_WORD = /\b(appl(ied|y|ication|ications))\b/i;
+/**
+ * A question about how to do something or what is allowed ("can I apply again?"), which the help center answers for
+ * every job alike.
+ */
+const HOW_TO =
+  /\bhow (do|can|should|would) (i|we)\b|\bhow to\b|\bwhere (do|can) i\b|\bcan i\b|\bwhat (should|do|can) i do\b/i;
 
 /** A form code in one spelling, so "W-9", "w9" and "W 9" compare equal. */
 const formKey = (code: string) => code.toLowerCase().replace(/[^a-z0-9]/g, '');
@@ -165,9 +184,18 @@ export function subjectsOf(question: string): Subject[] {
     // A form's code carries a digit and is not a year ("the 2025 form" asks for a year's form, which the data dates).
     if (/\d/.test(code) && !/^(19|20)\d\d$/.test(code)) subjects.push({ kind: 'form', name: formKey(code) });
   }
-  for (const m of question.matchAll(JOB_NAMED)) {
-    const title = m[1]!.toLowerCase().replace(/^(the|my)\s+/, '');
-    if (!NOT_A_TITLE.has(title) && !/\d/.test(title)) subjects.push({ kind: 'job', name: title });
+  // "How do I withdraw my application for the hostess job?" asks how things work: a help-center answer need not name
+  // the job, so the job only has to be the talent's, as for a question that names no record.
+  const ofRecord = (PAYMENT_WORD.test(question) || APPLICATION_WORD.test(question)) && !HOW_TO.test(question);
+  for (const m of [...question.matchAll(JOB_NAMED), ...question.matchAll(APPLICATION_NAMED)]) {
+    // "the status of my application" names no job: only the words after the last little word can be a title.
+    const title = m[1]!.toLowerCase().split(/\s+/);
+    const after = title.slice(title.reduce((last, w, at) => (LITTLE_WORDS.has(w) ? at : last), -1) + 1);
+    const named = after.filter((w) => !NOT_A_TITLE.has(w));
+    const name = named.join(' ');
+    if (named.length && !/\d/.test(name) && !subjects.some((s) => s.kind === 'job' && s.name === name)) {
+      subjects.push({ kind: 'job', name, ...(ofRecord ? { ofRecord } : {}) });
+    }
   }
   const standing = OWN.test(question) && STANDING.test(question);
   if (standing && !subjects.some((s) => s.kind === 'job')) {
@@ -197,6 +225,23 @@ function recordsIn(toolData: unknown, field: string): unknown[] | null {
   return found;
 }
 
+/** Titles of the jobs in the gathered tool data whose title or place `named` finds: "Austin" finds Event Staff. */
+function jobTitlesIn(toolData: unknown, named: (text: string) => boolean): string[] {
+  const titles = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value !== null && typeof value === 'object') {
+      const record = value as Record<string, unknown>;
+      const title = [record.title, record.job_title].find((t): t is string => typeof t === 'string');
+      const place = typeof record.location === 'string' ? record.location : '';
+      if (title && named(`${title} ${place}`)) titles.add(title);
+      Object.values(record).forEach(visit);
+    }
+  };
+  visit(toolData);
+  return [...titles];
+}
+
 /**
  * What is wrong with the reply's subject, or null: a subject the data holds is answered; one it does not hold must be
  * said to be missing, in a sentence that names it, instead of answered with something else.
@@ -217,8 +262,25 @@ function subjectProblem(subject: Subject, request: ValidationRequestBody): strin
       // A job is named by the root of its words: "housekeeping" names the Hotel Housekeeper job.
       const roots = words.map((w) => w.slice(0, Math.max(4, w.length - 3)));
       const named = (text: string) => roots.some((r) => new RegExp(`\\b${r}`, 'i').test(text));
-      if (named(gathered) || saysMissing(named)) return null;
-      return `the question asks about the ${subject.name} job, which the talent's data does not hold, and the reply does not say so`;
+      if (saysMissing(named)) return null;
+      if (!subject.ofRecord) {
+        if (named(gathered)) return null;
+        return `the question asks about the ${subject.name} job, which the talent's data does not hold, and the reply does not say so`;
+      }
+      // The payment or application of one job: the reply names that job, in the question's words or by the title of
+      // the talent's record it resolves to ("the Austin shift" is their Event Staff job in Austin).
+      const titles = jobTitlesIn(request.tool_data, named);
+      const reply = request.response.toLowerCase();
+      if (named(reply) || titles.some((t) => reply.includes(t.toLowerCase()))) return null;
+      if (!titles.length && words.every((w) => OCCASIONS.has(w))) return null;
+      // A talent with no payment (or application) at all is answered by saying so, whichever job they name.
+      const noneAtAll = (['payment', 'application'] as const).some(
+        (kind) => recordsIn(request.tool_data, `${kind}s`)?.length === 0 && saysMissing((s) => s.includes(kind)),
+      );
+      if (noneAtAll) return null;
+      return titles.length
+        ? `the question asks about the ${subject.name} job (${titles.join(', ')}), and the reply is about another job`
+        : `the question asks about the ${subject.name} job, which the talent's data does not hold, and the reply does not say so`;
     }
     case 'payment':
     case 'application': {

@@ -53,16 +53,35 @@ export async function standInTurns(talent: TalentData) {
   }
 
   async function ask(email: string, question: string, maxHops = 2): Promise<StandInTurn> {
+    return thread(email, [{ role: 'user', content: question }], maxHops);
+  }
+
+  /**
+   * A conversation Melvin reads for the first time: earlier user messages, a bot's or a teammate's replies between
+   * them (`assistant`), the question last. Melvin's ledger holds none of them, so every user message is unanswered.
+   */
+  async function thread(
+    email: string,
+    messages: { role: string; content: string }[],
+    maxHops = 2,
+  ): Promise<StandInTurn> {
     const user = store.user(email);
     if (!user) throw new Error(`no talent ${email} in the data`);
-    const messages = [{ role: 'user', content: question }];
+    const unanswered_messages = messages.filter((m) => m.role === 'user').map((m) => m.content);
     const tool_data: Record<string, Stored> = {};
     const docs_data: Record<string, Stored> = {};
     const previous_hops: { tool_calls: string[]; missing_data: string[] }[] = [];
     let plan!: PlanOutput;
     let coverage!: CoverageOutput;
     for (let hop = 1; hop <= maxHops; hop++) {
-      const context = { messages, available_tools: tools, identity_arguments: ['email'], tool_data, docs_data };
+      const context = {
+        messages,
+        unanswered_messages,
+        available_tools: tools,
+        identity_arguments: ['email'],
+        tool_data,
+        docs_data,
+      };
       plan = sandboxReasoning('plan', { ...context, previous_hops }) as PlanOutput;
       for (const c of plan.tool_calls) {
         const stored = await call(email, c.tool_name, JSON.parse(c.arguments_json) as Record<string, unknown>);
@@ -78,7 +97,14 @@ export async function standInTurns(talent: TalentData) {
     }
     const covered = new Map(coverage.intents.map((i) => [i.intent, i.covered]));
     const intents = plan.intents.map((i) => ({ ...i, covered: covered.get(i.intent) ?? false }));
-    const draft = sandboxReasoning('draft', { messages, user_name: user.name, tool_data, docs_data, intents });
+    const draft = sandboxReasoning('draft', {
+      messages,
+      unanswered_messages,
+      user_name: user.name,
+      tool_data,
+      docs_data,
+      intents,
+    });
     const answered = intents.filter((i) => !(draft as DraftOutput).open_intents.includes(i.intent));
     const checks =
       (draft as DraftOutput).response_type === 'REPLY'
@@ -100,5 +126,5 @@ export async function standInTurns(talent: TalentData) {
     };
   }
 
-  return { ask, close: () => Promise.all([client.close(), server.close()]) };
+  return { ask, thread, close: () => Promise.all([client.close(), server.close()]) };
 }

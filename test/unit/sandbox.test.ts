@@ -91,6 +91,7 @@ describe('the sandbox model', () => {
     expect(sandboxReasoning('draft', { ...paid, intents })).toEqual({
       text: 'Hi Ana, your payment of $240 is processing and expected on November 27.',
       response_type: 'REPLY',
+      route: null,
       open_intents: ['form 8821 copy'],
     });
   });
@@ -169,6 +170,7 @@ describe('the sandbox model', () => {
     expect(sandboxReasoning('draft', { ...paid, user_name: 'Ana Ruiz' })).toEqual({
       text: 'Hi Ana, your payment of $240 is processing and expected on November 27.',
       response_type: 'REPLY',
+      route: null,
       open_intents: [],
     });
   });

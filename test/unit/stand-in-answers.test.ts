@@ -136,3 +136,186 @@ test('a question neither the data nor the help center covers is handed over', as
     expect(turn.dataSufficient).toBe(false);
   }
 });
+
+describe('the talent’s own words: no "my", typos, abbreviations, two questions joined by "and", occasions', () => {
+  test.each([
+    ['Still no pay — where is it? Clocked out at 11:30pm on Nov 14 after 7 hrs.', '$240'],
+    ['wen will my paymnet be processd??', '$240'],
+    ['need my pmt asap, rent is due 12/1!!', '$240'],
+    ['When will I get paid for the gala shift on Saturday?', '$240'],
+    ['application status?? still waiting', 'Event Staff'],
+  ])('%s', async (question, have) => {
+    const text = replied(await turns.ask(ANA, question));
+    expect(text).toContain(have);
+    expect(text).not.toMatch(/don't see|help center/);
+    expect(hygieneProblems(text)).toEqual([]);
+  });
+
+  test('a job named before its application is the job asked about', async () => {
+    const text = replied(await turns.ask(ANA, 'is my barista application still open??'));
+    expect(text).toMatch(/don't see an application for the Barista job/);
+    expect(text).toContain('Event Staff');
+    expect(replied(await turns.ask(LI, 'any update on my appl for the barista pos? thx'))).toContain(
+      'is at the interview stage',
+    );
+  });
+
+  test('two questions in one sentence, joined by "and", are both answered', async () => {
+    const text = replied(
+      await turns.ask(ANA, 'when is my payment coming and did my application for the barista job go through'),
+    );
+    expect(text).toContain('$240');
+    expect(text).toMatch(/don't see an application for the Barista job/);
+    expect(hygieneProblems(text)).toEqual([]);
+  });
+
+  test('a long thread: what the talent told before a teammate’s reply frames nothing, numbers change nothing', async () => {
+    const text = replied(
+      await turns.thread(TOM, [
+        { role: 'user', content: 'Hello (msg 1 of 5)' },
+        { role: 'user', content: 'I uploaded my documents on 11/18 at 9:40am.' },
+        { role: 'assistant', content: 'Hi Tom, we can see the documents, thank you.' },
+        { role: 'user', content: 'Great, thanks (msg 3)' },
+        { role: 'user', content: 'Noted, thanks (258)' },
+        { role: 'user', content: 'Last one: where is my application at now? (msg 5 of 5)' },
+      ]),
+    );
+    expect(text).toContain('is at the screening stage');
+    // The documents were the teammate's to answer, and were answered: no passage about them.
+    expect(text).not.toMatch(/document|help center/i);
+  });
+});
+
+describe('records the demo data does not hold', () => {
+  const MORE = TalentData.parse({
+    users: [
+      {
+        // Hired for two jobs, paid for one.
+        email: 'jonas@example.net',
+        name: 'Jonas Berg',
+        applications: [
+          { id: 'app-1', job_id: 'job-1', status: 'hired', updated_at: '2026-11-18' },
+          { id: 'app-2', job_id: 'job-2', status: 'hired', updated_at: '2026-11-02' },
+        ],
+        payments: [
+          { id: 'pay-1', job_id: 'job-2', amount: 140, currency: 'USD', status: 'paid', paid_at: '2026-11-13' },
+        ],
+      },
+      {
+        email: 'ruth@example.net',
+        name: 'Ruth Okoye',
+        applications: [
+          { id: 'app-3', job_id: 'job-3', status: 'rejected', updated_at: '2026-11-18' },
+          { id: 'app-4', job_id: 'job-1', status: 'withdrawn', updated_at: '2026-11-17' },
+        ],
+        payments: [
+          { id: 'pay-2', job_id: 'job-2', amount: 248, currency: 'USD', status: 'failed', expected_date: '2026-11-20' },
+        ],
+      },
+      {
+        email: 'aisha@example.net',
+        name: 'Aisha Bello',
+        applications: [{ id: 'app-5', job_id: 'job-2', status: 'hired', updated_at: '2026-11-01' }],
+        payments: [{ id: 'pay-3', job_id: 'job-2', amount: 96, currency: 'USD', status: 'pending' }],
+      },
+    ],
+    jobs: [
+      { id: 'job-1', title: 'Warehouse Associate', location: 'Tacoma, WA', status: 'filled' },
+      { id: 'job-2', title: 'Event Staff', location: 'Tacoma, WA', status: 'filled' },
+      { id: 'job-3', title: 'Bartender', location: 'Atlanta, GA', status: 'filled' },
+    ],
+  });
+  let more: Awaited<ReturnType<typeof standInTurns>>;
+  beforeAll(async () => {
+    more = await standInTurns(MORE);
+  });
+  afterAll(() => more?.close());
+
+  test('a job the talent was hired for but has no payment of: said so, not answered with the other job’s payment', async () => {
+    for (const question of [
+      'When will I be paid for the warehouse shift?',
+      'hi, worked the warehouse shift on 11/21 (8 hrs). when will i be paid for it?',
+    ]) {
+      const text = replied(await more.ask('jonas@example.net', question));
+      expect(text).toMatch(/^Hi Jonas! I don't see a payment for the Warehouse job on your account yet\./);
+      expect(text).toContain('$140 for Event Staff was paid on November 13');
+    }
+    // The job that was paid is answered with its payment.
+    const paid = replied(await more.ask('jonas@example.net', 'Was I paid for the event staff shift?'));
+    expect(paid).toContain('$140');
+    expect(paid).not.toMatch(/don't see/);
+  });
+
+  test('statuses read as a person writes them: failed, pending, rejected, withdrawn', async () => {
+    const failed = replied(await more.ask('ruth@example.net', 'What happened to my payment?'));
+    expect(failed).toContain('$248 for Event Staff failed and did not go through (it was due on November 20)');
+    expect(replied(await more.ask('aisha@example.net', 'why is my pay still pending'))).toContain(
+      '$96 for Event Staff is pending.',
+    );
+    expect(replied(await more.ask('ruth@example.net', 'Any news on my application for the bartender job?'))).toContain(
+      'Bartender in Atlanta, GA was not selected',
+    );
+    expect(
+      replied(await more.ask('ruth@example.net', 'is my warehouse application still active or did i withdraw it')),
+    ).toContain('Warehouse Associate in Tacoma, WA was withdrawn');
+  });
+});
+
+describe('how things work is answered by the passage and the sentences that answer it', () => {
+  test.each([
+    ['How can I change the bank account my pay goes to?', 'Settings under Payouts'],
+    ['A business cancelled my shift two hours before it started. Do I get paid anything for it?', 'cancellation fee'],
+    ['The client cancelled my shift 3 hours before start. Is there a cancellation fee?', 'two hours'],
+    ['Once I finish a shift, how long does it take for the payout to come through?', 'payout run'],
+  ])('a question about how things work that says "my" gets no record it did not ask about: %s', async (q, fact) => {
+    const text = replied(await turns.ask(ANA, q));
+    expect(text).toContain(fact);
+    expect(text).not.toContain('$240');
+    expect(hygieneProblems(text)).toEqual([]);
+  });
+
+  test.each([
+    ['When will I get my 1099 for this year?', 'each January'],
+    ['How long does ID verification take?', 'one business day'],
+    ['My identity verification failed. What should I do?', 'not expired'],
+    ['Where can I find the contract I accepted?', 'My Documents'],
+  ])('the sentence that answers, not only the passage’s first two: %s', async (question, fact) => {
+    expect(replied(await turns.ask(TOM, question))).toContain(fact);
+  });
+
+  test('words every passage shares ("pay", "work", "app") are no reason to answer with one', async () => {
+    for (const question of [
+      'will you pay me back for the work shoes I bought?',
+      'pls delete my account, I dont want to use the app anymore',
+    ]) {
+      const turn = await turns.ask(ANA, question);
+      expect(turn.draft.response_type).toBe('ROUTE_TO_TEAM');
+      expect(turn.dataSufficient).toBe(false);
+    }
+  });
+
+  test('a change of legal name and another person’s records go to a person as sensitive requests', async () => {
+    for (const question of [
+      'I got married and changed my legal name. How do I update the name on my W-9?',
+      "Can you check my sister's payment? She asked me to look.",
+      'My roommate worked the same shift as me. How much did he get paid?',
+      'how much did my coworker maria make for that shift?',
+    ]) {
+      const turn = await turns.ask(ANA, question);
+      expect(turn.draft.response_type).toBe('ROUTE_TO_TEAM');
+      expect(turn.draft.route?.kind).toBe('sensitive_request');
+    }
+  });
+});
+
+test('a numbered list in one line is two questions, and a job named for the application is not the payment’s', async () => {
+  for (const question of [
+    '1) when do i get paid 2) whats the next step for my barista application',
+    '1. my payment, sent yet? 2. my barista application, still at interview?',
+  ]) {
+    const text = replied(await turns.ask(LI, question));
+    expect(text).toContain("I don't see a payment on your account yet.");
+    expect(text).toContain('Barista in Portland, OR is at the interview stage');
+    expect(text).not.toMatch(/payment for the Barista job/);
+  }
+});

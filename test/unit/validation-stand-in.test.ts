@@ -69,7 +69,21 @@ test('what a question names: forms, jobs by title, the talent’s own payments a
     { kind: 'form', name: 'w8ben' },
     { kind: 'form', name: 'i9' },
   ]);
-  expect(subjectsOf('Is my application for the barista job still open?')).toEqual([{ kind: 'job', name: 'barista' }]);
+  expect(subjectsOf('Is my application for the barista job still open?')).toEqual([
+    { kind: 'job', name: 'barista', ofRecord: true },
+  ]);
+  // A job named before its application, or a job a question names without asking about a record.
+  expect(subjectsOf('is my barista application still open??')).toEqual([
+    { kind: 'job', name: 'barista', ofRecord: true },
+  ]);
+  expect(subjectsOf('Can I cancel the Reno warehouse shift?')).toEqual([{ kind: 'job', name: 'reno warehouse' }]);
+  // Occasions, times and the words around a record name no job.
+  // An occasion may name a job ("Wedding Server"); where none does, a reply need not name it (below).
+  expect(subjectsOf('When do I get paid for the gala shift on Saturday?')).toEqual([
+    { kind: 'job', name: 'gala', ofRecord: true },
+  ]);
+  expect(subjectsOf('What is the status of my application?')).toEqual([{ kind: 'application' }]);
+  expect(subjectsOf('Did my last application go through?')).toEqual([]);
   expect(subjectsOf('Why is my payment pending?')).toEqual([{ kind: 'payment' }]);
   expect(subjectsOf('Any news on my application?')).toEqual([{ kind: 'application' }]);
   // How something works in general names none of the talent's records; nor do times, years or everyday numbers.
@@ -114,6 +128,45 @@ describe('a reply about something else fails', () => {
     // The job the talent has, asked about by title, is answered.
     const own = request('What about my application for the event staff job?', { tool_data: applications });
     expect(verdict({ ...own, response: r.response })).toMatchObject({ passed: true });
+  });
+
+  test('the payment of a job the talent has, answered with another job’s payment', () => {
+    // Hired for the warehouse job, paid only for the event: the warehouse job is in the data, its payment is not.
+    const tool_data = {
+      a: {
+        success: true,
+        data: {
+          applications: [
+            { status: 'hired', job: { title: 'Warehouse Associate', location: 'Tacoma, WA' } },
+            { status: 'hired', job: { title: 'Event Staff', location: 'Tacoma, WA' } },
+          ],
+        },
+      },
+      p: {
+        success: true,
+        data: { payments: [{ amount: 140, currency: 'USD', status: 'paid', job_title: 'Event Staff' }] },
+      },
+    };
+    const r = request('When will I be paid for the warehouse shift?', {
+      response: 'Your payment of $140 for Event Staff was paid on November 13.',
+      tool_data,
+    });
+    expect(verdict(r)).toMatchObject({ passed: false, detail: expect.stringContaining('another job') });
+    const honest =
+      "I don't see a payment for the Warehouse job on your account yet. Your payment of $140 for Event Staff was paid.";
+    expect(verdict({ ...r, response: honest })).toMatchObject({ passed: true });
+    // An occasion no record names ("the gala shift") is where the talent worked, not a job to name.
+    const gala = request('When will I be paid for the gala shift on Saturday?', {
+      response: 'Your payment of $140 for Event Staff was paid on November 13.',
+      tool_data,
+    });
+    expect(verdict(gala)).toMatchObject({ passed: true });
+    // A job asked about by its place is answered by the title of the job there.
+    const byPlace = request('When will I be paid for the Tacoma event shift?', {
+      response: 'Your payment of $140 for Event Staff was paid on November 13.',
+      tool_data,
+    });
+    expect(verdict(byPlace)).toMatchObject({ passed: true });
   });
 
   test('the talent’s own payment, answered with the help center when they have none', () => {
