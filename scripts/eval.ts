@@ -210,12 +210,11 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
     writeFileSync(path.join(outDir, 'table.md'), report);
     const shown = (file: string) => path.relative(process.cwd(), path.join(outDir, file));
     console.error(`Results: ${shown('results.json')}, ${shown('table.md')}; the stack's logs: ${shown('stack.log')}`);
-    if (wholeDefaultSet && !options.only) {
+    // A run of a whole set (the daily one, or the holdout) writes its figures file.
+    if (targets.length === 0 && !options.only) {
       const run = { command: commandLine('eval', args), date: results.created_at, machine: results.machine };
-      const figures = writeFigures(
-        'eval.md',
-        `${PREAMBLES['eval.md']}\n\n${figuresBlock({ ...run, output: report })}\n`,
-      );
+      const file = options.holdout ? 'eval-holdout.md' : 'eval.md';
+      const figures = writeFigures(file, `${PREAMBLES[file]}\n\n${figuresBlock({ ...run, output: report })}\n`);
       console.error(`Figures: ${path.relative(process.cwd(), figures)}`);
     }
     if (options['save-baseline']) {

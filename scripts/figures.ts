@@ -19,6 +19,10 @@ Written by \`npm run bench\` (\`scripts/bench.ts\`); do not edit by hand. How ea
 
 Written by \`npm run eval\` (\`scripts/eval.ts\`) when it runs the whole evaluation set; do not edit by hand. How to read
 it: [evaluation.md](../evaluation.md).`,
+  'eval-holdout.md': `# Holdout evaluation figures
+
+Written by \`npm run eval -- --holdout\` (\`scripts/eval.ts\`) when it runs the whole holdout set, which is kept out of
+daily development; do not edit by hand. How to read it: [evaluation.md](../evaluation.md).`,
   'reliability.md': `# Reliability figures
 
 Written by \`npm run reliability\` (\`scripts/reliability.ts\`); do not edit by hand. A run replaces the sections of the

@@ -98,6 +98,12 @@ test('against the sandbox model: the pass^k table, the JSON, random faults, and 
   expect(stdout).toMatch(/^Model: melvin-sandbox-model, the sandbox model at .*; answered as the sandbox stand-in/m);
   expect(stdout).toMatch(/^Faults: 10% of calls fail with a transient fault \(seed 5\); injected: intercom \d+/m);
   expect(stdout).toMatch(/^Judge: off \(the sandbox model is not a judge\); 2 rubric\(s\) not checked$/m);
+  expect(stdout).toMatch(/^Tries differ \(seed 5\): the talent's words \(\d of 3 scenarios have paraphrases/m);
+  // The wrong date is a wrong answer; the other scenarios' replies are right and nothing answerable was handed over.
+  expect(stdout).toMatch(/\| false hand-over rate +\| 0\/4 \(0\.0%\) +\|/);
+  expect(stdout).toMatch(
+    /\| wrong-answer rate +\| 2\/4 \(50\.0%\) +\| turns with a reply +\| payment-wrong-date \(tries 1, 2\)/,
+  );
   expect(stdout).toMatch(
     /\| scenario +\| passed \| pass\^1 \| pass\^2 \| tokens\/try \| time\/try \| failed checks +\|/,
   );
@@ -122,6 +128,9 @@ test('against the sandbox model: the pass^k table, the JSON, random faults, and 
   expect(results.overall).toMatchObject({ scenarios: 3, tries: 6, passed: 4 });
   // Each try was a conversation of its own.
   expect(new Set(results.tries.map((t) => t.conversation_id)).size).toBe(6);
+  // The two tries of a scenario with a paraphrase were written in its two wordings.
+  const wordings = results.tries.filter((t) => t.scenario === 'payment-processing').map((t) => t.turns[0]?.user);
+  expect(new Set(wordings).size).toBe(2);
   expect(results.tries.map((t) => t.conversation_id)).toContain('400101');
   for (const t of results.tries) expect(t.usage.total_tokens).toBeGreaterThan(0);
   const drawn = results.faults!.drawn;

@@ -248,6 +248,8 @@ test('the support leads’ list filters in docs/operations.md run and find runs'
       'ConversationId = "1004"',
       'HopCount >= 2',
       'EscalationSource = "operator"',
+      // The evaluation set's sensitive requests routed to the team by the draft.
+      'MelvinStatus IN ("NO_SAFE_ANSWER", "SENSITIVE_REQUEST")',
     ]) {
       expect({ filter, found: (await count(filter)) > 0 }).toEqual({ filter, found: true });
     }

@@ -163,51 +163,57 @@ test('docs/figures/bench.md is what a default npm run bench writes, and the READ
   expect(measured?.slice(1)).toEqual([run.command, run.date, run.machine]);
 });
 
-test('docs/figures/eval.md is what npm run eval writes for the whole set, and its figures add up', () => {
-  const text = figuresFile('eval.md');
-  const block = text.slice(PREAMBLES['eval.md'].length).trim();
-  let k = 0;
-  // Only a run of the whole daily set writes the file: no scenario files named, no --only, not the holdout set.
-  const run = committedRun(block, 'eval', (args) => {
-    const { options, targets } = parseCommandLine(args, {});
-    k = options.k;
-    return targets.length === 0 && options.only === undefined && !options.holdout;
-  });
-  expect(text).toBe(`${PREAMBLES['eval.md']}\n\n${figuresBlock(run)}\n`);
-  expect(run.output).toContain(`\nMachine: ${run.machine}\n`);
-  expect(run.output).toContain(`\nDate: ${run.date}\n`);
-
-  // The pass^k table: a row per scenario, then the overall row.
-  const [header, ...table] = cells(run.output.slice(run.output.indexOf('| scenario ')).split('\n\n')[0]!);
-  const column = (name: string) => header!.indexOf(name);
-  const at = table.findIndex((row) => row[0]!.startsWith('overall'));
-  expect(at).toBeGreaterThan(0);
-  const [rows, overall] = [table.slice(0, at), table[at]!];
-  // The scenarios measured are the set as it is now: a scenario added, removed or renamed needs a new run.
-  const set = scenarioFiles([path.join(ROOT, 'eval', 'scenarios')]).map(
-    (file) => (JSON.parse(readFileSync(file, 'utf8')) as { id: string }).id,
-  );
-  expect(rows.map((row) => row[0]).sort()).toEqual(set.sort());
-  expect(run.output).toContain(`Scenarios: ${rows.length} × k = ${k} tries (${rows.length * k})`);
-  // Each scenario's pass^j follows from its passed tries, and the overall row from the scenarios'.
-  const passHat = (passed: number, tries: number) =>
-    Array.from({ length: k }, (_, j) => passHatK(tries, passed, j + 1));
-  const shown = (row: string[]) => Array.from({ length: k }, (_, j) => row[column(`pass^${j + 1}`)]);
-  const each = rows.map((row) => {
-    const [passed, tries] = row[column('passed')]!.split('/').map(Number) as [number, number];
-    expect({ scenario: row[0], tries }).toEqual({ scenario: row[0], tries: k });
-    expect({ scenario: row[0], passHat: shown(row) }).toEqual({
-      scenario: row[0],
-      passHat: passHat(passed, tries).map((v) => v.toFixed(2)),
+test.each([
+  ['eval.md', 'scenarios', false],
+  ['eval-holdout.md', 'holdout', true],
+] as const)(
+  'docs/figures/%s is what npm run eval writes for the whole eval/%s set, and its figures add up',
+  (name, folder, holdout) => {
+    const text = figuresFile(name);
+    const block = text.slice(PREAMBLES[name].length).trim();
+    let k = 0;
+    // Only a run of the whole set writes the file: no scenario files named, no --only, --holdout for the holdout's.
+    const run = committedRun(block, 'eval', (args) => {
+      const { options, targets } = parseCommandLine(args, {});
+      k = options.k;
+      return targets.length === 0 && options.only === undefined && options.holdout === holdout;
     });
-    return { passed, passHat: passHat(passed, tries) };
-  });
-  const passed = each.reduce((sum, s) => sum + s.passed, 0);
-  expect(overall[column('passed')]).toBe(`${passed}/${rows.length * k}`);
-  expect(shown(overall)).toEqual(
-    Array.from({ length: k }, (_, j) => (each.reduce((sum, s) => sum + s.passHat[j]!, 0) / each.length).toFixed(2)),
-  );
-});
+    expect(text).toBe(`${PREAMBLES[name]}\n\n${figuresBlock(run)}\n`);
+    expect(run.output).toContain(`\nMachine: ${run.machine}\n`);
+    expect(run.output).toContain(`\nDate: ${run.date}\n`);
+
+    // The pass^k table: a row per scenario, then the overall row.
+    const [header, ...table] = cells(run.output.slice(run.output.indexOf('| scenario ')).split('\n\n')[0]!);
+    const column = (name: string) => header!.indexOf(name);
+    const at = table.findIndex((row) => row[0]!.startsWith('overall'));
+    expect(at).toBeGreaterThan(0);
+    const [rows, overall] = [table.slice(0, at), table[at]!];
+    // The scenarios measured are the set as it is now: a scenario added, removed or renamed needs a new run.
+    const set = scenarioFiles([path.join(ROOT, 'eval', folder)]).map(
+      (file) => (JSON.parse(readFileSync(file, 'utf8')) as { id: string }).id,
+    );
+    expect(rows.map((row) => row[0]).sort()).toEqual(set.sort());
+    expect(run.output).toContain(`Scenarios: ${rows.length} × k = ${k} tries (${rows.length * k})`);
+    // Each scenario's pass^j follows from its passed tries, and the overall row from the scenarios'.
+    const passHat = (passed: number, tries: number) =>
+      Array.from({ length: k }, (_, j) => passHatK(tries, passed, j + 1));
+    const shown = (row: string[]) => Array.from({ length: k }, (_, j) => row[column(`pass^${j + 1}`)]);
+    const each = rows.map((row) => {
+      const [passed, tries] = row[column('passed')]!.split('/').map(Number) as [number, number];
+      expect({ scenario: row[0], tries }).toEqual({ scenario: row[0], tries: k });
+      expect({ scenario: row[0], passHat: shown(row) }).toEqual({
+        scenario: row[0],
+        passHat: passHat(passed, tries).map((v) => v.toFixed(2)),
+      });
+      return { passed, passHat: passHat(passed, tries) };
+    });
+    const passed = each.reduce((sum, s) => sum + s.passed, 0);
+    expect(overall[column('passed')]).toBe(`${passed}/${rows.length * k}`);
+    expect(shown(overall)).toEqual(
+      Array.from({ length: k }, (_, j) => (each.reduce((sum, s) => sum + s.passHat[j]!, 0) / each.length).toFixed(2)),
+    );
+  },
+);
 
 /** What a quote of a figures file may name: a cell of its tables (an experiment, a row's label), a section's heading. */
 function quotable(name: keyof typeof PREAMBLES): string[] {
