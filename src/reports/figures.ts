@@ -80,16 +80,13 @@ export const STATUSES = [
 export const APPROVAL_OUTCOMES = ['approved', 'edited', 'rejected', 'timed_out', 'withdrawn', 'noted'] as const;
 /** Statuses that mean something broke: an error, a draft that could not be written, a reply Intercom refused. */
 const FAILED_STATUSES = new Set(['error', 'RESPONSE_FAILED', 'MESSAGE_FAILED']);
-/** Statuses that hand the conversation to the team even without an escalation source (`partial`). */
-const ESCALATED_STATUSES = new Set([
-  'partial',
-  'ROUTE_TO_TEAM',
-  'NO_SAFE_ANSWER',
-  'SENSITIVE_REQUEST',
-  'VALIDATION_FAILED',
-  'RESPONSE_FAILED',
-  'error',
-]);
+/**
+ * Statuses that hand the conversation to the team even without an escalation source (`partial`): all but an answer, a
+ * reply Intercom refused (its note asks a person to send it) and a turn skipped.
+ */
+const ESCALATED_STATUSES = new Set<string>(
+  STATUSES.filter((s) => s !== 'success' && s !== 'MESSAGE_FAILED' && s !== 'skipped'),
+);
 /** Example reasons shown per escalation kind: the most recent distinct ones. */
 const EXAMPLES_PER_KIND = 3;
 
