@@ -144,10 +144,10 @@ const STANDING = /\b(status|yet|still|sent|arrived?|news|update|happened|where(?
 /**
  * In a question about how things work, what still asks where the talent's own record stands: "is my payment still
  * processing?", "when is my next payout, and how do I change my bank account?". Not "where do I update…", which asks
- * where in the app.
+ * where in the app. A dot inside a word (an email address, "6.5 hours") does not end the sentence.
  */
 const RECORD_STANDING =
-  /\b(status|pending|process(ed|ing)|yet|still|arrived?|received?|sent|late|missing|news|happened|next step|when\b[^.?!]*\b(paid|pay|payments?|payouts?|money|application))\b/i;
+  /\b(status|pending|process(ed|ing)|yet|still|arrived?|received?|sent|late|missing|news|happened|next step|when\b(?:[^.?!]|\.(?=\S))*\b(paid|pay|payments?|payouts?|money|application))\b/i;
 /** A message that only thanks or acknowledges ("Noted, thanks (258)", "ok great!"): nothing to look up. */
 const THANKS = /^\s*(thanks|thank you|thx|ok|okay|noted|got it|great|perfect|cool|understood)\b/i;
 const MONTHS = [

@@ -113,8 +113,9 @@ test('saturation: stepping stops after the first step past twice C=1’s p50, an
     const steps = report.figures.flatMap(([label, value]) => {
       const match = new RegExp(`^${prefix}C=(\\d+)$`).exec(label);
       if (!match) return [];
-      const [perSecond, p50] = numbers(String(value));
-      return [{ c: Number(match[1]), perSecond: perSecond!, p50: p50!, text: String(value) }];
+      // Read by name: "p50" holds a number of its own, so the numbers of the row in order would not do.
+      const [, perSecond, p50] = /^([\d.]+) turns\/s, p50 (\d+) ms/.exec(String(value)) ?? [];
+      return [{ c: Number(match[1]), perSecond: Number(perSecond), p50: Number(p50), text: String(value) }];
     });
     // The quick run's concurrencies, in order from the first, none skipped.
     expect(steps.map((s) => s.c)).toEqual([1, 2, 4].slice(0, steps.length));
