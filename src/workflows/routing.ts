@@ -157,6 +157,11 @@ const ROUTE_ESCALATIONS: Record<RouteKind, EscalationKind> = {
   sensitive_request: 'sensitive_request',
 };
 
+/** Whether a kind is one of a draft's routes to the team (the hand-over texts of runs from before kinds fall back). */
+export function isDraftRoute(kind: EscalationKind): boolean {
+  return Object.values(ROUTE_ESCALATIONS).includes(kind);
+}
+
 /**
  * A draft that routes to the team skips validation (there is no reply to check) and escalates by its route's kind, with
  * the model's explanation for the team. A route without a kind (a JSON-mode answer, or a draft recorded before routes

@@ -2,21 +2,16 @@
 import { CancellationScope, log, upsertSearchAttributes } from '@temporalio/workflow';
 import { searchAttributes } from '../../shared';
 import type { AgentState, EscalationKind, UserTold } from '../../state';
-import { escalationNote, type Escalation } from '../routing';
+import { escalationNote, isDraftRoute, type Escalation } from '../routing';
 import { runMap } from '../run-summary';
 import type { Step, Turn } from '../turn';
 import { describeFailure, enter, fetchConversation, inShadowMode, markHandedOver, post, postNote } from './helpers';
-
-/** The kinds a draft's route to the team can have: runs from before they had kinds told the user of all of them. */
-const DRAFT_ROUTE_KINDS = new Set<EscalationKind>(['no_safe_answer', 'sensitive_request']);
 
 /** The hand-over message, sent once like a reply (a retry finds an accepted attempt); never cancelled. */
 async function tellUser(t: Turn, kind: EscalationKind): Promise<UserTold | null> {
   // A run started before a kind existed has no text of its own for it: it has the text of a request for a person.
   const texts = t.input.handoverMessages;
-  const text = (
-    texts?.[kind] ?? (texts && DRAFT_ROUTE_KINDS.has(kind) ? texts.user_requested_human : undefined)
-  )?.trim();
+  const text = (texts?.[kind] ?? (texts && isDraftRoute(kind) ? texts.user_requested_human : undefined))?.trim();
   if (!text) return null;
   try {
     const posted = await post(t, 'sendReply', text, 'tell the user a person will follow up');
