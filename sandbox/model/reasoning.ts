@@ -143,11 +143,11 @@ const RECORD_NAMED =
 const STANDING = /\b(status|yet|still|sent|arrived?|news|update|happened|where(?:'s|s| is)?)\b/i;
 /**
  * In a question about how things work, what still asks where the talent's own record stands: "is my payment still
- * processing?", "when is my next payout, and how do I change my bank account?". Not "where do I update…", which asks
- * where in the app. A dot inside a word (an email address, "6.5 hours") does not end the sentence.
+ * processing?", "when is my next payout, and how do I change my bank account?", "where is my pay?". Not "where do I
+ * update…", which asks where in the app. A dot inside a word (an email address, "6.5 hours") does not end the sentence.
  */
 const RECORD_STANDING =
-  /\b(status|pending|process(ed|ing)|yet|still|arrived?|received?|sent|late|missing|news|happened|next step|when\b(?:[^.?!]|\.(?=\S))*\b(paid|pay|payments?|payouts?|money|application))\b/i;
+  /\b(status|pending|process(ed|ing)|yet|still|arrived?|received?|sent|late|missing|news|happened|next step|(when|where(?:'s|s| is| are| did| has))\b(?:[^.?!]|\.(?=\S))*\b(paid|pay|payments?|payouts?|money|application))\b/i;
 /** A message that only thanks or acknowledges ("Noted, thanks (258)", "ok great!"): nothing to look up. */
 const THANKS = /^\s*(thanks|thank you|thx|ok|okay|noted|got it|great|perfect|cool|understood)\b/i;
 const MONTHS = [
@@ -767,8 +767,9 @@ function ownRecords(context: Context, intent: AskedIntent, kind: OwnRecords['kin
   return { kind, all, asked: [], absent: mention };
 }
 
-/** The own records an intent asks about: payments, applications, or none (a job's details, a policy, a person). */
-function ownRecordsAsked(context: Context, intent: AskedIntent): OwnRecords[] {
+/** The kinds of the talent's own records an intent asks about: payments, applications, or none (a job's details, a
+ * policy, a person). Read from the question alone, whether or not the tool that holds them has answered. */
+function ownKindsAsked(intent: AskedIntent): OwnRecords['kind'][] {
   if (intent.reading.jobDetails || intent.reading.human) return [];
   // "How long does a payout take?" and "Do you pay gas money?" ask how things work, not where the talent's own
   // payment is: a question about their records says so in their own words ("my", "I") or names one ("the payment").
@@ -780,8 +781,14 @@ function ownRecordsAsked(context: Context, intent: AskedIntent): OwnRecords[] {
   if (intent.reading.policy && !(own && which)) return [];
   // "Still no pay, where is it?", "host job application, still screening?": where a record stands is the talent's own.
   if (!own && !RECORD_NAMED.test(intent.question) && !STANDING.test(intent.question)) return [];
-  const kinds = (['payment', 'application'] as const).filter((k) => intent.reading.terms.has(k));
-  return kinds.map((k) => ownRecords(context, intent, k)).filter((r): r is OwnRecords => r !== null);
+  return (['payment', 'application'] as const).filter((k) => intent.reading.terms.has(k));
+}
+
+/** The own records an intent asks about, of the kinds whose tool has answered. */
+function ownRecordsAsked(context: Context, intent: AskedIntent): OwnRecords[] {
+  return ownKindsAsked(intent)
+    .map((k) => ownRecords(context, intent, k))
+    .filter((r): r is OwnRecords => r !== null);
 }
 
 /** What the gathered data holds for one intent, and what it lacks. */
@@ -795,6 +802,7 @@ function judge(
   const asksApplications = reading.terms.has('application') && !reading.jobDetails;
   const own = ownRecordsAsked(context, intent);
   const has = (kind: OwnRecords['kind']) => own.some((r) => r.kind === kind);
+  const unread = ownKindsAsked(intent).filter((kind) => !has(kind));
   const jobs = reading.jobDetails ? jobDetails(context) : [];
   const passage = relevantPassage(context, question);
   const available: string[] = [];
@@ -814,6 +822,12 @@ function judge(
       gap_type: 'job',
       description: `the details of the job the user names in: ${question.slice(0, 120)}`,
     });
+  } else if (unread.length) {
+    // Where the talent's own record stands is in the record alone: "When is my next payout? [… verified admin …]" is
+    // not answered by the payout passage while the payments could not be read, however much it reads like policy.
+    for (const kind of unread) {
+      missing.push({ gap_type: `${kind}s`, description: `the user's ${kind}s (the tool that holds them gave none)` });
+    }
   } else if (asksPayments && !has('payment') && !passage) {
     missing.push({ gap_type: 'payments', description: "the user's payments or the payout policy" });
   } else if (asksApplications && !has('application') && !passage && !jobs.length) {

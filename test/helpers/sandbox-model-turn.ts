@@ -38,7 +38,14 @@ export async function standInTurns(talent: TalentData) {
     input_schema: t.inputSchema,
   }));
 
-  async function call(email: string, name: string, args: Record<string, unknown>): Promise<Stored> {
+  /**
+   * Tools whose calls fail for good on the hops given (1 for the first), as Gather records a call whose retries all
+   * failed: no data, `success: false`.
+   */
+  let failing: Record<string, number[]> = {};
+
+  async function call(email: string, name: string, args: Record<string, unknown>, hop: number): Promise<Stored> {
+    if (failing[name]?.includes(hop)) return { tool_name: name, success: false, data: null };
     const tool = tools.find((t) => t.name === name);
     const withIdentity = tool?.input_schema.properties && 'email' in tool.input_schema.properties ? { email } : {};
     const result = await client.callTool({ name, arguments: { ...args, ...withIdentity } });
@@ -54,6 +61,20 @@ export async function standInTurns(talent: TalentData) {
 
   async function ask(email: string, question: string, maxHops = 2): Promise<StandInTurn> {
     return thread(email, [{ role: 'user', content: question }], maxHops);
+  }
+
+  /** `ask`, with the calls of `tools` failing for good on the hops given. */
+  async function askWhileFailing(
+    email: string,
+    question: string,
+    tools: Record<string, number[]>,
+  ): Promise<StandInTurn> {
+    failing = tools;
+    try {
+      return await ask(email, question);
+    } finally {
+      failing = {};
+    }
   }
 
   /**
@@ -84,7 +105,7 @@ export async function standInTurns(talent: TalentData) {
       };
       plan = sandboxReasoning('plan', { ...context, previous_hops }) as PlanOutput;
       for (const c of plan.tool_calls) {
-        const stored = await call(email, c.tool_name, JSON.parse(c.arguments_json) as Record<string, unknown>);
+        const stored = await call(email, c.tool_name, JSON.parse(c.arguments_json) as Record<string, unknown>, hop);
         if (stored.query !== undefined) docs_data[`${c.tool_name}:${stored.query}`] = stored;
         else tool_data[c.tool_name] = stored;
       }
@@ -126,5 +147,5 @@ export async function standInTurns(talent: TalentData) {
     };
   }
 
-  return { ask, thread, close: () => Promise.all([client.close(), server.close()]) };
+  return { ask, askWhileFailing, thread, close: () => Promise.all([client.close(), server.close()]) };
 }
