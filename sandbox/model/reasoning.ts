@@ -55,7 +55,9 @@ const STOP_WORDS = new Set(
     'talent user ' +
     // The platform's name and its app, words of quantity ("every", "more") and nouns any subject has ("details",
     // "info", "thing") say nothing about what a message asks about.
-    'crewline app every each whose actually really detail details info information thing things more'
+    'crewline app every each whose actually really detail details info information thing things more ' +
+    // Particles any sentence has ("through the app", "picking up") name no subject.
+    'through up via into'
   ).split(' '),
 );
 
@@ -99,6 +101,9 @@ const SYNONYMS: Record<string, string> = {
   account: 'profile',
   acct: 'profile',
   // A contractor works under a contract: "am I an employee or a contractor?" is answered by the passage on contracts.
+  // Whether one is an employee is a question about the contract too.
+  employee: 'contract',
+  employees: 'contract',
   contractor: 'contract',
   contractors: 'contract',
   // Ways of asking to change something: the help center says "change" and "update" for the same thing.
@@ -166,9 +171,9 @@ const MONTHS = [
 ];
 
 function words(text: string): string[] {
-  return (text.toLowerCase().match(/[a-z0-9][a-z0-9'-]*/g) ?? [])
-    .map((w) => w.replace(/'s$/, ''))
-    .filter((w) => !STOP_WORDS.has(w));
+  // "Called off" is how people say a shift was cancelled; the help center says "cancels".
+  const plain = text.toLowerCase().replace(/\bcall(ed|s|ing)? off\b/g, 'cancelled');
+  return (plain.match(/[a-z0-9][a-z0-9'-]*/g) ?? []).map((w) => w.replace(/'s$/, '')).filter((w) => !STOP_WORDS.has(w));
 }
 
 function canonical(word: string): string {
@@ -660,8 +665,11 @@ const GENERIC_TERMS = new Set(
 function relevantPassage(context: Context, question: string): Passage | undefined {
   // Each word of the question in its forms: "payouts" as itself and as "payment", "update" as itself and as "change".
   const asked = [...new Set(words(question))].map((w) => [...new Set([rootOf(w), rootOf(canonical(w))])]);
-  const terms = new Set(asked.flat());
-  const needed = Math.min(2, terms.size);
+  // Each word of the question counts once: "contractors" meets both "contractor" and "contract", one word all the same.
+  // A word that only ever means something generic ("work", "job") is not one of the two a subject needs: "how do
+  // payouts work?" is about payouts alone.
+  const isGeneric = (forms: string[]) => forms.every((t) => GENERIC_TERMS.has(t));
+  const needed = Math.max(1, Math.min(2, asked.filter((forms) => !isGeneric(forms)).length));
   // A question about a payment or an application is answered by a passage about one: "once I finish a shift, how long
   // until the payout comes?" is not answered by how long screening takes to finish.
   const kinds = (['payment', 'application'] as const).filter((k) => readingOf(question).terms.has(k));
@@ -674,10 +682,11 @@ function relevantPassage(context: Context, question: string): Passage | undefine
   let best: Passage | undefined;
   let bestScore = 0;
   for (const { p, titleTerms, passageTerms } of found) {
-    const shared = [...terms].filter((t) => passageTerms.has(t));
+    const shared = asked.filter((forms) => forms.some((t) => passageTerms.has(t)));
     if (shared.length < needed || codesMissingFrom(question, `${p.title} ${p.text}`).length > 0) continue;
     if (!kinds.every((k) => passageTerms.has(k))) continue;
-    if (terms.size > 1 && shared.every((t) => GENERIC_TERMS.has(t))) continue;
+    const generic = (forms: string[]) => forms.every((t) => !passageTerms.has(t) || GENERIC_TERMS.has(t));
+    if (asked.length > 1 && shared.every(generic)) continue;
     // Each word counts once, by the better of its forms.
     const score = asked.reduce((sum, forms) => {
       const matched = forms.filter((t) => passageTerms.has(t));

@@ -368,3 +368,36 @@ describe('where the talent’s own record stands is never answered by a passage 
     expect(replied(turn)).not.toContain('$240');
   });
 });
+
+describe('a passage answers only when it shares the question’s subject', () => {
+  test.each([
+    // One word in two forms ("contractors" is a contract word too) is one shared word, not two.
+    'Is there a pension scheme for contractors?',
+    // Words of any sentence ("through", "up", "again") are not a subject.
+    'Can I get dental coverage through you guys?',
+    'I keep picking up gigs, is there a bonus match for savings?',
+    'Do you give paid holidays to people who work shifts again and again?',
+    // Employment is a contract word, but not every question about employees is one about the contract.
+    'Do employees get health insurance?',
+    // Proof of employment is a letter, not the contract or a tax form.
+    'My bank wants proof of employment and income, can you write me a letter?',
+  ])('"%s" is handed over, not answered with a passage that shares only its small words', async (question) => {
+    const turn = await turns.ask(ANA, question);
+    expect(turn.draft.response_type).toBe('ROUTE_TO_TEAM');
+    expect(turn.dataSufficient).toBe(false);
+  });
+
+  test.each([
+    ['the business called off my shift an hour before it started, am I owed anything?', 'cancellation fee'],
+    ['my client canceled the event shift this morning, is there a fee for that?', 'cancellation fee'],
+    ['Can I cancel my shift the day before without a penalty?', 'reliability score'],
+    ['Am I an employee or a contractor?', 'contractor'],
+    // One subject word and a generic one: the subject alone chooses.
+    ['how do payouts work', 'payout run'],
+    // "Again" is how reapplying is asked.
+    ['my application got closed, can i apply again?', 'apply again'],
+    ['How do I fill in the W-9 as a contractor?', 'W-9'],
+  ])('"%s" is answered by the passage on its subject', async (question, fact) => {
+    expect(replied(await turns.ask(ANA, question))).toContain(fact);
+  });
+});
