@@ -654,8 +654,8 @@ const GENERIC_TERMS = new Set(
 );
 
 /**
- * The passage that answers: of those sharing at least two of the question's terms (or one, for a one-word question),
- * one of them not a generic one, naming every code the question names (a W-9 passage does not answer a question about
+ * The passage that answers: of those sharing at least two of the question's words that are not generic (or one, when
+ * the question has only one), each word counted once whatever its forms, one of them not a generic one, naming every code the question names (a W-9 passage does not answer a question about
  * Form 8821) and, for a question about a payment or an application, about one too, the one whose shared words weigh
  * most. A word weighs more the fewer of the passages found use it, half as much again in the section's title, and
  * little when every passage could use it ("pay", "work"): "a business cancelled my shift, is there a fee?" is the
