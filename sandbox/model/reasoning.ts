@@ -685,8 +685,7 @@ function relevantPassage(context: Context, question: string): Passage | undefine
     const shared = asked.filter((forms) => forms.some((t) => passageTerms.has(t)));
     if (shared.length < needed || codesMissingFrom(question, `${p.title} ${p.text}`).length > 0) continue;
     if (!kinds.every((k) => passageTerms.has(k))) continue;
-    const generic = (forms: string[]) => forms.every((t) => !passageTerms.has(t) || GENERIC_TERMS.has(t));
-    if (asked.length > 1 && shared.every(generic)) continue;
+    if (asked.length > 1 && shared.every((forms) => isGeneric(forms.filter((t) => passageTerms.has(t))))) continue;
     // Each word counts once, by the better of its forms.
     const score = asked.reduce((sum, forms) => {
       const matched = forms.filter((t) => passageTerms.has(t));

@@ -38,14 +38,7 @@ export async function standInTurns(talent: TalentData) {
     input_schema: t.inputSchema,
   }));
 
-  /**
-   * Tools whose calls fail for good on the hops given (1 for the first), as Gather records a call whose retries all
-   * failed: no data, `success: false`.
-   */
-  let failing: Record<string, number[]> = {};
-
-  async function call(email: string, name: string, args: Record<string, unknown>, hop: number): Promise<Stored> {
-    if (failing[name]?.includes(hop)) return { tool_name: name, success: false, data: null };
+  async function call(email: string, name: string, args: Record<string, unknown>): Promise<Stored> {
     const tool = tools.find((t) => t.name === name);
     const withIdentity = tool?.input_schema.properties && 'email' in tool.input_schema.properties ? { email } : {};
     const result = await client.callTool({ name, arguments: { ...args, ...withIdentity } });
@@ -63,18 +56,16 @@ export async function standInTurns(talent: TalentData) {
     return thread(email, [{ role: 'user', content: question }], maxHops);
   }
 
-  /** `ask`, with the calls of `tools` failing for good on the hops given. */
+  /**
+   * `ask`, with the calls of `failing` tools failing for good on the hops given (1 for the first), as Gather records a
+   * call whose retries all failed: no data, `success: false`.
+   */
   async function askWhileFailing(
     email: string,
     question: string,
-    tools: Record<string, number[]>,
+    failing: Record<string, number[]>,
   ): Promise<StandInTurn> {
-    failing = tools;
-    try {
-      return await ask(email, question);
-    } finally {
-      failing = {};
-    }
+    return thread(email, [{ role: 'user', content: question }], 2, failing);
   }
 
   /**
@@ -85,6 +76,7 @@ export async function standInTurns(talent: TalentData) {
     email: string,
     messages: { role: string; content: string }[],
     maxHops = 2,
+    failing: Record<string, number[]> = {},
   ): Promise<StandInTurn> {
     const user = store.user(email);
     if (!user) throw new Error(`no talent ${email} in the data`);
@@ -105,7 +97,9 @@ export async function standInTurns(talent: TalentData) {
       };
       plan = sandboxReasoning('plan', { ...context, previous_hops }) as PlanOutput;
       for (const c of plan.tool_calls) {
-        const stored = await call(email, c.tool_name, JSON.parse(c.arguments_json) as Record<string, unknown>, hop);
+        const stored = failing[c.tool_name]?.includes(hop)
+          ? { tool_name: c.tool_name, success: false, data: null }
+          : await call(email, c.tool_name, JSON.parse(c.arguments_json) as Record<string, unknown>);
         if (stored.query !== undefined) docs_data[`${c.tool_name}:${stored.query}`] = stored;
         else tool_data[c.tool_name] = stored;
       }
