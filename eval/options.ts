@@ -19,7 +19,8 @@ export const USAGE = `Usage: npm run eval -- [options] [scenario file or folderâ
   --out <dir>          where results.json, table.md and stack.log go (default test-output/eval)
 
 With OPENAI_BASE_URL (and OPENAI_API_KEY, MODEL_NAME, optional LLM_RESPONSE_FORMAT) set, the worker uses that
-endpoint instead of the sandbox model, and scenarios with a rubric are judged by it.`;
+endpoint instead of the sandbox model, and scenarios with a rubric are judged by it; the tier settings (PLAN_MODEL_NAME,
+DRAFT_OPENAI_BASE_URL, â€¦) reach the worker as they would in production.`;
 
 /** A mistake in how the evaluation was asked for: reported with the usage, exit code 2. */
 export class UsageError extends Error {}
@@ -81,6 +82,30 @@ export type EvalOptions = z.infer<typeof EvalOptions>;
 
 const unsetWhenBlank = (value: unknown) => (value === '' ? undefined : value);
 
+/** The worker's model-tier settings; the worker checks their values itself and names a bad one. */
+const TIER_VARIABLES = ['PLAN', 'DRAFT'].flatMap((tier) =>
+  ['MODEL_NAME', 'OPENAI_BASE_URL', 'OPENAI_API_KEY', 'LLM_RESPONSE_FORMAT'].map((name) => `${tier}_${name}`),
+);
+
+/**
+ * The worker's model variables for an evaluation of the endpoint `OPENAI_BASE_URL` names: the shared ones, and each
+ * tier setting given. A tier without a model of its own runs on `MODEL_NAME`, never on the sandbox stack's tier models.
+ */
+export function workerModelEnvironment(env: EvalEnv): Record<string, string> {
+  const given = Object.entries(env).filter(
+    (entry): entry is [string, string] => TIER_VARIABLES.includes(entry[0]) && typeof entry[1] === 'string',
+  );
+  return {
+    OPENAI_BASE_URL: env.OPENAI_BASE_URL!,
+    OPENAI_API_KEY: env.OPENAI_API_KEY!,
+    MODEL_NAME: env.MODEL_NAME,
+    ...(env.LLM_RESPONSE_FORMAT && { LLM_RESPONSE_FORMAT: env.LLM_RESPONSE_FORMAT }),
+    PLAN_MODEL_NAME: env.MODEL_NAME,
+    DRAFT_MODEL_NAME: env.MODEL_NAME,
+    ...Object.fromEntries(given),
+  };
+}
+
 /** The model endpoint comes from the same variables the worker reads; without `OPENAI_BASE_URL`, the sandbox model. */
 export const EvalEnv = z
   .object({
@@ -91,6 +116,7 @@ export const EvalEnv = z
       unsetWhenBlank,
       z.enum(['auto', 'json_schema', 'json_object', 'none']).optional(),
     ),
+    ...Object.fromEntries(TIER_VARIABLES.map((name) => [name, z.preprocess(unsetWhenBlank, z.string().optional())])),
     SCENARIO_TIMEOUT_MS: z.coerce.number().int().min(1000).default(180_000),
   })
   .refine((env) => !env.OPENAI_BASE_URL || env.OPENAI_API_KEY, {

@@ -12,7 +12,20 @@ import {
   type KindFigures,
   type ScenarioFigures,
 } from './pass-k';
+import { MODEL_TIERS, TIER_OF_STEP, type ModelTier } from '../src/schemas';
+import type { TierUsage } from '../src/state';
 import type { TryRecord } from './tries';
+
+export interface TierFigures {
+  tier: ModelTier;
+  /** The models that answered on the tier, as the runs recorded them. */
+  models: string[];
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  duration_ms: number;
+}
 
 /** The model a run evaluated, as configured and as the runs recorded it. */
 export interface EvaluatedModel {
@@ -61,6 +74,8 @@ export interface EvalResults {
     mean_try_ms: number;
     median_try_ms: number;
     max_try_ms: number;
+    /** Each model tier's share: its model, calls, tokens, and the time its calls took (repair requests included). */
+    tiers: TierFigures[];
   };
   scenarios: (ScenarioFigures & { file: string; mean_tokens: number; mean_ms: number })[];
   baseline: (Comparison & { file: string; created_at: string | null; k: number }) | null;
@@ -185,6 +200,7 @@ export function summarize(input: {
       mean_try_ms: Math.round(mean(durations)),
       median_try_ms: Math.round(median(durations)),
       max_try_ms: Math.max(0, ...durations),
+      tiers: tierFigures(tries),
     },
     scenarios,
     baseline: input.baseline
@@ -197,6 +213,25 @@ export function summarize(input: {
       : null,
     tries,
   };
+}
+
+const tierSteps = (tier: ModelTier) =>
+  (Object.keys(TIER_OF_STEP) as (keyof typeof TIER_OF_STEP)[]).filter((step) => TIER_OF_STEP[step] === tier).join(', ');
+
+function tierFigures(tries: TryRecord[]): TierFigures[] {
+  return MODEL_TIERS.map((tier) => {
+    const used = tries.flatMap((t) => (t.usage_by_tier?.[tier] ? [t.usage_by_tier[tier]] : []));
+    const sum = (pick: (u: TierUsage) => number) => used.reduce((total, u) => total + pick(u), 0);
+    return {
+      tier,
+      models: [...new Set(used.map((u) => u.model))].sort(),
+      calls: sum((u) => u.calls),
+      prompt_tokens: sum((u) => u.prompt_tokens),
+      completion_tokens: sum((u) => u.completion_tokens),
+      total_tokens: sum((u) => u.total_tokens),
+      duration_ms: sum((u) => u.duration_ms),
+    };
+  });
 }
 
 const ratio = (value: number) => value.toFixed(2);
@@ -352,6 +387,18 @@ export function renderReport(results: EvalResults): string {
     ['tries, start to end', duration(results.tries_time_ms)],
     ['wall time (stack start and stop included)', duration(results.wall_time_ms)],
   ];
+  const tierRows = [
+    ['model tier', 'steps', 'model', 'calls', 'tokens: prompt / completion / total', 'time in calls', 'per call'],
+    ...(results.cost.tiers ?? []).map((t) => [
+      t.tier,
+      tierSteps(t.tier),
+      t.models.join(', ') || '—',
+      String(t.calls),
+      `${t.prompt_tokens} / ${t.completion_tokens} / ${t.total_tokens}`,
+      seconds(t.duration_ms),
+      t.calls ? `${Math.round(t.duration_ms / t.calls)} ms` : '—',
+    ]),
+  ];
   return [
     modelLine(results.model),
     `Scenarios: ${results.overall.scenarios} × k = ${k} tries (${results.overall.tries})`,
@@ -368,6 +415,8 @@ export function renderReport(results: EvalResults): string {
     markdownTable(kindRows),
     '',
     markdownTable(costRows),
+    '',
+    markdownTable(tierRows),
     '',
     baselineSection(results),
     '',

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { ScenarioRunner, type ExpectationResult, type TurnOutcome } from '../sandbox/scenario-runner';
 import type { Scenario } from '../sandbox/scenario';
 import type { JudgeRequest } from '../sandbox/model/judge';
-import type { AgentState, LlmUsage } from '../src/state';
+import type { ModelTier } from '../src/schemas';
+import type { AgentState, LlmUsage, TierUsage } from '../src/state';
 import type { Judge, Judgement } from './judge';
 import { checkReplies, loadHelpCenter, type ReplyCheck } from './reply-checks';
 import { errorMessage } from '../src/error-message';
@@ -28,6 +29,8 @@ export interface TryRecord {
   duration_ms: number;
   /** What the model endpoint reported for the try's LLM calls, summed over its turns (the judge's not included). */
   usage: LlmUsage;
+  /** The same for each model tier, with the model that answered on it and the time its calls took. */
+  usage_by_tier: Partial<Record<ModelTier, TierUsage>>;
   /** The model that answered, as the runs recorded it (the first turn's). */
   model: { name: string; stand_in: boolean; response_format: string } | null;
   expectations: ExpectationResult[];
@@ -177,6 +180,29 @@ function sumUsage(states: AgentState[]): LlmUsage {
   return total;
 }
 
+function sumTierUsage(states: AgentState[]): Partial<Record<ModelTier, TierUsage>> {
+  const total: Partial<Record<ModelTier, TierUsage>> = {};
+  for (const byTier of states.map((s) => s.metadata.usage_by_tier)) {
+    for (const [tier, usage] of Object.entries(byTier ?? {}) as [ModelTier, TierUsage][]) {
+      const sum = (total[tier] ??= {
+        ...usage,
+        calls: 0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        total_tokens: 0,
+        duration_ms: 0,
+      });
+      sum.model = usage.model;
+      sum.calls += usage.calls;
+      sum.prompt_tokens += usage.prompt_tokens;
+      sum.completion_tokens += usage.completion_tokens;
+      sum.total_tokens += usage.total_tokens;
+      sum.duration_ms += usage.duration_ms;
+    }
+  }
+  return total;
+}
+
 export interface TriesOptions {
   controlUrl: string;
   client: Client;
@@ -229,6 +255,7 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
         error: result.error,
         duration_ms: result.duration_ms,
         usage: sumUsage(states),
+        usage_by_tier: sumTierUsage(states),
         model: first && { name: first.name, stand_in: first.stand_in, response_format: first.response_format },
         expectations: result.expectations,
         turns: result.turns,

@@ -4,9 +4,10 @@ import { createHmac } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import fc from 'fast-check';
-import { createLlmActivities, createOpenAiClient } from '../src/activities/llm';
+import { createLlmActivities, createOpenAiClient, oneModelForAllTiers } from '../src/activities/llm';
 import { MAX_BODY_BYTES } from '../src/ingress/app';
 import { stateQuery, workflowIdFor } from '../src/shared';
+import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { SANDBOX_SECRETS } from '../sandbox/services';
 import { Harness } from './harness';
 import { check, type Report } from './report';
@@ -250,10 +251,10 @@ async function fuzzModelOutputs(
   cases: number,
 ): Promise<{ valid: number; invalid: number; other: string[] }> {
   const activities = createLlmActivities(
-    createOpenAiClient({ apiKey: SANDBOX_SECRETS.openAiKey, baseURL: harness.sandbox.urls.model }),
-    {
-      model: 'fuzz',
-    },
+    oneModelForAllTiers({
+      openai: createOpenAiClient({ apiKey: SANDBOX_SECRETS.openAiKey, baseURL: harness.sandbox.urls.model }),
+      model: SANDBOX_MODEL_NAME,
+    }),
   );
   const environment = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
   const tally = { valid: 0, invalid: 0, other: [] as string[] };

@@ -7,7 +7,13 @@ import { IntercomEmulator } from './intercom/emulator';
 import { NewMessage, inboxRouter, type OperatorApi } from './intercom/inbox';
 import { renderPlaintext } from './intercom/plaintext';
 import { sandboxReasoning } from './model/reasoning';
-import { ModelEndpoint, SANDBOX_MODEL_NAME, SandboxModel, type Responder } from './model/server';
+import {
+  ModelEndpoint,
+  SANDBOX_MODEL_NAME,
+  SANDBOX_SMALL_MODEL_NAME,
+  SandboxModel,
+  type Responder,
+} from './model/server';
 import { LeadAction, Scenario, TalentData, Doc, ResolvedConversation, type HttpFault, type McpFault } from './scenario';
 import { loadKnowledgeBase } from './talent-mcp/knowledge-base';
 import { ANY_TOOL_CALL, TalentMcpService } from './talent-mcp/http';
@@ -42,6 +48,8 @@ export function sandboxEnvironment(
     OPENAI_API_KEY: SANDBOX_SECRETS.openAiKey,
     OPENAI_BASE_URL: urls.model,
     MODEL_NAME: SANDBOX_MODEL_NAME,
+    // Plan and coverage on a model of their own, as a team would run them on a smaller one: the two tiers are seen.
+    PLAN_MODEL_NAME: SANDBOX_SMALL_MODEL_NAME,
     VALIDATION_ENDPOINT: urls.validation,
     VALIDATION_API_KEY: SANDBOX_SECRETS.validationKey,
   };

@@ -5,7 +5,15 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createJudge } from '../eval/judge';
-import { USAGE, UsageError, baselineProblems, parseCommandLine, type EvalEnv, type EvalOptions } from '../eval/options';
+import {
+  USAGE,
+  UsageError,
+  baselineProblems,
+  parseCommandLine,
+  workerModelEnvironment,
+  type EvalEnv,
+  type EvalOptions,
+} from '../eval/options';
 import { Baseline, baselineOf, renderReport, summarize, type EvaluatedModel } from '../eval/report';
 import { runTries, unfitForEvaluation, type LoadedScenario } from '../eval/tries';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
@@ -144,12 +152,7 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
       temporal,
       echo: (line) => stackLog.write(`${line}\n`),
       workerLogLevel: 'WARN',
-      workerEnv: endpoint && {
-        OPENAI_BASE_URL: endpoint.baseURL,
-        OPENAI_API_KEY: endpoint.apiKey,
-        MODEL_NAME: endpoint.model,
-        ...(endpoint.responseFormat && { LLM_RESPONSE_FORMAT: endpoint.responseFormat }),
-      },
+      workerEnv: endpoint && workerModelEnvironment(env),
     });
     const controlUrl = stack.urls.sandboxControl;
     await control(`${controlUrl}/faults/random`, { rate, seed });

@@ -19,6 +19,7 @@ import {
   DEFAULT_TASK_QUEUE,
   REPLY_MODES,
 } from './shared';
+import type { ModelTier } from './schemas';
 import type { EscalationKind } from './state';
 import { ESCALATION_TABLE } from './workflows/routing';
 import { errorMessage } from './error-message';
@@ -34,6 +35,7 @@ export class ConfigError extends Error {
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 const required = (what: string) => optional(z.string({ error: `required: ${what}` }).min(1));
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const responseFormat = z.enum(['auto', 'json_schema', 'json_object', 'none']);
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464');
 
 /**
@@ -285,7 +287,16 @@ const WorkerEnv = TemporalEnv.extend({
   OPENAI_BASE_URL: optional(url.default('https://api.openai.com/v1')),
   MODEL_NAME: optional(z.string().min(1).default('gpt-4o-mini')),
   /** How plan, coverage and draft ask for JSON: `auto` steps down from strict structured outputs when refused. */
-  LLM_RESPONSE_FORMAT: optional(z.enum(['auto', 'json_schema', 'json_object', 'none']).default('auto')),
+  LLM_RESPONSE_FORMAT: optional(responseFormat.default('auto')),
+  // Each model tier may replace any of the four settings above; what it leaves unset is the shared setting.
+  PLAN_MODEL_NAME: optional(z.string().min(1).optional()),
+  PLAN_OPENAI_BASE_URL: optional(url.optional()),
+  PLAN_OPENAI_API_KEY: optional(z.string().min(1).optional()),
+  PLAN_LLM_RESPONSE_FORMAT: optional(responseFormat.optional()),
+  DRAFT_MODEL_NAME: optional(z.string().min(1).optional()),
+  DRAFT_OPENAI_BASE_URL: optional(url.optional()),
+  DRAFT_OPENAI_API_KEY: optional(z.string().min(1).optional()),
+  DRAFT_LLM_RESPONSE_FORMAT: optional(responseFormat.optional()),
   VALIDATION_ENDPOINT: optional(url),
   VALIDATION_API_KEY: required('the validation service API key'),
   LANGSMITH_API_KEY: optional(z.string().min(1).optional()),
@@ -386,6 +397,24 @@ export function handoverMessages(config: TurnConfig): Record<EscalationKind, str
     ]),
   ) as Record<EscalationKind, string>;
 }
+/** One model tier's endpoint, model and response format: its own settings where given, the shared ones elsewhere. */
+export interface ModelTierSettings {
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  responseFormat: z.infer<typeof responseFormat>;
+}
+
+export function modelTierSettings(config: WorkerConfig): Record<ModelTier, ModelTierSettings> {
+  const tier = (prefix: 'PLAN' | 'DRAFT'): ModelTierSettings => ({
+    baseURL: config[`${prefix}_OPENAI_BASE_URL`] ?? config.OPENAI_BASE_URL,
+    apiKey: config[`${prefix}_OPENAI_API_KEY`] ?? config.OPENAI_API_KEY,
+    model: config[`${prefix}_MODEL_NAME`] ?? config.MODEL_NAME,
+    responseFormat: config[`${prefix}_LLM_RESPONSE_FORMAT`] ?? config.LLM_RESPONSE_FORMAT,
+  });
+  return { plan: tier('PLAN'), draft: tier('DRAFT') };
+}
+
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);
 export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => load(IngressEnv, env);
 

@@ -189,5 +189,13 @@ export interface DraftContext extends Unanswered {
 
 export type LlmStep = 'plan' | 'coverage' | 'draft';
 
+/**
+ * The model settings a step runs on (seed 003's tiers): reading the question and judging coverage can run on a
+ * smaller, cheaper model than writing the answer the talent reads.
+ */
+export type ModelTier = 'plan' | 'draft';
+export const MODEL_TIERS: readonly ModelTier[] = ['plan', 'draft'];
+export const TIER_OF_STEP: Record<LlmStep, ModelTier> = { plan: 'plan', coverage: 'plan', draft: 'draft' };
+
 /** The sandbox model marks its answers with this `system_fingerprint`, so each run's state says a stand-in answered. */
 export const STAND_IN_FINGERPRINT = 'melvin-sandbox-stand-in';

@@ -1,6 +1,6 @@
 // The run's state: the workflow's result and the answer of its `state` query, with the field names operators and
 // dashboards read (plan_data, tool_data, coverage_data, …).
-import type { CoverageOutput, DraftOutput, DraftRoute } from './schemas';
+import type { CoverageOutput, DraftOutput, DraftRoute, ModelTier } from './schemas';
 import type { ReplyMode, Trigger } from './shared';
 
 export type NodeName =
@@ -429,6 +429,8 @@ export interface RunMetadata {
   data_budget?: DataBudget;
   /** What the model endpoint reported the turn's LLM calls cost, summed (repair requests included). */
   usage?: LlmUsage;
+  /** The same, for each model tier that answered, with the model that did and how long its calls took. */
+  usage_by_tier?: Partial<Record<ModelTier, TierUsage>>;
   /** The team's past answers to similar questions that Draft was shown for its tone, never as facts. */
   style_examples?: StyleExamples | null;
 }
@@ -464,6 +466,11 @@ export interface LlmUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+}
+
+export interface TierUsage extends LlmUsage {
+  model: string;
+  duration_ms: number;
 }
 
 export interface ReplyModeUsed {

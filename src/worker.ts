@@ -4,14 +4,17 @@ import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
 import { wrapOpenAI } from 'langsmith/wrappers';
 import { createActivities, type ActivityClients } from './activities';
-import { createOpenAiClient } from './activities/llm';
+import type OpenAI from 'openai';
+import { createOpenAiClient, type LlmEndpoint } from './activities/llm';
 import { McpConnections } from './activities/mcp';
 import { createLangSmithClient } from './activities/prompts';
 import {
   ConfigError,
   loadWorkerConfig,
+  modelTierSettings,
   temporalConnectionOptions,
   temporalDataConverter,
+  type ModelTierSettings,
   type WorkerConfig,
 } from './config';
 import { MAX_PLANNED_CALLS } from './schemas';
@@ -63,17 +66,32 @@ export function activityClients(config: WorkerConfig): ActivityClients {
   const langsmith = config.LANGSMITH_API_KEY
     ? createLangSmithClient({ apiKey: config.LANGSMITH_API_KEY, apiUrl: config.LANGSMITH_ENDPOINT })
     : undefined;
-  const openai = createOpenAiClient({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL });
+  const tiers = modelTierSettings(config);
+  // Tiers on the same endpoint with the same key share one client (and its connections).
+  const openAiClients = new Map<string, OpenAI>();
+  const openai = ({ baseURL, apiKey }: ModelTierSettings): OpenAI => {
+    const key = JSON.stringify([baseURL, apiKey]);
+    let client = openAiClients.get(key);
+    if (!client) {
+      client = createOpenAiClient({ apiKey, baseURL });
+      // With tracing off nothing is wrapped and no plugin is loaded, so no trace request can leave the process.
+      if (config.LANGSMITH_TRACING === 'true') client = wrapOpenAI(client);
+      openAiClients.set(key, client);
+    }
+    return client;
+  };
+  const endpoint = (tier: ModelTierSettings): LlmEndpoint => ({
+    openai: openai(tier),
+    model: tier.model,
+    responseFormat: tier.responseFormat,
+  });
   return {
     // SDK retries are off everywhere: Temporal's retry policies are the only retry layer.
     intercom: new IntercomClient({ token: config.INTERCOM_API_KEY, baseUrl: config.INTERCOM_BASE_URL, maxRetries: 0 }),
     adminId: config.MELVIN_ADMIN_ID,
     mcp: new McpConnections(config.MCP_SERVERS),
     mcpToolPolicy: config.MCP_TOOL_POLICY,
-    // With tracing off nothing is wrapped and no plugin is loaded, so no trace request can leave the process.
-    openai: config.LANGSMITH_TRACING === 'true' ? wrapOpenAI(openai) : openai,
-    model: config.MODEL_NAME,
-    responseFormat: config.LLM_RESPONSE_FORMAT,
+    models: { plan: endpoint(tiers.plan), draft: endpoint(tiers.draft) },
     langsmith,
     validation: { endpoint: config.VALIDATION_ENDPOINT, apiKey: config.VALIDATION_API_KEY },
   };

@@ -17,6 +17,8 @@ import {
 } from './strict-schema';
 
 export const SANDBOX_MODEL_NAME = 'melvin-sandbox-model';
+/** A second model the sandbox serves, so the sandbox stack can run its plan tier on a model of its own. */
+export const SANDBOX_SMALL_MODEL_NAME = 'melvin-sandbox-model-small';
 
 /**
  * Which kind of OpenAI-compatible endpoint the sandbox model behaves like. `strict`: OpenAI itself (strict Structured
@@ -49,6 +51,8 @@ export type CompletionStep = LlmStep | 'judge';
 
 export interface RecordedCompletion {
   step: CompletionStep;
+  /** The model the request asked for. */
+  model: string;
   /** The data document Melvin sent between its delimiters, parsed. */
   context: Record<string, unknown>;
   messages: ChatMessage[];
@@ -96,9 +100,9 @@ export function dataDocument(messages: ChatMessage[]): Record<string, unknown> {
   return {};
 }
 
-function openAiError(status: number, message: string) {
+function openAiError(status: number, message: string, code: string | null = status === 401 ? 'invalid_api_key' : null) {
   const type = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
-  return { error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : null } };
+  return { error: { message, type, param: null, code } };
 }
 
 /** The endpoint kind's answer to a request's `response_format`: the 400 it refuses it with, or null to go on. */
@@ -145,9 +149,22 @@ export class SandboxModel extends HttpService {
   private readonly scripts = new Map<LlmStep, ScriptedAnswer[]>();
   private settings: ModelEndpoint;
 
-  constructor(readonly options: { apiKey: string; responder?: Responder; gates?: Gates; endpoint?: ModelEndpoint }) {
+  constructor(
+    readonly options: {
+      apiKey: string;
+      responder?: Responder;
+      gates?: Gates;
+      endpoint?: ModelEndpoint;
+      /** The model ids it serves (as OpenAI, it refuses any other); the two sandbox models when not given. */
+      models?: string[];
+    },
+  ) {
     super('sandbox model', '/v1');
     this.settings = options.endpoint ?? OPENAI;
+  }
+
+  private get models(): string[] {
+    return this.options.models ?? [SANDBOX_MODEL_NAME, SANDBOX_SMALL_MODEL_NAME];
   }
 
   /** The kind of endpoint the model behaves like now. */
@@ -199,11 +216,24 @@ export class SandboxModel extends HttpService {
     app.get('/v1/models', (_req, res) => {
       res.json({
         object: 'list',
-        data: [{ id: SANDBOX_MODEL_NAME, object: 'model', created: 0, owned_by: 'melvin-sandbox' }],
+        data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'melvin-sandbox' })),
       });
     });
     app.post('/v1/chat/completions', async (req, res) => {
-      const body = req.body as { messages?: ChatMessage[]; response_format?: RecordedCompletion['response_format'] };
+      const body = req.body as {
+        model?: unknown;
+        messages?: ChatMessage[];
+        response_format?: RecordedCompletion['response_format'];
+      };
+      // OpenAI checks the model before anything else the request carries.
+      if (typeof body.model !== 'string' || body.model === '') {
+        return res.status(400).json(openAiError(400, 'you must provide a model parameter'));
+      }
+      if (!this.models.includes(body.model)) {
+        const message = `The model \`${body.model}\` does not exist or you do not have access to it.`;
+        return res.status(404).json(openAiError(404, message, 'model_not_found'));
+      }
+      const model = body.model;
       const step = stepOf(req.body);
       if (!step || !Array.isArray(body.messages)) {
         return res
@@ -219,6 +249,7 @@ export class SandboxModel extends HttpService {
       const recorded: RecordedCompletion = {
         step,
         context,
+        model,
         messages: body.messages,
         response_format: body.response_format ?? null,
         authorization: req.header('authorization'),
@@ -245,7 +276,7 @@ export class SandboxModel extends HttpService {
         id: `chatcmpl-${randomUUID()}`,
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
-        model: SANDBOX_MODEL_NAME,
+        model,
         system_fingerprint: STAND_IN_FINGERPRINT,
         choices: [
           { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },

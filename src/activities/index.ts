@@ -1,14 +1,13 @@
 // Every activity module of the worker, built from its real clients.
 import { createIntercomActivities } from './intercom';
-import { createLlmActivities } from './llm';
-import type { ResponseFormatSetting } from './llm-formats';
+import { createLlmActivities, type LlmEndpoint } from './llm';
+import type { ModelTier } from '../schemas';
 import type { McpToolPolicy } from '../mcp-tool-policy';
 import type { McpConnections } from './mcp';
 import { createMcpActivities } from './mcp';
 import { createPromptActivities } from './prompts';
 import { createValidationActivities } from './validation';
 import type { IntercomClient } from 'intercom-client';
-import type OpenAI from 'openai';
 import type { Client as LangSmithClient } from 'langsmith';
 
 export interface ActivityClients {
@@ -17,10 +16,8 @@ export interface ActivityClients {
   mcp: McpConnections;
   /** Which listed tools the model is offered, pinned to whose identity, and which may write. */
   mcpToolPolicy: McpToolPolicy;
-  openai: OpenAI;
-  model: string;
-  /** How the LLM steps ask for JSON; `auto` when not given. */
-  responseFormat?: ResponseFormatSetting;
+  /** Each model tier's endpoint, model and response format (`auto` when not given). */
+  models: Record<ModelTier, LlmEndpoint>;
   langsmith?: LangSmithClient;
   validation: { endpoint: string; apiKey: string };
 }
@@ -29,7 +26,7 @@ export function createActivities(clients: ActivityClients) {
   return {
     ...createIntercomActivities(clients.intercom, { adminId: clients.adminId }),
     ...createMcpActivities(clients.mcp, clients.mcpToolPolicy),
-    ...createLlmActivities(clients.openai, { model: clients.model, responseFormat: clients.responseFormat }),
+    ...createLlmActivities(clients.models),
     ...createPromptActivities({ langsmith: clients.langsmith }),
     ...createValidationActivities(clients.validation),
   };

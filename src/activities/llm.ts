@@ -6,7 +6,10 @@ import { z } from 'zod';
 import {
   DraftReading,
   STAND_IN_FINGERPRINT,
+  MODEL_TIERS,
+  TIER_OF_STEP,
   type CoverageContext,
+  type ModelTier,
   type DraftContext,
   type LlmStep,
   type PlanContext,
@@ -35,6 +38,10 @@ const DATA_TAG = 'conversation_data';
 export interface LlmAnswer<T> {
   output: T;
   model: string;
+  /** The model tier the step ran on; absent in answers recorded before tiers. */
+  tier?: ModelTier;
+  /** How long the step's requests took, a repair request included; absent in answers recorded before tiers. */
+  duration_ms?: number;
   stand_in: boolean;
   /** True when the first answer was invalid and the repair request produced this one. */
   repaired: boolean;
@@ -125,20 +132,40 @@ function llmFailure(err: unknown, step: LlmStep): Error {
   return err instanceof Error ? err : new LlmUnavailableError(`${step}: ${String(err)}`);
 }
 
-export interface LlmOptions {
+/** Where one model tier's requests go, to which model, and how they ask for JSON. */
+export interface LlmEndpoint {
+  openai: OpenAI;
   model: string;
   /** `LLM_RESPONSE_FORMAT`: one mode, or `auto` (the default) to step down on the endpoint's refusal of a format. */
   responseFormat?: ResponseFormatSetting;
+}
+
+/** Every tier on the one endpoint and model: the default when no tier has settings of its own. */
+export const oneModelForAllTiers = (endpoint: LlmEndpoint): Record<ModelTier, LlmEndpoint> => ({
+  plan: endpoint,
+  draft: endpoint,
+});
+
+export interface LlmOptions {
   /** Replaces step schemas, e.g. with one OpenAI strict mode refuses, to prove such a schema fails as it would live. */
   schemas?: Partial<StepSchemas>;
 }
 
-export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
+export function createLlmActivities(endpoints: Record<ModelTier, LlmEndpoint>, options: LlmOptions = {}) {
   const schemas: StepSchemas = { ...STEP_SCHEMAS, ...options.schemas };
   // Each step has one fixed schema; converting it to JSON Schema once keeps it off every request.
   const formats = jsonSchemaFormats(schemas);
-  // What this worker has learnt about the endpoint: the mode to ask in, and why it is less than strict.
-  const endpoint = new ResponseFormatLadder(options.responseFormat ?? 'auto');
+  // What this worker has learnt about each endpoint: the mode to ask in, and why it is less than strict. Tiers on the
+  // same client with the same setting learn together, so one refusal is enough for both.
+  const ladders = {} as Record<ModelTier, ResponseFormatLadder>;
+  const setting = (tier: ModelTier) => endpoints[tier].responseFormat ?? 'auto';
+  for (const tier of MODEL_TIERS) {
+    const same = MODEL_TIERS.find(
+      (other) =>
+        ladders[other] && endpoints[other].openai === endpoints[tier].openai && setting(other) === setting(tier),
+    );
+    ladders[tier] = same ? ladders[same] : new ResponseFormatLadder(setting(tier));
+  }
 
   async function complete(
     step: LlmStep,
@@ -146,13 +173,15 @@ export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
     dialogue: ChatCompletionMessageParam[],
     signal: AbortSignal,
   ): Promise<{ completion: OpenAI.ChatCompletion; mode: ResponseFormatMode }> {
+    const { openai, model } = endpoints[TIER_OF_STEP[step]];
+    const endpoint = ladders[TIER_OF_STEP[step]];
     for (;;) {
       const mode = endpoint.mode;
       const { response_format, system } = formatRequest(mode, formats[step], prompt);
       try {
         const completion = await openai.chat.completions.create(
           {
-            model: options.model,
+            model,
             messages: [{ role: 'system', content: system }, ...dialogue],
             ...(response_format && { response_format }),
             temperature: 0,
@@ -180,6 +209,7 @@ export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
     context: unknown,
     finish: (value: z.infer<S>) => Interpretation<T>,
   ): Promise<LlmAnswer<T>> {
+    const started = Date.now();
     return withHeartbeats(async (signal) => {
       const dialogue: ChatCompletionMessageParam[] = [{ role: 'user', content: renderData(step, context) }];
       let repaired = false;
@@ -195,10 +225,12 @@ export function createLlmActivities(openai: OpenAI, options: LlmOptions) {
           return {
             output: result.value,
             model: completion.model,
+            tier: TIER_OF_STEP[step],
+            duration_ms: Date.now() - started,
             stand_in: completion.system_fingerprint === STAND_IN_FINGERPRINT,
             repaired,
             response_format: mode,
-            format_fallback: endpoint.fallback,
+            format_fallback: ladders[TIER_OF_STEP[step]].fallback,
             usage,
           };
         }

@@ -1,11 +1,20 @@
 // LLM activities through the official openai SDK against an OpenAI-compatible chat-completions server over HTTP.
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { createLlmActivities, createOpenAiClient, type LlmOptions } from '../../src/activities/llm';
-import { jsonSchemaFormats, type ResponseFormatMode } from '../../src/activities/llm-formats';
+import {
+  createLlmActivities,
+  createOpenAiClient,
+  oneModelForAllTiers,
+  type LlmOptions,
+} from '../../src/activities/llm';
+import {
+  jsonSchemaFormats,
+  type ResponseFormatMode,
+  type ResponseFormatSetting,
+} from '../../src/activities/llm-formats';
 import { DraftOutput, type CoverageContext, type DraftContext, type PlanContext } from '../../src/schemas';
 import { llmPolicy } from '../../src/workflows/policies';
-import { SandboxModel, type ModelEndpoint } from '../../sandbox/model/server';
+import { SANDBOX_MODEL_NAME, SandboxModel, type ModelEndpoint } from '../../sandbox/model/server';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { failureOf, runActivity } from '../helpers/activity';
 
@@ -47,16 +56,18 @@ const draftContext: DraftContext = {
 
 beforeAll(async () => {
   model = new SandboxModel({ apiKey: KEY });
-  const url = await model.start();
-  activities = createLlmActivities(createOpenAiClient({ apiKey: KEY, baseURL: url }), { model: 'sandbox' });
+  await model.start();
+  activities = llm();
 });
 
 afterAll(() => model.stop());
 beforeEach(() => model.clear());
 
 /** Fresh activities: what a worker has learnt about the endpoint's formats lives in them. */
-function llm(options: Omit<LlmOptions, 'model'> = {}) {
-  return createLlmActivities(createOpenAiClient({ apiKey: KEY, baseURL: model.url }), { model: 'sandbox', ...options });
+function llm(options: LlmOptions & { responseFormat?: ResponseFormatSetting; apiKey?: string; baseURL?: string } = {}) {
+  const { responseFormat, apiKey = KEY, baseURL = model.url, ...rest } = options;
+  const openai = createOpenAiClient({ apiKey, baseURL });
+  return createLlmActivities(oneModelForAllTiers({ openai, model: SANDBOX_MODEL_NAME, responseFormat }), rest);
 }
 
 /** The response format of each request the sandbox model received, in order. */
@@ -143,9 +154,7 @@ test('400, 401, 403 and 404 are rejected for good', async () => {
     const err = await failureOf(run(activities.plan, { prompt: 'PLAN', context: planContext }));
     expect({ status, name: err.name }).toEqual({ status, name: 'LlmRejectedError' });
   }
-  const wrongKey = createLlmActivities(createOpenAiClient({ apiKey: 'wrong', baseURL: model.url }), {
-    model: 'sandbox',
-  });
+  const wrongKey = llm({ apiKey: 'wrong' });
   const unauthorized = await failureOf(run(wrongKey.plan, { prompt: 'PLAN', context: planContext }));
   expect(unauthorized.name).toBe('LlmRejectedError');
   expect(unauthorized.message).toContain('401');
@@ -153,11 +162,59 @@ test('400, 401, 403 and 404 are rejected for good', async () => {
 });
 
 test('an unreachable endpoint is retryable', async () => {
-  const nowhere = createLlmActivities(createOpenAiClient({ apiKey: KEY, baseURL: 'http://127.0.0.1:9/v1' }), {
-    model: 'x',
-  });
+  const nowhere = llm({ baseURL: 'http://127.0.0.1:9/v1' });
   const err = await failureOf(run(nowhere.plan, { prompt: 'PLAN', context: planContext }));
   expect(err.name).toBe('LlmUnavailableError');
+});
+
+test('model tiers: plan and coverage ask the plan tier’s endpoint and model, draft the draft tier’s', async () => {
+  const planKey = 'plan-tier-key';
+  const small = new SandboxModel({
+    apiKey: planKey,
+    models: ['small-model'],
+    endpoint: { endpoint: 'json_object', textStyle: 'fenced' },
+  });
+  const smallUrl = await small.start();
+  try {
+    const tiered = createLlmActivities({
+      plan: { openai: createOpenAiClient({ apiKey: planKey, baseURL: smallUrl }), model: 'small-model' },
+      draft: { openai: createOpenAiClient({ apiKey: KEY, baseURL: model.url }), model: SANDBOX_MODEL_NAME },
+    });
+    small.script('plan', plan('q')).script('coverage', coverage(true));
+    model.script('draft', draft('Hello Ana'));
+    const answers = [
+      await run(tiered.plan, { prompt: 'PLAN', context: planContext }),
+      await run(tiered.coverage, { prompt: 'COVERAGE', context: coverageContext }),
+      await run(tiered.draft, { prompt: 'DRAFT', context: draftContext }),
+    ];
+    expect(answers.map(({ tier, model }) => ({ tier, model }))).toEqual([
+      { tier: 'plan', model: 'small-model' },
+      { tier: 'plan', model: 'small-model' },
+      { tier: 'draft', model: SANDBOX_MODEL_NAME },
+    ]);
+    for (const answer of answers) expect(answer.duration_ms).toBeGreaterThanOrEqual(0);
+    // Each endpoint saw only its own tier's steps, each with the tier's model and key; the plan tier's JSON-mode-only
+    // endpoint taught only the plan tier to step down.
+    expect(small.requests.map((r) => [r.step, r.model, r.authorization])).toEqual([
+      ['plan', 'small-model', `Bearer ${planKey}`],
+      ['plan', 'small-model', `Bearer ${planKey}`],
+      ['coverage', 'small-model', `Bearer ${planKey}`],
+    ]);
+    expect(model.requests.map((r) => [r.step, r.model, r.response_format?.type])).toEqual([
+      ['draft', SANDBOX_MODEL_NAME, 'json_schema'],
+    ]);
+    expect(answers.map((a) => a.response_format)).toEqual(['json_object', 'json_object', 'json_schema']);
+  } finally {
+    await small.stop();
+  }
+});
+
+test('a model the endpoint does not serve is rejected for good, as OpenAI answers it (404 model_not_found)', async () => {
+  const openai = createOpenAiClient({ apiKey: KEY, baseURL: model.url });
+  const misnamed = createLlmActivities(oneModelForAllTiers({ openai, model: 'gpt-4o-mini' }));
+  const err = await failureOf(run(misnamed.plan, { prompt: 'PLAN', context: planContext }));
+  expect(err.name).toBe('LlmRejectedError');
+  expect(err.message).toContain('404 The model `gpt-4o-mini` does not exist or you do not have access to it.');
 });
 
 describe('response formats and endpoint kinds', () => {

@@ -151,6 +151,7 @@ test('against an endpoint the environment names: the worker and the judge use it
     apiKey: key,
     responder: sandboxReasoning,
     endpoint: { endpoint: 'json_object', textStyle: 'fenced' },
+    models: ['endpoint-under-test'],
   });
   const baseURL = await endpoint.start();
   try {

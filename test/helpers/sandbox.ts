@@ -1,7 +1,8 @@
 // Starts the four sandbox services on loopback ports and builds Melvin's real activities pointed at them.
 import { IntercomClient } from 'intercom-client';
 import { createActivities } from '../../src/activities';
-import { createOpenAiClient } from '../../src/activities/llm';
+import { createOpenAiClient, oneModelForAllTiers } from '../../src/activities/llm';
+import { SANDBOX_MODEL_NAME } from '../../sandbox/model/server';
 import { McpConnections } from '../../src/activities/mcp';
 import { DEFAULT_MCP_TOOL_POLICY } from '../../src/mcp-tool-policy';
 import type { Scenario } from '../../sandbox/scenario';
@@ -58,8 +59,10 @@ export async function startSandbox(seed?: SeedData, options: { webhookUrl?: stri
     adminId: ADMIN_ID,
     mcp,
     mcpToolPolicy: DEFAULT_MCP_TOOL_POLICY,
-    openai: createOpenAiClient({ apiKey: OPENAI_KEY, baseURL: services.urls.model }),
-    model: 'sandbox',
+    models: oneModelForAllTiers({
+      openai: createOpenAiClient({ apiKey: OPENAI_KEY, baseURL: services.urls.model }),
+      model: SANDBOX_MODEL_NAME,
+    }),
     validation: { endpoint: services.urls.validation, apiKey: VALIDATION_KEY },
   });
   // Every exchange with the emulator is checked against the Intercom contract before reset() forgets it.

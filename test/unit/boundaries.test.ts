@@ -4,7 +4,14 @@ import { messagesFromConversation, IntercomConversation, replySettingsOf } from 
 import { comparableText, htmlToText, textToHtml } from '../../src/activities/intercom-text';
 import { retryAfterMs } from '../../src/activities/retry-after';
 import { UsageError, parseCommand } from '../../src/client';
-import { ConfigError, handoverMessages, loadTurnConfig, loadWorkerConfig, parseMcpServers } from '../../src/config';
+import {
+  ConfigError,
+  handoverMessages,
+  loadTurnConfig,
+  loadWorkerConfig,
+  modelTierSettings,
+  parseMcpServers,
+} from '../../src/config';
 import { DEFAULT_HANDOVER_MESSAGE } from '../../src/shared';
 import * as policies from '../../src/workflows/policies';
 
@@ -158,6 +165,33 @@ describe('configuration', () => {
     expect(() => loadTurnConfig({ MAX_HOPS: 'zero' })).toThrow(ConfigError);
     expect(() => loadTurnConfig({ MAX_HOPS: '9' })).toThrow(/MAX_HOPS/);
     expect(() => loadTurnConfig({ QUIET_PERIOD_SECONDS: '-1' })).toThrow(/QUIET_PERIOD_SECONDS/);
+  });
+
+  test('model tiers: each takes the shared settings it does not replace, and a bad one is named', () => {
+    expect(modelTierSettings(loadWorkerConfig(valid))).toEqual({
+      plan: { baseURL: 'https://api.openai.com/v1', apiKey: 'k', model: 'gpt-4o-mini', responseFormat: 'auto' },
+      draft: { baseURL: 'https://api.openai.com/v1', apiKey: 'k', model: 'gpt-4o-mini', responseFormat: 'auto' },
+    });
+    const tiers = modelTierSettings(
+      loadWorkerConfig({
+        ...valid,
+        MODEL_NAME: 'big',
+        LLM_RESPONSE_FORMAT: 'json_object',
+        PLAN_MODEL_NAME: 'small',
+        PLAN_OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1',
+        PLAN_OPENAI_API_KEY: 'local',
+        DRAFT_LLM_RESPONSE_FORMAT: 'json_schema',
+        DRAFT_MODEL_NAME: '',
+      }),
+    );
+    expect(tiers).toEqual({
+      plan: { baseURL: 'http://127.0.0.1:11434/v1', apiKey: 'local', model: 'small', responseFormat: 'json_object' },
+      draft: { baseURL: 'https://api.openai.com/v1', apiKey: 'k', model: 'big', responseFormat: 'json_schema' },
+    });
+    expect(() => loadWorkerConfig({ ...valid, DRAFT_OPENAI_BASE_URL: 'localhost:1' })).toThrow(
+      /DRAFT_OPENAI_BASE_URL: must be an http\(s\) URL/,
+    );
+    expect(() => loadWorkerConfig({ ...valid, PLAN_LLM_RESPONSE_FORMAT: 'json' })).toThrow(/PLAN_LLM_RESPONSE_FORMAT/);
   });
 
   test('hand-over messages: one text for every kind, replaced per kind, and an empty one sends nothing', () => {

@@ -6,7 +6,7 @@ import { Judge, judgeMessage } from '../../eval/judge';
 import { FaultQueues } from '../../sandbox/faults';
 import { quotedPhrases, sandboxJudge } from '../../sandbox/model/judge';
 import { sandboxReasoning } from '../../sandbox/model/reasoning';
-import { SandboxModel } from '../../sandbox/model/server';
+import { SANDBOX_MODEL_NAME, SandboxModel } from '../../sandbox/model/server';
 import type { HttpFault } from '../../sandbox/scenario';
 import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices } from '../../sandbox/services';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
@@ -56,7 +56,7 @@ describe('a random fault plan', () => {
       const model = await post(
         `${sandbox.urls.model}/chat/completions`,
         {
-          model: 'm',
+          model: SANDBOX_MODEL_NAME,
           messages: [{ role: 'user', content: 'Task: plan.\n<conversation_data>\n{}\n</conversation_data>' }],
         },
         { authorization: `Bearer ${SANDBOX_SECRETS.openAiKey}` },
@@ -222,7 +222,10 @@ describe('the stand-in judge', () => {
       endpoint: { endpoint: 'json_object', textStyle: 'fenced' },
     });
     try {
-      const judge = new Judge(new OpenAI({ apiKey: key, baseURL: await model.start(), maxRetries: 0 }), 'any-model');
+      const judge = new Judge(
+        new OpenAI({ apiKey: key, baseURL: await model.start(), maxRetries: 0 }),
+        SANDBOX_MODEL_NAME,
+      );
       const rubric = 'Gives the expected date, "November 27".';
       const passed = await judge.judge({ rubric, transcript: transcript('Hi Ana, it is expected on November 27.') });
       expect(passed).toMatchObject({ passed: true, stand_in: true, model: 'melvin-sandbox-model' });

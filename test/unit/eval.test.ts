@@ -3,7 +3,7 @@
 import { Baseline, baselineOf, renderReport, summarize } from '../../eval/report';
 import { answerFigures, scenariosBehind } from '../../eval/answer-figures';
 import { checkReplies, loadHelpCenter } from '../../eval/reply-checks';
-import { UsageError, parseCommandLine } from '../../eval/options';
+import { UsageError, parseCommandLine, workerModelEnvironment } from '../../eval/options';
 import {
   binomial,
   compareWithBaseline,
@@ -164,6 +164,17 @@ describe('the report', () => {
     error: null,
     duration_ms: 1000 * attempt,
     usage: { calls: 3, prompt_tokens: 900, completion_tokens: 100, total_tokens: 1000 },
+    usage_by_tier: {
+      plan: {
+        model: 'small',
+        calls: 2,
+        prompt_tokens: 700,
+        completion_tokens: 50,
+        total_tokens: 750,
+        duration_ms: 300,
+      },
+      draft: { model: 'big', calls: 1, prompt_tokens: 200, completion_tokens: 50, total_tokens: 250, duration_ms: 500 },
+    },
     model: { name: 'melvin-sandbox-model', stand_in: true, response_format: 'json_schema' },
     expectations: [{ expectation: 'reply_includes "November 27"', passed, expected: 'November 27', actual: '' }],
     turns: [],
@@ -213,6 +224,31 @@ describe('the report', () => {
     );
     expect(report).toMatch(/\| overall \(mean of 2\) +\| 3\/4 +\| 0\.75 +\| 0\.50 +\|/);
     expect(report).toMatch(/\| reply_includes +\| 4 +\| 3 +\| 75\.0% +\|/);
+    // Each model tier's calls, tokens and time, summed over the tries.
+    expect(results.cost.tiers).toEqual([
+      {
+        tier: 'plan',
+        models: ['small'],
+        calls: 8,
+        prompt_tokens: 2800,
+        completion_tokens: 200,
+        total_tokens: 3000,
+        duration_ms: 1200,
+      },
+      {
+        tier: 'draft',
+        models: ['big'],
+        calls: 4,
+        prompt_tokens: 800,
+        completion_tokens: 200,
+        total_tokens: 1000,
+        duration_ms: 2000,
+      },
+    ]);
+    expect(report).toMatch(
+      /\| plan +\| plan, coverage \| small +\| 8 +\| 2800 \/ 200 \/ 3000 +\| 1\.2 s +\| 150 ms +\|/,
+    );
+    expect(report).toMatch(/\| draft +\| draft +\| big +\| 4 +\| 800 \/ 200 \/ 1000 +\| 2\.0 s +\| 500 ms +\|/);
     expect(report).toContain('answered as the sandbox stand-in');
     expect(report).toContain('Judge: off (the sandbox model is not a judge); 1 rubric(s) not checked');
     expect(report).toContain('injected: intercom 3 · mcp 1 · llm 2 · validation 0');
@@ -291,6 +327,7 @@ describe('the answer figures', () => {
       error: null,
       duration_ms: 1000,
       usage: { calls: 3, prompt_tokens: 900, completion_tokens: 100, total_tokens: 1000 },
+      usage_by_tier: {},
       model: { name: 'melvin-sandbox-model', stand_in: true, response_format: 'json_schema' },
       expectations,
       turns: outcomes,
@@ -455,6 +492,31 @@ describe('the command line', () => {
     expect(parseCommandLine(['--holdout', '--jitter', '0'], {}).options).toMatchObject({ holdout: true, jitter: 0 });
     expect(targets).toEqual(['eval/scenarios']);
     expect(env).toMatchObject({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', MODEL_NAME: 'gpt-4o-mini' });
+    // The worker gets the endpoint and every tier on MODEL_NAME unless a tier names its own.
+    expect(workerModelEnvironment(env)).toEqual({
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      OPENAI_API_KEY: 'key',
+      MODEL_NAME: 'gpt-4o-mini',
+      LLM_RESPONSE_FORMAT: 'json_object',
+      PLAN_MODEL_NAME: 'gpt-4o-mini',
+      DRAFT_MODEL_NAME: 'gpt-4o-mini',
+    });
+    const tiered = parseCommandLine([], {
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      OPENAI_API_KEY: 'key',
+      MODEL_NAME: 'big',
+      PLAN_MODEL_NAME: 'small',
+      PLAN_OPENAI_BASE_URL: 'http://127.0.0.1:8/v1',
+      DRAFT_LLM_RESPONSE_FORMAT: '',
+    });
+    expect(workerModelEnvironment(tiered.env)).toEqual({
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      OPENAI_API_KEY: 'key',
+      MODEL_NAME: 'big',
+      PLAN_MODEL_NAME: 'small',
+      PLAN_OPENAI_BASE_URL: 'http://127.0.0.1:8/v1',
+      DRAFT_MODEL_NAME: 'big',
+    });
   });
 
   test('a usage error says what is wrong', () => {

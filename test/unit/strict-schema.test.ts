@@ -1,7 +1,7 @@
 // The sandbox model refuses every schema OpenAI's strict Structured Outputs refuses, with OpenAI's error body, over HTTP.
 import OpenAI, { BadRequestError } from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import { SandboxModel } from '../../sandbox/model/server';
+import { SANDBOX_MODEL_NAME, SandboxModel } from '../../sandbox/model/server';
 import { pythonTuple, strictSchemaProblem } from '../../sandbox/model/strict-schema';
 
 const KEY = 'strict-schema-test-key';
@@ -29,7 +29,7 @@ function object(properties: Record<string, object>, extra: object = {}): Record<
 }
 
 function send(responseFormat: ChatCompletionCreateParamsNonStreaming['response_format'], messages = MESSAGES) {
-  return openai.chat.completions.create({ model: 'm', messages, response_format: responseFormat });
+  return openai.chat.completions.create({ model: SANDBOX_MODEL_NAME, messages, response_format: responseFormat });
 }
 
 async function refusalOf(schema: unknown, name = 'draft'): Promise<BadRequestError> {

@@ -11,7 +11,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
 import { createActivities } from '../../src/activities';
-import { createOpenAiClient } from '../../src/activities/llm';
+import { createOpenAiClient, oneModelForAllTiers } from '../../src/activities/llm';
+import { SANDBOX_MODEL_NAME } from '../../sandbox/model/server';
 import { McpConnections } from '../../src/activities/mcp';
 import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/mcp-tool-policy';
 import type { ToolSummary } from '../../src/schemas';
@@ -135,8 +136,10 @@ test('a turn uses every live server’s tools, tells duplicated names apart, and
     adminId: SANDBOX_SECRETS.adminId,
     mcp,
     mcpToolPolicy,
-    openai: createOpenAiClient({ apiKey: SANDBOX_SECRETS.openAiKey, baseURL: sandbox.urls.model }),
-    model: 'sandbox',
+    models: oneModelForAllTiers({
+      openai: createOpenAiClient({ apiKey: SANDBOX_SECRETS.openAiKey, baseURL: sandbox.urls.model }),
+      model: SANDBOX_MODEL_NAME,
+    }),
     validation: { endpoint: sandbox.urls.validation, apiKey: SANDBOX_SECRETS.validationKey },
   });
   // The plan request is held until the test has read the run's current details, as the Temporal UI shows them.

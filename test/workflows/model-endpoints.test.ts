@@ -3,10 +3,15 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { z } from 'zod';
-import { createLlmActivities, createOpenAiClient, type LlmOptions } from '../../src/activities/llm';
+import {
+  createLlmActivities,
+  createOpenAiClient,
+  oneModelForAllTiers,
+  type LlmOptions,
+} from '../../src/activities/llm';
 import { DraftOutput } from '../../src/schemas';
 import type { AgentState } from '../../src/state';
-import type { ModelEndpoint } from '../../sandbox/model/server';
+import { SANDBOX_MODEL_NAME, type ModelEndpoint } from '../../sandbox/model/server';
 import { OPENAI_KEY, type Sandbox, withoutRunMaps } from '../helpers/sandbox';
 import { ANA, ANA_TALENT, runTurnOnWorker, useTestbed } from '../helpers/turns';
 
@@ -28,7 +33,7 @@ interface Turn {
  * Runs one turn of a new conversation asking when Ana gets paid, answered by the sandbox model's own reasoning as the
  * given kind of endpoint. A fresh worker gets fresh LLM activities, so it learns the endpoint's formats from scratch.
  */
-async function runTurn(endpoint: ModelEndpoint, llm: Omit<LlmOptions, 'model'> = {}): Promise<Turn> {
+async function runTurn(endpoint: ModelEndpoint, llm: LlmOptions = {}): Promise<Turn> {
   const conversationId = String(nextConversation++);
   sandbox.seed({
     conversation: {
@@ -42,7 +47,7 @@ async function runTurn(endpoint: ModelEndpoint, llm: Omit<LlmOptions, 'model'> =
   const openai = createOpenAiClient({ apiKey: OPENAI_KEY, baseURL: sandbox.urls.model });
   const { state } = await runTurnOnWorker({ env, workflowBundle }, conversationId, {
     ...sandbox.activities,
-    ...createLlmActivities(openai, { model: 'sandbox', ...llm }),
+    ...createLlmActivities(oneModelForAllTiers({ openai, model: SANDBOX_MODEL_NAME }), llm),
   });
   return {
     state,

@@ -66,6 +66,14 @@ describe('success paths', () => {
       response_format: 'json_schema',
       format_fallback: null,
     });
+    // Plan and coverage ran on the plan tier, the draft on the draft tier (one model for both here).
+    expect(state.metadata.usage_by_tier).toMatchObject({
+      plan: { model: 'melvin-sandbox-model', calls: 2 },
+      draft: { model: 'melvin-sandbox-model', calls: 1 },
+    });
+    expect(state.metadata.usage_by_tier!.plan!.total_tokens + state.metadata.usage_by_tier!.draft!.total_tokens).toBe(
+      state.metadata.usage!.total_tokens,
+    );
     expect(state.metadata.path).toEqual([
       'initialize',
       'plan',

@@ -12,7 +12,7 @@ import {
 import type { FetchedConversation, PostedPart } from '../../activities/intercom';
 import type { LlmAnswer } from '../../activities/llm';
 import { errorMessage } from '../../error-message';
-import type { AgentState, ConversationRecord, EscalationKind, NodeName, OwnershipEvent } from '../../state';
+import type { AgentState, ConversationRecord, EscalationKind, LlmUsage, NodeName, OwnershipEvent } from '../../state';
 import { handBackToMelvin, handOverToTeam, markHandled } from '../conversation-record';
 import { intercom, intercomReads } from '../policies';
 import { escalation, type Escalation } from '../routing';
@@ -134,6 +134,24 @@ export function recordModel(t: Pick<Turn, 'state'>, answer: LlmAnswer<unknown>):
     format_fallback: answer.format_fallback ?? null,
   };
   const total = (metadata.usage ??= { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  addUsage(total, answer);
+  // Answers recorded before tiers say neither tier nor time: only the total counts them.
+  if (!answer.tier) return;
+  const byTier = (metadata.usage_by_tier ??= {});
+  const tier = (byTier[answer.tier] ??= {
+    model: answer.model,
+    calls: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+    duration_ms: 0,
+  });
+  tier.model = answer.model;
+  addUsage(tier, answer);
+  tier.duration_ms += answer.duration_ms ?? 0;
+}
+
+function addUsage(total: LlmUsage, answer: LlmAnswer<unknown>): void {
   total.calls += answer.usage?.calls ?? 1;
   total.prompt_tokens += answer.usage?.prompt_tokens ?? 0;
   total.completion_tokens += answer.usage?.completion_tokens ?? 0;
