@@ -9,6 +9,7 @@ import { renderPlaintext } from './intercom/plaintext';
 import { sandboxReasoning } from './model/reasoning';
 import {
   ModelEndpoint,
+  SANDBOX_EMBEDDING_MODEL_NAME,
   SANDBOX_MODEL_NAME,
   SANDBOX_SMALL_MODEL_NAME,
   SandboxModel,
@@ -50,6 +51,7 @@ export function sandboxEnvironment(
     MODEL_NAME: SANDBOX_MODEL_NAME,
     // Plan and coverage on a model of their own, as a team would run them on a smaller one: the two tiers are seen.
     PLAN_MODEL_NAME: SANDBOX_SMALL_MODEL_NAME,
+    EMBEDDING_MODEL_NAME: SANDBOX_EMBEDDING_MODEL_NAME,
     VALIDATION_ENDPOINT: urls.validation,
     VALIDATION_API_KEY: SANDBOX_SECRETS.validationKey,
   };

@@ -297,6 +297,10 @@ const WorkerEnv = TemporalEnv.extend({
   DRAFT_OPENAI_BASE_URL: optional(url.optional()),
   DRAFT_OPENAI_API_KEY: optional(z.string().min(1).optional()),
   DRAFT_LLM_RESPONSE_FORMAT: optional(responseFormat.optional()),
+  /** The embeddings model (and, optionally, its own endpoint and key) for the semantic tier of entity resolution. */
+  EMBEDDING_MODEL_NAME: optional(z.string().min(1).default('text-embedding-3-small')),
+  EMBEDDING_OPENAI_BASE_URL: optional(url.optional()),
+  EMBEDDING_OPENAI_API_KEY: optional(z.string().min(1).optional()),
   VALIDATION_ENDPOINT: optional(url),
   VALIDATION_API_KEY: required('the validation service API key'),
   LANGSMITH_API_KEY: optional(z.string().min(1).optional()),
@@ -413,6 +417,15 @@ export function modelTierSettings(config: WorkerConfig): Record<ModelTier, Model
     responseFormat: config[`${prefix}_LLM_RESPONSE_FORMAT`] ?? config.LLM_RESPONSE_FORMAT,
   });
   return { plan: tier('PLAN'), draft: tier('DRAFT') };
+}
+
+/** The embeddings endpoint: its own settings where given, the shared endpoint and key elsewhere. */
+export function embeddingSettings(config: WorkerConfig): Omit<ModelTierSettings, 'responseFormat'> {
+  return {
+    baseURL: config.EMBEDDING_OPENAI_BASE_URL ?? config.OPENAI_BASE_URL,
+    apiKey: config.EMBEDDING_OPENAI_API_KEY ?? config.OPENAI_API_KEY,
+    model: config.EMBEDDING_MODEL_NAME,
+  };
 }
 
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);

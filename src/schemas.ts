@@ -1,6 +1,14 @@
 // The LLM and validation contracts: zod schemas for what comes back, and the context each LLM step is sent.
 import { z } from 'zod';
-import type { Intent, Message, StoredDocsData, StoredToolData, StyleExample, ToolDefinition } from './state';
+import type {
+  Intent,
+  Message,
+  NamedRecord,
+  StoredDocsData,
+  StoredToolData,
+  StyleExample,
+  ToolDefinition,
+} from './state';
 
 /** A zod error's issues as an answer names them: where (a dotted path, `(root)` for the whole) and what is wrong. */
 export function issuesOf(error: z.ZodError): { path: string; message: string }[] {
@@ -53,6 +61,15 @@ export const PlanOutput = z.object({
     .describe(`At most ${MAX_PLANNED_CALLS} calls`),
 });
 export type PlanOutput = z.infer<typeof PlanOutput>;
+
+/** The resolve step's choice among the records the user's words could name: one id, or none. */
+export const ResolveOutput = z.object({
+  id: z
+    .string()
+    .describe('The id of the candidate the user means, or an empty string when their words do not say which'),
+  reasoning: z.string().describe("What in the user's words decided it, or why nothing did"),
+});
+export type ResolveOutput = z.infer<typeof ResolveOutput>;
 
 export const CoverageOutput = z.object({
   user_query: z.string(),
@@ -163,6 +180,8 @@ export interface CoverageContext extends Unanswered {
   earlier_parts_omitted?: number;
   /** What the user asks, one entry per intent the plan named: coverage judges each. */
   intents: Intent[];
+  /** The records the user named, as resolution found them: the one meant, or the candidates left. */
+  named_records?: NamedRecordContext[];
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;
 }
@@ -183,11 +202,27 @@ export interface DraftContext extends Unanswered {
   missing_context: string[];
   /** How the team answered similar questions before: for tone and form only, never a source of facts. */
   style_examples?: StyleExample[];
+  /** The records the user named, as resolution found them: answer about the one meant; when none, ask which. */
+  named_records?: NamedRecordContext[];
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;
 }
 
-export type LlmStep = 'plan' | 'coverage' | 'draft';
+/** A record the user named, for the model: what they wrote, the record it is (id null when not told apart), how. */
+export type NamedRecordContext = Pick<
+  NamedRecord,
+  'kind' | 'mention' | 'record_kind' | 'id' | 'label' | 'tier' | 'candidates'
+>;
+
+/** What the resolve step reads: the mention, the records still in question, and the user's messages. */
+export interface ResolveContext extends Unanswered {
+  messages: Message[];
+  kind: string;
+  mention: string;
+  candidates: { id: string; label: string; record: unknown }[];
+}
+
+export type LlmStep = 'plan' | 'coverage' | 'draft' | 'resolve';
 
 /**
  * The model settings a step runs on (seed 003's tiers): reading the question and judging coverage can run on a
@@ -195,7 +230,12 @@ export type LlmStep = 'plan' | 'coverage' | 'draft';
  */
 export type ModelTier = 'plan' | 'draft';
 export const MODEL_TIERS: readonly ModelTier[] = ['plan', 'draft'];
-export const TIER_OF_STEP: Record<LlmStep, ModelTier> = { plan: 'plan', coverage: 'plan', draft: 'draft' };
+export const TIER_OF_STEP: Record<LlmStep, ModelTier> = {
+  plan: 'plan',
+  coverage: 'plan',
+  resolve: 'plan',
+  draft: 'draft',
+};
 
 /** The sandbox model marks its answers with this `system_fingerprint`, so each run's state says a stand-in answered. */
 export const STAND_IN_FINGERPRINT = 'melvin-sandbox-stand-in';

@@ -158,7 +158,36 @@ export interface CoverageData {
 export interface Hop {
   plan: PlanData | null;
   gather: GatherData | null;
+  /** The records the plan's entities name, resolved after Gather against the user's records gathered so far. */
+  named_records?: NamedRecord[];
   coverage: CoverageData | null;
+}
+
+/**
+ * A record the user named in words ("the barrista job in Austin TX"), resolved in tiers against their own records:
+ * `exact` (its id, or every word of its label), `fuzzy` (its words, typos allowed, clearly best), `semantic` (the
+ * embeddings endpoint's similarity, clearly best), `llm` (the plan tier's model, asked to pick only between the
+ * candidates left, from what the user wrote). When no tier tells the records apart, `id` is null and `candidates`
+ * says which were left.
+ */
+export interface NamedRecord {
+  /** The entity's kind as the plan gave it (job, application, payment, shift, …). */
+  kind: string;
+  mention: string;
+  /** The kind of record it was resolved among: a job named for an application or payment is the job's. */
+  record_kind: string;
+  id: string | null;
+  label: string;
+  tier: 'exact' | 'fuzzy' | 'semantic' | 'llm' | null;
+  /** How well the record matched in its tier, 0 to 1. */
+  score: number;
+  candidates: { id: string; label: string }[];
+  /** Why the semantic tier could not be asked (its call failed): the candidates stayed as the other tiers left them. */
+  semantic_error?: string;
+  /** The resolve step's answer when the model was asked to pick between the candidates left. */
+  llm_reasoning?: string;
+  /** Why the resolve step could not be asked (its call failed): the record stayed open. */
+  llm_error?: string;
 }
 
 export interface StoredToolData {

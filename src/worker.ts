@@ -11,6 +11,7 @@ import { createLangSmithClient } from './activities/prompts';
 import {
   ConfigError,
   loadWorkerConfig,
+  embeddingSettings,
   modelTierSettings,
   temporalConnectionOptions,
   temporalDataConverter,
@@ -69,7 +70,7 @@ export function activityClients(config: WorkerConfig): ActivityClients {
   const tiers = modelTierSettings(config);
   // Tiers on the same endpoint with the same key share one client (and its connections).
   const openAiClients = new Map<string, OpenAI>();
-  const openai = ({ baseURL, apiKey }: ModelTierSettings): OpenAI => {
+  const openai = ({ baseURL, apiKey }: Pick<ModelTierSettings, 'baseURL' | 'apiKey'>): OpenAI => {
     const key = JSON.stringify([baseURL, apiKey]);
     let client = openAiClients.get(key);
     if (!client) {
@@ -92,6 +93,7 @@ export function activityClients(config: WorkerConfig): ActivityClients {
     mcp: new McpConnections(config.MCP_SERVERS),
     mcpToolPolicy: config.MCP_TOOL_POLICY,
     models: { plan: endpoint(tiers.plan), draft: endpoint(tiers.draft) },
+    embeddings: { openai: openai(embeddingSettings(config)), model: config.EMBEDDING_MODEL_NAME },
     langsmith,
     validation: { endpoint: config.VALIDATION_ENDPOINT, apiKey: config.VALIDATION_API_KEY },
   };

@@ -1,6 +1,7 @@
 // The sandbox model's deterministic reasoning: plan, coverage and draft answers computed from the context Melvin sends.
-import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/schemas';
+import type { CoverageOutput, DraftOutput, PlanOutput, ResolveOutput } from '../../src/schemas';
 import type { LlmStep } from '../../src/schemas';
+import { oneEditApart } from '../words';
 import { codesMissingFrom, keyCodes } from './codes';
 
 interface Message {
@@ -31,6 +32,8 @@ interface Context {
   /** Draft: each intent with whether the data covers it, and the team's past answers for their tone. */
   intents?: { intent: string; question: string; covered: boolean }[];
   style_examples?: { question: string; answer: string }[];
+  /** Coverage and draft: the records Melvin resolved the talent's words to (id null when it could not tell). */
+  named_records?: { kind: string; mention: string; record_kind: string; id: string | null }[];
 }
 
 const DOCS_TOOL = 'search_talent_docs';
@@ -192,20 +195,6 @@ const TYPO_FREE = new Map<string, string>([
   ...[...new Set(Object.values(SYNONYMS))].map((term) => [term, term] as [string, string]),
 ]);
 
-/** Whether two words differ by one letter left out, added, changed or two letters swapped. */
-function oneEditApart(a: string, b: string): boolean {
-  if (a === b || Math.abs(a.length - b.length) > 1) return false;
-  let i = 0;
-  while (i < a.length && a[i] === b[i]) i++;
-  const rest = (x: string, from: number) => x.slice(from);
-  return (
-    rest(a, i + 1) === rest(b, i + 1) ||
-    rest(a, i + 1) === rest(b, i) ||
-    rest(a, i) === rest(b, i + 1) ||
-    (a[i] === b[i + 1] && a[i + 1] === b[i] && rest(a, i + 2) === rest(b, i + 2))
-  );
-}
-
 /**
  * What the user is asking now: the messages the context says no reply answered yet, else their messages after Melvin's
  * last one. Of the unanswered ones, what the user only told before someone's last reply ("I uploaded my documents",
@@ -254,10 +243,10 @@ const JOB_DETAILS =
 
 /**
  * Ways of asking where an application stands that name no application: "did I get an offer?", "did I get the bartender
- * job?". ("Do you offer health insurance?" is not one: an offer here is a thing the talent has.)
+ * job?", "any news on the barista position?". ("Do you offer health insurance?" is not one: an offer here is a thing the talent has.)
  */
 const APPLICATION_PHRASE =
-  /\b(an?|the|my|job)\s+offers?\b|\b(get|got)\s+(the|that|this)\s+([\w'-]+\s+){0,3}(job|position|role|gig)\b/i;
+  /\b(an?|the|my|job)\s+offers?\b|\b(get|got)\s+(the|that|this)\s+([\w'-]+\s+){0,3}(job|position|role|gig)\b|\b(updates?|news|word|hear(?:d)? back)\s+(on|about|from|for|regarding|with)\s+(the|that|this|my)\s+([\w'-]+\s+){0,3}(job|position|role)\b/i;
 
 function readingOf(text: string): Reading {
   const terms = new Set(words(text).map(canonical));
@@ -573,7 +562,15 @@ function callsFor(intent: AskedIntent, context: Context, taken: Set<string>): Pl
 function entitiesOf(question: string): PlanOutput['entities'] {
   const entities: PlanOutput['entities'] = [];
   const job = jobMention(question);
-  if (job) entities.push({ kind: 'job', mention: job });
+  if (job) {
+    // "the barrista job in Austin TX": where the job is belongs to which one it is.
+    const at = question.toLowerCase().indexOf(job.toLowerCase());
+    const place = /^\s+(?:job|shift|gig|position|role)s?\s+(?:in|at|near)\s+((?:[A-Z][\w'-]*,?\s*){1,3})/.exec(
+      question.slice(at + job.length),
+    )?.[1];
+    const through = place ? question.indexOf(place, at) + place.trimEnd().replace(/,$/, '').length : at + job.length;
+    entities.push({ kind: 'job', mention: question.slice(at, through) });
+  }
   for (const date of question.match(new RegExp(`\\b(${MONTHS.join('|')})\\s+\\d{1,2}\\b`, 'gi')) ?? []) {
     entities.push({ kind: 'date', mention: date });
   }
@@ -744,6 +741,18 @@ function ownRecords(context: Context, intent: AskedIntent, kind: OwnRecords['kin
   const answered = Object.values(context.tool_data ?? {}).some((t) => ownName(t.tool_name ?? '') === tool && t.success);
   if (!answered) return null;
   const all = records(context, tool, field);
+  // The record Melvin resolved what the talent wrote to ("the barrista job in Austin TX" is job-92) is the one meant,
+  // as a model reads it from the context.
+  const named = (context.named_records ?? []).find(
+    (n) => n.id !== null && intent.question.toLowerCase().includes(n.mention.toLowerCase()),
+  );
+  if (named) {
+    const isMeant = (r: Record<string, unknown>) =>
+      named.record_kind === 'job' ? String(r.job_id) === named.id : String(r.id) === named.id;
+    const meant = all.filter(isMeant);
+    // None of this kind for that job ("the warehouse shift" they were hired for, not yet paid): said below as missing.
+    if (meant.length) return { kind, all, asked: meant };
+  }
   const mention = jobMention(intent.question, kind);
   if (!mention) return { kind, all, asked: all };
   // "my application for the barista job": the words that name the job, not the record's kind.
@@ -1114,9 +1123,73 @@ function draft(context: Context): DraftOutput {
 export function sandboxReasoning(
   step: LlmStep,
   context: Record<string, unknown>,
-): PlanOutput | CoverageOutput | DraftOutput {
+): PlanOutput | CoverageOutput | DraftOutput | ResolveOutput {
   const typed = context as Context;
   if (step === 'plan') return plan(typed);
   if (step === 'coverage') return coverage(typed);
+  if (step === 'resolve') return resolve(typed as ResolveRequest);
   return draft(typed);
+}
+
+interface ResolveRequest extends Context {
+  mention: string;
+  candidates: { id: string; label: string; record: unknown }[];
+}
+
+/** The words of every text a record holds (its status, next step, dates, place), as a reader would scan it. */
+function recordText(value: unknown): string {
+  if (typeof value === 'string' || typeof value === 'number') return String(value);
+  if (Array.isArray(value)) return value.map(recordText).join(' ');
+  if (value && typeof value === 'object') return Object.values(value).map(recordText).join(' ');
+  return '';
+}
+
+/**
+ * Plain words for where and what a job's work is, as a reader knows them: "the coffee shop job" is a Barista job. Not
+ * other titles: a sous chef is not a line cook, however near the two are in meaning.
+ */
+const DESCRIBES: Record<string, string[]> = {
+  barista: ['coffee', 'cafe', 'coffeehouse', 'espresso', 'shop'],
+  cook: ['kitchen', 'grill', 'diner', 'restaurant', 'cooking'],
+  warehouse: ['packing', 'picking', 'forklift', 'fulfillment', 'stockroom', 'loading'],
+  event: ['concert', 'wedding', 'banquet', 'catering', 'festival', 'venue'],
+  driver: ['delivery', 'courier', 'driving', 'deliveries'],
+  housekeeper: ['cleaning', 'hotel', 'rooms', 'housekeeping'],
+  dishwasher: ['dishes', 'kitchen', 'washing'],
+  bartender: ['bar', 'cocktails', 'drinks', 'pub'],
+};
+const GENERIC = new Set(['job', 'jobs', 'shift', 'shifts', 'gig', 'position', 'role', 'application', 'payment', 'pay']);
+
+/**
+ * Picks the candidate the user means, as a model reading the records would: one whose record every word of the
+ * mention fits (its title or place, or a plain word for its work), and among several such, the one the user's other
+ * words fit and no other does ("the barista job I interviewed for" is the one at interview). None otherwise.
+ */
+function resolve(context: ResolveRequest): ResolveOutput {
+  const text = (c: ResolveRequest['candidates'][number]) => recordText(c.record).toLowerCase();
+  const has = (haystack: string, word: string) =>
+    (haystack.match(/[a-z0-9]+/g) ?? []).some(
+      (w) =>
+        w === word ||
+        (word.length >= 5 && oneEditApart(w, word)) ||
+        (w.length >= 5 && word.startsWith(w.slice(0, 5)) && w.startsWith(word.slice(0, 5))),
+    );
+  const describes = (haystack: string, word: string) =>
+    Object.entries(DESCRIBES).some(([work, plain]) => plain.includes(word) && has(haystack, work));
+  const named = words(context.mention).filter((w) => !GENERIC.has(w));
+  const fitting = context.candidates.filter((c) => named.every((w) => has(text(c), w) || describes(text(c), w)));
+  const none = (why: string): ResolveOutput => ({ id: '', reasoning: why });
+  if (fitting.length === 0)
+    return none(`"${context.mention}" names none of ${context.candidates.map((c) => c.label).join('; ')}.`);
+  if (fitting.length === 1) return { id: fitting[0]!.id, reasoning: `"${context.mention}" is ${fitting[0]!.label}.` };
+  const mentioned = new Set(words(context.mention));
+  const clues = words(currentQuestion(context.messages, context.unanswered_messages)).filter(
+    (w) => w.length >= 4 && !mentioned.has(w),
+  );
+  const scored = fitting.map((c) => ({ c, hits: clues.filter((clue) => has(text(c), clue)) }));
+  const most = Math.max(...scored.map((s) => s.hits.length));
+  const best = scored.filter((s) => s.hits.length === most);
+  if (most === 0 || best.length !== 1)
+    return none(`Nothing the user wrote tells ${fitting.map((c) => c.label).join(' from ')} apart.`);
+  return { id: best[0]!.c.id, reasoning: `"${best[0]!.hits.join('", "')}" fits only ${best[0]!.c.label}.` };
 }

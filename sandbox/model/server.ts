@@ -7,6 +7,7 @@ import { FaultQueues, Latency, sendHttpFault, sleep } from '../faults';
 import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { HttpFault } from '../scenario';
+import { SANDBOX_EMBEDDING_MODEL_NAME, answerEmbeddings } from './embeddings';
 import { sandboxJudge } from './judge';
 import {
   checkJsonModeMessages,
@@ -16,6 +17,7 @@ import {
   type Refusal,
 } from './strict-schema';
 
+export { SANDBOX_EMBEDDING_MODEL_NAME } from './embeddings';
 export const SANDBOX_MODEL_NAME = 'melvin-sandbox-model';
 /** A second model the sandbox serves, so the sandbox stack can run its plan tier on a model of its own. */
 export const SANDBOX_SMALL_MODEL_NAME = 'melvin-sandbox-model-small';
@@ -65,7 +67,7 @@ export interface RecordedCompletion {
   refused?: OpenAiErrorBody;
 }
 
-const STEPS: CompletionStep[] = ['plan', 'coverage', 'draft', 'judge'];
+const STEPS: CompletionStep[] = ['plan', 'coverage', 'draft', 'resolve', 'judge'];
 
 /** Which of Melvin's steps (or the judge) a request is, from the `Task: <step>.` line its data message starts with. */
 function stepOf(body: unknown): CompletionStep | undefined {
@@ -145,6 +147,8 @@ function render(settings: ModelEndpoint, output: unknown): string {
 export class SandboxModel extends HttpService {
   readonly faults = new FaultQueues<HttpFault>();
   readonly requests: RecordedCompletion[] = [];
+  /** The bodies of the embeddings requests it answered. */
+  readonly embeddingRequests: Record<string, unknown>[] = [];
   readonly latency = new Latency();
   private readonly scripts = new Map<LlmStep, ScriptedAnswer[]>();
   private settings: ModelEndpoint;
@@ -188,6 +192,7 @@ export class SandboxModel extends HttpService {
   clear(): void {
     this.scripts.clear();
     this.requests.length = 0;
+    this.embeddingRequests.length = 0;
     this.faults.set({});
     this.settings = this.options.endpoint ?? OPENAI;
   }
@@ -216,8 +221,32 @@ export class SandboxModel extends HttpService {
     app.get('/v1/models', (_req, res) => {
       res.json({
         object: 'list',
-        data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'melvin-sandbox' })),
+        data: [...this.models, SANDBOX_EMBEDDING_MODEL_NAME].map((id) => ({
+          id,
+          object: 'model',
+          created: 0,
+          owned_by: 'melvin-sandbox',
+        })),
       });
+    });
+    app.post('/v1/embeddings', async (req, res) => {
+      const model = (req.body as { model?: unknown }).model;
+      if (typeof model === 'string' && model !== '' && model !== SANDBOX_EMBEDDING_MODEL_NAME) {
+        const message = `The model \`${model}\` does not exist or you do not have access to it.`;
+        return res.status(404).json(openAiError(404, message, 'model_not_found'));
+      }
+      const outcome = answerEmbeddings(req.body);
+      if (outcome.status === 400) {
+        return res.status(400).json({ error: { ...openAiError(400, outcome.message).error, param: outcome.param } });
+      }
+      this.embeddingRequests.push(req.body as Record<string, unknown>);
+      await this.latency.wait();
+      const fault = this.faults.take('embeddings');
+      if (fault?.delay_ms) await sleep(fault.delay_ms);
+      if (res.destroyed) return;
+      if (fault?.status !== undefined)
+        return sendHttpFault(res, fault, (status) => openAiError(status, `sandbox fault: ${status}`));
+      res.json(outcome.body);
     });
     app.post('/v1/chat/completions', async (req, res) => {
       const body = req.body as {

@@ -1,6 +1,7 @@
 // The sandbox validation service's checks, written for the service alone (a validator apart from Melvin and from the
 // sandbox model must share neither's code, or a bug in one would hide in both): each says whether the reply passes.
 import { z } from 'zod';
+import { oneEditApart } from '../words';
 
 /** The validation endpoint's request, as this service reads it: what it does not need passes through unchecked. */
 export const ValidationRequestBody = z.looseObject({
@@ -13,6 +14,10 @@ export const ValidationRequestBody = z.looseObject({
   docs_data: z.record(z.string(), z.unknown()),
   /** The questions (the user's words) the reply answers, and those it leaves for the team. */
   intents: z.strictObject({ answered: z.array(z.string()), open: z.array(z.string()) }).optional(),
+  /** The records Melvin resolved the user's words to: what the question names, as the data holds it. */
+  named_records: z
+    .array(z.looseObject({ mention: z.string(), id: z.string().nullable(), label: z.string() }))
+    .optional(),
 });
 export type ValidationRequestBody = z.infer<typeof ValidationRequestBody>;
 
@@ -258,10 +263,21 @@ function subjectProblem(subject: Subject, request: ValidationRequestBody): strin
       return `the question asks about form ${subject.name}, which nothing gathered mentions, and the reply does not say so`;
     }
     case 'job': {
+      // The record Melvin resolved the question's words to ("the coffee shop job" is the Barista job) is held by the
+      // data; a reply that names its title answers about it. Otherwise the question's own words are looked for below.
+      const resolved = (request.named_records ?? []).find(
+        (n) => n.id !== null && n.mention.toLowerCase().includes(subject.name!.toLowerCase()),
+      );
+      const title = resolved?.label.split(',')[0]!.trim().toLowerCase();
+      if (resolved && title && (!subject.ofRecord || request.response.toLowerCase().includes(title))) return null;
       const words = subject.name!.split(/\s+/).filter((w) => w.length > 2);
-      // A job is named by the root of its words: "housekeeping" names the Hotel Housekeeper job.
+      // A job is named by the root of its words: "housekeeping" names the Hotel Housekeeper job; and, as a reader
+      // takes a typo, by a word one letter off: "barrista" names the Barista job.
       const roots = words.map((w) => w.slice(0, Math.max(4, w.length - 3)));
-      const named = (text: string) => roots.some((r) => new RegExp(`\\b${r}`, 'i').test(text));
+      const long = words.map((w) => w.toLowerCase()).filter((w) => w.length >= 5);
+      const named = (text: string) =>
+        roots.some((r) => new RegExp(`\\b${r}`, 'i').test(text)) ||
+        (text.toLowerCase().match(/[a-z]{5,}/g) ?? []).some((t) => long.some((w) => oneEditApart(t, w)));
       if (saysMissing(named)) return null;
       if (!subject.ofRecord) {
         if (named(gathered)) return null;

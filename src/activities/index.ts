@@ -1,5 +1,6 @@
 // Every activity module of the worker, built from its real clients.
 import { createIntercomActivities } from './intercom';
+import { createEmbeddingActivities, type EmbeddingEndpoint } from './embeddings';
 import { createLlmActivities, type LlmEndpoint } from './llm';
 import type { ModelTier } from '../schemas';
 import type { McpToolPolicy } from '../mcp-tool-policy';
@@ -18,6 +19,8 @@ export interface ActivityClients {
   mcpToolPolicy: McpToolPolicy;
   /** Each model tier's endpoint, model and response format (`auto` when not given). */
   models: Record<ModelTier, LlmEndpoint>;
+  /** The embeddings endpoint and model, for the semantic tier of entity resolution. */
+  embeddings: EmbeddingEndpoint;
   langsmith?: LangSmithClient;
   validation: { endpoint: string; apiKey: string };
 }
@@ -27,6 +30,7 @@ export function createActivities(clients: ActivityClients) {
     ...createIntercomActivities(clients.intercom, { adminId: clients.adminId }),
     ...createMcpActivities(clients.mcp, clients.mcpToolPolicy),
     ...createLlmActivities(clients.models),
+    ...createEmbeddingActivities(clients.embeddings),
     ...createPromptActivities({ langsmith: clients.langsmith }),
     ...createValidationActivities(clients.validation),
   };

@@ -3,7 +3,7 @@ import { APIError } from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import type { ResponseFormatJSONObject, ResponseFormatJSONSchema } from 'openai/resources/shared';
 import type { z } from 'zod';
-import { CoverageOutput, DraftOutput, PlanOutput, type LlmStep } from '../schemas';
+import { CoverageOutput, DraftOutput, PlanOutput, ResolveOutput, type LlmStep } from '../schemas';
 import { errorMessage } from '../error-message';
 
 /**
@@ -26,9 +26,15 @@ export interface StepSchemas {
   plan: z.ZodType<PlanOutput>;
   coverage: z.ZodType<CoverageOutput>;
   draft: z.ZodType<DraftOutput>;
+  resolve: z.ZodType<ResolveOutput>;
 }
 
-export const STEP_SCHEMAS: StepSchemas = { plan: PlanOutput, coverage: CoverageOutput, draft: DraftOutput };
+export const STEP_SCHEMAS: StepSchemas = {
+  plan: PlanOutput,
+  coverage: CoverageOutput,
+  draft: DraftOutput,
+  resolve: ResolveOutput,
+};
 
 /**
  * The `response_format` of each step exactly as Melvin sends it in `json_schema` mode, built once from the step's zod
@@ -39,6 +45,7 @@ export function jsonSchemaFormats(schemas: StepSchemas = STEP_SCHEMAS): Record<L
     plan: zodResponseFormat(schemas.plan, 'plan'),
     coverage: zodResponseFormat(schemas.coverage, 'coverage'),
     draft: zodResponseFormat(schemas.draft, 'draft'),
+    resolve: zodResponseFormat(schemas.resolve, 'resolve'),
   };
 }
 

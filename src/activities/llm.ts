@@ -15,6 +15,8 @@ import {
   type PlanContext,
   type DraftOutput,
   type PlanOutput,
+  type ResolveContext,
+  type ResolveOutput,
 } from '../schemas';
 import type { CoverageAnalysis, LlmUsage, PlanData } from '../state';
 import { LlmInvalidOutputError, LlmRejectedError, LlmUnavailableError, withRetryContract } from './errors';
@@ -122,7 +124,8 @@ export function planFromOutput(output: PlanOutput): Interpretation<PlanData> {
   };
 }
 
-function llmFailure(err: unknown, step: LlmStep): Error {
+/** An endpoint's failure as the retry contract names it: rejected for good, or unavailable for now. */
+export function llmFailure(err: unknown, step: string): Error {
   if (err instanceof APIConnectionError) return new LlmUnavailableError(`${step}: ${err.message}`, { cause: err });
   if (err instanceof APIError && err.status !== undefined) {
     const message = `${step}: the model endpoint answered ${err.status} (${err.message})`;
@@ -261,6 +264,16 @@ export function createLlmActivities(endpoints: Record<ModelTier, LlmEndpoint>, o
       context: CoverageContext;
     }): Promise<LlmAnswer<CoverageAnalysis>> {
       return structured('coverage', schemas.coverage, prompt, context, (value) => ({ ok: true, value }));
+    },
+
+    /** Picks the record the user means among the candidates, or none; a choice outside them is invalid output. */
+    async resolve({ prompt, context }: { prompt: string; context: ResolveContext }): Promise<LlmAnswer<ResolveOutput>> {
+      const ids = context.candidates.map((c) => c.id);
+      return structured('resolve', schemas.resolve, prompt, context, (value) =>
+        value.id === '' || ids.includes(value.id)
+          ? { ok: true, value }
+          : { ok: false, problem: `id must be one of ${ids.join(', ')} or the empty string, not "${value.id}"` },
+      );
     },
 
     async draft({ prompt, context }: { prompt: string; context: DraftContext }): Promise<LlmAnswer<DraftOutput>> {

@@ -1,4 +1,4 @@
-// Loads the three agent prompts: pulled from LangSmith once per run when configured, else the bundled prompt files.
+// Loads the agent prompts: pulled from LangSmith once per run when configured, else the bundled prompt files.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client as LangSmithClient } from 'langsmith';
@@ -11,13 +11,17 @@ export const PROMPT_NAMES = {
   plan: 'agent-plan-prompt',
   coverage: 'agent-coverage-prompt',
   draft: 'agent-draft-prompt',
+  resolve: 'agent-resolve-prompt',
 } as const;
 type Step = keyof typeof PROMPT_NAMES;
+const STEPS = Object.keys(PROMPT_NAMES) as Step[];
 
 export interface LoadedPrompts {
   plan: string;
   coverage: string;
   draft: string;
+  /** Absent in prompts loaded before the resolve step: such a run leaves what no other tier resolved open. */
+  resolve?: string;
   used: PromptsUsed;
 }
 
@@ -55,13 +59,8 @@ export function promptTextFromManifest(manifest: unknown): string {
 }
 
 export async function readBundledPrompts(dir = BUNDLED_PROMPTS_DIR): Promise<Record<Step, string>> {
-  const read = (name: string) => readFile(path.join(dir, `${name}.md`), 'utf8');
-  const [plan, coverage, draft] = await Promise.all([
-    read(PROMPT_NAMES.plan),
-    read(PROMPT_NAMES.coverage),
-    read(PROMPT_NAMES.draft),
-  ]);
-  return { plan, coverage, draft };
+  const texts = await Promise.all(STEPS.map((step) => readFile(path.join(dir, `${PROMPT_NAMES[step]}.md`), 'utf8')));
+  return Object.fromEntries(STEPS.map((step, i) => [step, texts[i]!])) as Record<Step, string>;
 }
 
 const bundledVersions = (): Record<string, string> =>
@@ -107,18 +106,12 @@ export function createPromptActivities(options: { langsmith?: LangSmithClient; b
           used: { source: 'bundled', versions: bundledVersions(), fallback_reason: null },
         };
       }
-      const [plan, coverage, draft] = await Promise.all([pull('plan'), pull('coverage'), pull('draft')]);
+      const pulled = await Promise.all(STEPS.map(pull));
       return {
-        plan: plan.text,
-        coverage: coverage.text,
-        draft: draft.text,
+        ...(Object.fromEntries(STEPS.map((step, i) => [step, pulled[i]!.text])) as Record<Step, string>),
         used: {
           source: 'langsmith',
-          versions: {
-            [PROMPT_NAMES.plan]: plan.version,
-            [PROMPT_NAMES.coverage]: coverage.version,
-            [PROMPT_NAMES.draft]: draft.version,
-          },
+          versions: Object.fromEntries(STEPS.map((step, i) => [PROMPT_NAMES[step], pulled[i]!.version])),
           fallback_reason: null,
         },
       };

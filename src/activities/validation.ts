@@ -1,5 +1,6 @@
 // The validation activity: POSTs the draft and the data it rests on to the validation endpoint and returns the raw answer.
 import { Context } from '@temporalio/activity';
+import type { NamedRecordContext } from '../schemas';
 import type { Message, StoredDocsData, StoredToolData } from '../state';
 import { ValidationRejectedError, ValidationUnavailableError, withRetryContract } from './errors';
 import { retryAfterMs } from './retry-after';
@@ -20,6 +21,8 @@ export interface ValidationRequest {
    * against the questions it answers.
    */
   intents: { answered: string[]; open: string[] };
+  /** The records the user's words were resolved to ("the coffee shop job" is their Barista job), when they named any. */
+  named_records?: NamedRecordContext[];
 }
 
 export interface ValidationAnswer {

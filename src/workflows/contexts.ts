@@ -1,6 +1,7 @@
 // What each LLM step is shown, built from the state: pure, so the model's view of a run is replayable and testable.
-import type { CoverageContext, DraftContext, PlanContext } from '../schemas';
-import type { AgentState, Intent } from '../state';
+import type { CoverageContext, DraftContext, NamedRecordContext, PlanContext, ResolveContext } from '../schemas';
+import type { AgentState, Intent, NamedRecord } from '../state';
+import { recordsAbout } from './entities';
 import { earlierTurns } from './conversation-record';
 import { identityArgumentNames, offeredTools } from './tool-calls';
 
@@ -86,9 +87,28 @@ export function coverageContext(state: AgentState, hop: number): CoverageContext
     ...unanswered(state),
     ...omitted(state),
     intents: turnIntents(state),
+    ...namedRecords(state),
     tool_data: state.tool_data,
     docs_data: state.docs_data,
   };
+}
+
+/** The resolve step's context: what the user named, the records it could still be, and their messages. */
+export function resolveContext(state: AgentState, open: NamedRecord): ResolveContext {
+  return {
+    messages: state.messages,
+    ...unanswered(state),
+    kind: open.kind,
+    mention: open.mention,
+    candidates: open.candidates.map((c) => ({ ...c, record: recordsAbout(state.tool_data, c.id) })),
+  };
+}
+
+/** The latest resolution of what the user named (each hop resolves against all data gathered so far), when any. */
+export function namedRecords(state: AgentState): { named_records?: NamedRecordContext[] } {
+  const named = [...state.hops].reverse().find((h) => h.named_records?.length)?.named_records;
+  if (!named) return {};
+  return { named_records: named.map(({ score: _score, semantic_error: _error, ...record }) => record) };
 }
 
 /**
@@ -105,6 +125,9 @@ export function knownContext(state: AgentState): string[] {
       for (const r of result.resolved ?? []) {
         if (r.tier === 'fuzzy') known.push(`“${r.mention}” is the user's ${r.label || r.argument}`);
       }
+    }
+    for (const r of hop.named_records ?? []) {
+      if (r.id !== null && r.tier !== 'exact') known.push(`“${r.mention}” is the user's ${r.label || r.record_kind}`);
     }
   }
   for (const turn of earlierTurns(state.metadata.conversation)) {
@@ -133,6 +156,7 @@ export function draftContext(state: AgentState): DraftContext {
     known_context: knownContext(state),
     missing_context: missingContext(state),
     ...(examples.length ? { style_examples: examples } : {}),
+    ...namedRecords(state),
     tool_data: state.tool_data,
     docs_data: state.docs_data,
   };

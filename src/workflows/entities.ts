@@ -1,7 +1,7 @@
 // Tiered entity resolution: a reference the model wrote for an id argument
 // ("the Barista job" for `job_id`) is resolved to a record of the user's own data before the tool is called. Pure.
 import { isIdentityLike } from '../tool-arguments';
-import type { EntityResolution, StoredToolData } from '../state';
+import type { EntityMention, EntityResolution, NamedRecord, StoredToolData } from '../state';
 
 /** A record of the user's gathered data that a reference can name: its id, its kind, and the words that describe it. */
 export interface UserRecord {
@@ -198,4 +198,125 @@ export function resolveCall(
     resolved.push(result.resolution);
   }
   return { ok: true, arguments: out, resolved };
+}
+
+/** Kinds a talent names by the job they are for: "the barista application" is the application for the Barista job. */
+const NAMED_BY_JOB = new Set(['job', 'application', 'payment', 'payout', 'shift', 'gig', 'position', 'role']);
+
+/** The kind of record an entity is resolved among: the job for what is named by its job, else its own kind. */
+function recordKindOf(entityKind: string, records: UserRecord[]): string | null {
+  const kind = entityKind.trim().toLowerCase();
+  if (NAMED_BY_JOB.has(kind)) return 'job';
+  return records.some((r) => r.kind === kind) ? kind : null;
+}
+
+/** Two candidates closer than this in a tier are not told apart by it. */
+export const CLEAR_MARGIN = 0.1;
+
+/**
+ * What the user named, resolved in the tiers that need no model: `exact` when one record is named by its id or has
+ * every word of the mention as written, `fuzzy` when one matches its words (typos allowed) clearly best. Otherwise the
+ * records still in question (the best ones, or every one of the kind when none matched) are the candidates for the
+ * semantic tier. Null when the user's records hold nothing of the kind.
+ */
+export function resolveNamedRecord(entity: EntityMention, records: UserRecord[]): NamedRecord | null {
+  const recordKind = recordKindOf(entity.kind, records);
+  const sameKind = records.filter((r) => r.kind === recordKind);
+  if (!recordKind || sameKind.length === 0) return null;
+  const mention = entity.mention.trim();
+  const words = wordsOf(mention);
+  const named = (record: UserRecord, tier: NamedRecord['tier'], score: number): NamedRecord => ({
+    kind: entity.kind,
+    mention,
+    record_kind: recordKind,
+    id: record.id,
+    label: record.label,
+    tier,
+    score: Math.round(score * 100) / 100,
+    candidates: [],
+  });
+  const byId = sameKind.find((r) => r.id.toLowerCase() === mention.toLowerCase());
+  if (byId) return named(byId, 'exact', 1);
+  const asWritten = words.length ? sameKind.filter((r) => words.every((w) => r.words.has(w))) : [];
+  if (asWritten.length === 1) return named(asWritten[0]!, 'exact', 1);
+  const scored = sameKind
+    .map((record) => ({ record, score: matchScore(words, record) }))
+    .sort((a, b) => b.score - a.score);
+  const [best, second] = scored;
+  if (best && best.score >= FUZZY_THRESHOLD && (!second || best.score - second.score >= CLEAR_MARGIN)) {
+    return named(best.record, 'fuzzy', best.score);
+  }
+  const left =
+    best && best.score >= FUZZY_THRESHOLD ? scored.filter((s) => best.score - s.score < CLEAR_MARGIN) : scored;
+  return {
+    kind: entity.kind,
+    mention,
+    record_kind: recordKind,
+    id: null,
+    label: '',
+    tier: null,
+    score: 0,
+    candidates: left.map((s) => ({ id: s.record.id, label: s.record.label })),
+  };
+}
+
+/** Everything the user's gathered data holds about one record: the objects with its id, and those pointing at it. */
+export function recordsAbout(toolData: Record<string, StoredToolData>, id: string): Record<string, unknown>[] {
+  const found: Record<string, unknown>[] = [];
+  const walk = (value: unknown) => {
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (!value || typeof value !== 'object') return;
+    const fields = value as Record<string, unknown>;
+    if (String(fields.id) === id || String(fields.job_id) === id) found.push(fields);
+    else Object.values(fields).forEach(walk);
+  };
+  for (const stored of Object.values(toolData)) if (stored.success) walk(stored.data);
+  return found;
+}
+
+/** Cosine similarity of two vectors of the same length (0 when either is all zeros). */
+export function cosine(a: number[], b: number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * (b[i] ?? 0);
+    na += a[i]! * a[i]!;
+    nb += (b[i] ?? 0) * (b[i] ?? 0);
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+}
+
+/** Below this similarity a candidate is not what the user meant: the semantic tier drops it. */
+export const SEMANTIC_THRESHOLD = 0.4;
+/**
+ * At or above this similarity, and clearly ahead, the semantic tier takes the record alone. Below it, similar is not
+ * the same ("the sous chef job" is near the Line Cook job, and is not it): the model is asked about what is left.
+ */
+export const SEMANTIC_CERTAIN = 0.85;
+
+/**
+ * The semantic tier: the mention's and each candidate's embedding (mention first, then the candidates in order). It
+ * keeps the candidates at `SEMANTIC_THRESHOLD` or above within `CLEAR_MARGIN` of the best, for the model to pick from,
+ * and takes the best alone only when it is near-certain (`SEMANTIC_CERTAIN`) and clearly ahead.
+ */
+export function resolveSemantically(open: NamedRecord, vectors: number[][]): NamedRecord {
+  const [mention, ...labels] = vectors;
+  if (!mention || labels.length !== open.candidates.length) return open;
+  const scored = open.candidates
+    .map((candidate, i) => ({ candidate, score: cosine(mention, labels[i]!) }))
+    .sort((a, b) => b.score - a.score);
+  const [best, second] = scored;
+  const near = scored.filter((s) => s.score >= SEMANTIC_THRESHOLD && best!.score - s.score < CLEAR_MARGIN);
+  if (!best || best.score < SEMANTIC_CERTAIN || (second && best.score - second.score < CLEAR_MARGIN)) {
+    return { ...open, candidates: near.map((s) => s.candidate) };
+  }
+  return {
+    ...open,
+    id: best.candidate.id,
+    label: best.candidate.label,
+    tier: 'semantic',
+    score: Math.round(best.score * 100) / 100,
+    candidates: [],
+  };
 }

@@ -25,6 +25,9 @@ export const LOCAL_ACTIVITIES_PATCH = 'local-reads-and-settings';
  */
 export const EVERY_MESSAGE_PATCH = 'every-message-answered-or-handed-over';
 
+/** Runs from before the semantic and model tiers resolved what the user named go on without their calls. */
+export const NAMED_RECORDS_PATCH = 'named-records-tiers';
+
 /**
  * Recorded at the start of every run with EVERY_MESSAGE_PATCH: the patches before it (such a run has them all), and any
  * patch added later (a run from before that one replays it as absent, here and wherever the code asks).
@@ -34,6 +37,7 @@ const STARTING_PATCHES = [
   NOTE_BESIDE_REPLY_PATCH,
   TURN_SUMMARY_PATCH,
   LOCAL_ACTIVITIES_PATCH,
+  NAMED_RECORDS_PATCH,
 ];
 
 /**

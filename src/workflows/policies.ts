@@ -7,6 +7,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
+import type { EmbeddingActivities } from '../activities/embeddings';
 import type { IntercomActivities } from '../activities/intercom';
 import type { LlmActivities } from '../activities/llm';
 import type { McpActivities } from '../activities/mcp';
@@ -86,6 +87,20 @@ export const llmPolicy: ActivityOptions = {
   },
 };
 
+/** Embeddings for the semantic tier of entity resolution: short calls; a turn goes on without them when they fail. */
+export const embeddingsPolicy: ActivityOptions = {
+  ...waitForCancellation,
+  startToCloseTimeout: '30s',
+  heartbeatTimeout: '10s',
+  retry: {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumInterval: '20s',
+    maximumAttempts: 4,
+    nonRetryableErrorTypes: ['LlmRejectedError', 'LlmInvalidOutputError'],
+  },
+};
+
 export const validationPolicy: ActivityOptions = {
   ...waitForCancellation,
   startToCloseTimeout: '20s',
@@ -99,6 +114,7 @@ export const validationPolicy: ActivityOptions = {
 
 export const intercom = proxyActivities<IntercomActivities>(intercomPolicy);
 export const tools = proxyActivities<McpActivities>(toolPolicy);
+export const embeddings = proxyActivities<EmbeddingActivities>(embeddingsPolicy);
 export const llm = proxyActivities<LlmActivities>(llmPolicy);
 /**
  * The validation check stays an activity: an operator's escalation that comes while it runs (seconds, against a real

@@ -124,6 +124,30 @@ test('a plan whose arguments are not a JSON object is invalid output', async () 
   expect(err.message).toContain('tool_calls[0].arguments_json is not a JSON object');
 });
 
+test('resolve: a choice among the candidates, or none; an id outside them gets the repair request, then fails', async () => {
+  const context = {
+    messages: [{ role: 'user' as const, content: 'news on the barista job? I interviewed' }],
+    kind: 'job',
+    mention: 'barista job',
+    candidates: [
+      { id: 'job-91', label: 'Barista, Portland, OR', record: [] },
+      { id: 'job-92', label: 'Barista, Austin, TX', record: [] },
+    ],
+  };
+  model.script(
+    'resolve',
+    { output: { id: 'job-91', reasoning: 'interviewed' } },
+    { output: { id: '', reasoning: 'x' } },
+  );
+  expect((await run(activities.resolve, { prompt: 'RESOLVE', context })).output.id).toBe('job-91');
+  expect((await run(activities.resolve, { prompt: 'RESOLVE', context })).output.id).toBe('');
+  const outside = { output: { id: 'job-93', reasoning: 'guess' } };
+  model.script('resolve', outside, outside);
+  const err = await failureOf(run(activities.resolve, { prompt: 'RESOLVE', context }));
+  expect(err.name).toBe('LlmInvalidOutputError');
+  expect(err.message).toContain('id must be one of job-91, job-92 or the empty string, not "job-93"');
+});
+
 test('an answer outside the bounds the schema no longer carries gets the repair request', async () => {
   model.script('draft', { content: '{"text": "  ", "response_type": "REPLY"}' }, draft('Hello Ana'));
   const answer = await run(activities.draft, { prompt: 'DRAFT', context: draftContext });

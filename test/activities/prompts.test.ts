@@ -79,7 +79,12 @@ test('without LangSmith the bundled prompt files are used and recorded as such',
   expect(loaded.plan).toBe(readFileSync(path.join(BUNDLED_PROMPTS_DIR, 'agent-plan-prompt.md'), 'utf8'));
   expect(loaded.used).toEqual({
     source: 'bundled',
-    versions: { 'agent-plan-prompt': 'bundled', 'agent-coverage-prompt': 'bundled', 'agent-draft-prompt': 'bundled' },
+    versions: {
+      'agent-plan-prompt': 'bundled',
+      'agent-coverage-prompt': 'bundled',
+      'agent-draft-prompt': 'bundled',
+      'agent-resolve-prompt': 'bundled',
+    },
     fallback_reason: null,
   });
 });
@@ -88,7 +93,7 @@ test('a worker reads the bundled files once; a read that failed is tried again',
   const dir = mkdtempSync(path.join(tmpdir(), 'melvin-prompts-'));
   const activities = createPromptActivities({ bundledDir: dir });
   await expect(run(activities.loadPrompts)).rejects.toThrow(/ENOENT/);
-  for (const name of ['agent-plan-prompt', 'agent-coverage-prompt', 'agent-draft-prompt']) {
+  for (const name of Object.values(PROMPT_NAMES)) {
     writeFileSync(path.join(dir, `${name}.md`), `first ${name}`);
   }
   expect((await run(activities.loadPrompts)).plan).toBe('first agent-plan-prompt');
@@ -114,7 +119,7 @@ test('with LangSmith each prompt is pulled (latest commit, no cache) and its com
   );
   expect(pulls.every((p) => p.apiKey === KEY)).toBe(true);
   await run(activities.loadPrompts);
-  expect(pulls).toHaveLength(6);
+  expect(pulls).toHaveLength(2 * Object.keys(PROMPT_NAMES).length);
 });
 
 test('LangSmith unavailable is a retryable PromptUnavailableError, not retried inside the SDK; the fallback says why', async () => {
@@ -122,7 +127,7 @@ test('LangSmith unavailable is a retryable PromptUnavailableError, not retried i
   pulls.length = 0;
   const activities = createPromptActivities({ langsmith: langsmith() });
   await expect(run(activities.loadPrompts)).rejects.toMatchObject({ name: 'PromptUnavailableError' });
-  expect(pulls).toHaveLength(3);
+  expect(pulls).toHaveLength(Object.keys(PROMPT_NAMES).length);
   failPulls = false;
   const fallback = await run(() => activities.loadBundledPrompts({ fallbackReason: 'LangSmith down' }));
   expect(fallback.used).toMatchObject({ source: 'bundled', fallback_reason: 'LangSmith down' });

@@ -2,7 +2,7 @@
 import { IntercomClient } from 'intercom-client';
 import { createActivities } from '../../src/activities';
 import { createOpenAiClient, oneModelForAllTiers } from '../../src/activities/llm';
-import { SANDBOX_MODEL_NAME } from '../../sandbox/model/server';
+import { SANDBOX_EMBEDDING_MODEL_NAME, SANDBOX_MODEL_NAME } from '../../sandbox/model/server';
 import { McpConnections } from '../../src/activities/mcp';
 import { DEFAULT_MCP_TOOL_POLICY } from '../../src/mcp-tool-policy';
 import type { Scenario } from '../../sandbox/scenario';
@@ -54,15 +54,14 @@ export interface Sandbox extends SandboxServices {
 export async function startSandbox(seed?: SeedData, options: { webhookUrl?: string } = {}): Promise<Sandbox> {
   const services = await startSandboxServices({ seed, webhookUrl: options.webhookUrl });
   const mcp = new McpConnections([{ name: 'talent', url: services.urls.mcp }]);
+  const openai = createOpenAiClient({ apiKey: OPENAI_KEY, baseURL: services.urls.model });
   const activities = createActivities({
     intercom: new IntercomClient({ token: INTERCOM_TOKEN, baseUrl: services.urls.intercom, maxRetries: 0 }),
     adminId: ADMIN_ID,
     mcp,
     mcpToolPolicy: DEFAULT_MCP_TOOL_POLICY,
-    models: oneModelForAllTiers({
-      openai: createOpenAiClient({ apiKey: OPENAI_KEY, baseURL: services.urls.model }),
-      model: SANDBOX_MODEL_NAME,
-    }),
+    models: oneModelForAllTiers({ openai, model: SANDBOX_MODEL_NAME }),
+    embeddings: { openai, model: SANDBOX_EMBEDDING_MODEL_NAME },
     validation: { endpoint: services.urls.validation, apiKey: VALIDATION_KEY },
   });
   // Every exchange with the emulator is checked against the Intercom contract before reset() forgets it.

@@ -246,7 +246,7 @@ describe('the report', () => {
       },
     ]);
     expect(report).toMatch(
-      /\| plan +\| plan, coverage \| small +\| 8 +\| 2800 \/ 200 \/ 3000 +\| 1\.2 s +\| 150 ms +\|/,
+      /\| plan +\| plan, coverage, resolve \| small +\| 8 +\| 2800 \/ 200 \/ 3000 +\| 1\.2 s +\| 150 ms +\|/,
     );
     expect(report).toMatch(/\| draft +\| draft +\| big +\| 4 +\| 800 \/ 200 \/ 1000 +\| 2\.0 s +\| 500 ms +\|/);
     expect(report).toContain('answered as the sandbox stand-in');

@@ -1,7 +1,9 @@
 // How the sandbox stand-ins answer a talent, turn by turn on the demo data: the talent's own records before the help
 // center, things the talent does not have said to be missing, ordinary numbers never a reason to hand over, and replies
 // that read as a person writes. Each group holds cases unlike each other that must behave the same, and some that must not.
+import type { ResolveOutput } from '../../src/schemas';
 import demo from '../../sandbox/demo-data.json';
+import { sandboxReasoning } from '../../sandbox/model/reasoning';
 import { TalentData } from '../../sandbox/scenario';
 import { standInTurns, type StandInTurn } from '../helpers/sandbox-model-turn';
 
@@ -399,5 +401,50 @@ describe('a passage answers only when it shares the question’s subject', () =>
     ['How do I fill in the W-9 as a contractor?', 'W-9'],
   ])('"%s" is answered by the passage on its subject', async (question, fact) => {
     expect(replied(await turns.ask(ANA, question))).toContain(fact);
+  });
+});
+
+describe('the resolve stand-in picks a record only when the talent’s words name it', () => {
+  const job = (id: string, title: string, location: string, status: string) => ({
+    id,
+    label: `${title}, ${location}`,
+    record: [
+      { id, title, location },
+      { id: `app-${id}`, job_id: id, status },
+    ],
+  });
+  const JOBS = [
+    job('j1', 'Barista', 'Portland, OR', 'interview'),
+    job('j2', 'Barista', 'Austin, TX', 'screening'),
+    job('j3', 'Line Cook', 'Austin, TX', 'submitted'),
+    job('j4', 'Warehouse Associate', 'Reno, NV', 'hired'),
+  ];
+  const pick = (mention: string, question: string, candidates = JOBS) =>
+    (
+      sandboxReasoning('resolve', {
+        mention,
+        kind: 'job',
+        candidates,
+        messages: [{ role: 'user', content: question }],
+      }) as ResolveOutput
+    ).id;
+
+  test.each([
+    ['coffee shop job in Austin', 'Any news about the coffee shop job in Austin?', 'j2'],
+    ['kitchen gig', 'how is my kitchen gig application going', 'j3'],
+    ['forklift job', 'did I get the forklift job?', 'j4'],
+    ['barista job', 'Any news on the barista job? I had my interview there last week.', 'j1'],
+    ['cafe job in Portland', 'update on the cafe job in Portland?', 'j1'],
+  ])('"%s" is picked', (mention, question, id) => {
+    expect(pick(mention, question)).toBe(id);
+  });
+
+  test.each([
+    ['sous chef job', 'Is my application for the sous chef job still open?'],
+    ['bartender job', 'any news on the bartender job?'],
+    ['barista job', 'any news on the barista job?'],
+    ['dog walking gig', 'when do I start the dog walking gig?'],
+  ])('"%s" is none of them', (mention, question) => {
+    expect(pick(mention, question)).toBe('');
   });
 });

@@ -12,7 +12,7 @@ import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporali
 import { IntercomClient } from 'intercom-client';
 import { createActivities } from '../../src/activities';
 import { createOpenAiClient, oneModelForAllTiers } from '../../src/activities/llm';
-import { SANDBOX_MODEL_NAME } from '../../sandbox/model/server';
+import { SANDBOX_EMBEDDING_MODEL_NAME, SANDBOX_MODEL_NAME } from '../../sandbox/model/server';
 import { McpConnections } from '../../src/activities/mcp';
 import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/mcp-tool-policy';
 import type { ToolSummary } from '../../src/schemas';
@@ -127,6 +127,7 @@ test('a turn uses every live server’s tools, tells duplicated names apart, and
       everything: { tools: Object.fromEntries(independent.map((t) => [t.name, { write: true }])) },
     },
   });
+  const openai = createOpenAiClient({ apiKey: SANDBOX_SECRETS.openAiKey, baseURL: sandbox.urls.model });
   const activities = createActivities({
     intercom: new IntercomClient({
       token: SANDBOX_SECRETS.intercomToken,
@@ -136,10 +137,8 @@ test('a turn uses every live server’s tools, tells duplicated names apart, and
     adminId: SANDBOX_SECRETS.adminId,
     mcp,
     mcpToolPolicy,
-    models: oneModelForAllTiers({
-      openai: createOpenAiClient({ apiKey: SANDBOX_SECRETS.openAiKey, baseURL: sandbox.urls.model }),
-      model: SANDBOX_MODEL_NAME,
-    }),
+    models: oneModelForAllTiers({ openai, model: SANDBOX_MODEL_NAME }),
+    embeddings: { openai, model: SANDBOX_EMBEDDING_MODEL_NAME },
     validation: { endpoint: sandbox.urls.validation, apiKey: SANDBOX_SECRETS.validationKey },
   });
   // The plan request is held until the test has read the run's current details, as the Temporal UI shows them.

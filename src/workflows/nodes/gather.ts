@@ -1,14 +1,16 @@
 // The Gather node: the hop's planned tool calls, each scoped to the user, reused while fresh, or made.
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 import type { McpActivities, ToolCallOutcome } from '../../activities/mcp';
-import type { GatheredCall, PlannedToolCall, ToolResult } from '../../state';
+import type { GatheredCall, Hop, NamedRecord, PlannedToolCall, ToolResult } from '../../state';
+import { resolveContext } from '../contexts';
 import { freshResult } from '../conversation-record';
-import { mentionArguments, resolveCall, userRecords } from '../entities';
-import { tools } from '../policies';
+import { mentionArguments, resolveCall, resolveNamedRecord, resolveSemantically, userRecords } from '../entities';
+import { NAMED_RECORDS_PATCH } from '../patches';
+import { embeddings, llm, tools } from '../policies';
 import { docsQueryOf, isDocsTool, offeredTools, scopeToolCall, serverToolName, summarizeGather } from '../tool-calls';
 import type { Step, Turn } from '../turn';
 import { storeGathered } from '../turn-state';
-import { describeFailure, enter } from './helpers';
+import { describeFailure, enter, recordModel } from './helpers';
 
 /**
  * How a call reaches its tool: here the callTool activity with the policy's retries; the bench's LangGraph peer passes
@@ -88,10 +90,62 @@ async function runToolCall(
 }
 
 export async function gather(t: Turn): Promise<Step> {
-  const calls = t.state.hops.at(-1)!.plan?.tool_calls ?? [];
+  const hop = t.state.hops.at(-1)!;
+  const calls = hop.plan?.tool_calls ?? [];
   enter(t, 'gather', calls.length ? `Calls: ${calls.map((c) => c.tool_name).join(', ')}` : 'No tool calls planned.');
   await gatherHop(t, callToolActivity);
+  await resolveNamedRecords(t, hop);
   return { next: 'coverage' };
+}
+
+/**
+ * The records the hop's plan says the user named, resolved in tiers against the user's records gathered so far:
+ * exact and fuzzy here, the embeddings endpoint for what they leave open, and the model, asked to pick only between
+ * the candidates still left. A failed call costs only its tier: the record stays open, and the reply asks which.
+ */
+async function resolveNamedRecords(t: Turn, hop: Hop): Promise<void> {
+  const { state } = t;
+  const records = userRecords(state.tool_data);
+  const named = (hop.plan?.entities ?? []).flatMap((entity) => resolveNamedRecord(entity, records) ?? []);
+  if (!named.length) return;
+  // Runs from before the semantic and model tiers replay without their calls.
+  const tiers = patched(NAMED_RECORDS_PATCH);
+  for (const [i, open] of named.entries()) {
+    if (!tiers || open.id !== null || !open.candidates.length) continue;
+    named[i] = await resolveByMeaning(open);
+    if (named[i].id !== null || !named[i].candidates.length || !t.prompts?.resolve) continue;
+    named[i] = await resolveByModel(t, named[i]);
+  }
+  hop.named_records = named;
+}
+
+async function resolveByMeaning(open: NamedRecord): Promise<NamedRecord> {
+  try {
+    const { vectors } = await embeddings.embedTexts.executeWithOptions(
+      { summary: `embed "${open.mention}" and ${open.candidates.length} record(s)` },
+      [{ texts: [open.mention, ...open.candidates.map((c) => c.label)] }],
+    );
+    return resolveSemantically(open, vectors);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return { ...open, semantic_error: describeFailure(err) };
+  }
+}
+
+async function resolveByModel(t: Turn, open: NamedRecord): Promise<NamedRecord> {
+  try {
+    const answer = await llm.resolve.executeWithOptions(
+      { summary: `pick "${open.mention}" among ${open.candidates.length} record(s)` },
+      [{ prompt: t.prompts!.resolve!, context: resolveContext(t.state, open) }],
+    );
+    recordModel(t, answer);
+    const chosen = open.candidates.find((c) => c.id === answer.output.id);
+    const decided = { ...open, llm_reasoning: answer.output.reasoning };
+    return chosen ? { ...decided, id: chosen.id, label: chosen.label, tier: 'llm', score: 1, candidates: [] } : decided;
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return { ...open, llm_error: describeFailure(err) };
+  }
 }
 
 /** Runs the hop's calls at once; one failing does not stop the others (partial success is data for Coverage). */

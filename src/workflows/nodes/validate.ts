@@ -3,7 +3,7 @@ import { patched } from '@temporalio/workflow';
 import type { ValidationRequest } from '../../activities/validation';
 import { checkReply } from '../../reply-checks';
 import type { AgentState } from '../../state';
-import { turnIntents } from '../contexts';
+import { namedRecords, turnIntents } from '../contexts';
 import { validation } from '../policies';
 import { escalation, routeAfterValidation } from '../routing';
 import type { Step, Turn } from '../turn';
@@ -54,6 +54,7 @@ export function validationRequest(t: Pick<Turn, 'state' | 'input'>): ValidationR
     tool_data: state.tool_data,
     docs_data: state.docs_data,
     intents: answeredAndOpen(state),
+    ...namedRecords(state),
   };
 }
 
