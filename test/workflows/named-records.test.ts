@@ -6,6 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { NamedRecord } from '../../src/state';
 import { Scenario } from '../../sandbox/scenario';
+import { keepHistory } from '../helpers/histories';
 import type { Sandbox } from '../helpers/sandbox';
 import { runTurnOnWorker, useTestbed } from '../helpers/turns';
 
@@ -23,7 +24,7 @@ const PRIYA = Scenario.parse(
   ),
 );
 
-async function ask(question: string) {
+async function ask(question: string, history?: string) {
   const conversationId = String(nextConversation++);
   sandbox.seed({
     conversation: {
@@ -33,7 +34,8 @@ async function ask(question: string) {
     },
     talent: PRIYA.talent,
   });
-  const { state } = await runTurnOnWorker({ env, workflowBundle }, conversationId, sandbox.activities);
+  const { state, handle } = await runTurnOnWorker({ env, workflowBundle }, conversationId, sandbox.activities);
+  if (history) await keepHistory(handle, history);
   const named = state.hops.flatMap((h) => h.named_records ?? []).at(-1) as NamedRecord;
   return { state, named, reply: sandbox.intercom.replies(conversationId).join('\n') };
 }
@@ -50,7 +52,7 @@ test('a typo and a city are enough for the fuzzy tier: no embeddings and no mode
 });
 
 test('words that name no title: the embeddings narrow the jobs to one, and the model confirms it', async () => {
-  const { state, named, reply } = await ask('Any news about the coffee shop job in Austin?');
+  const { state, named, reply } = await ask('Any news about the coffee shop job in Austin?', 'named-record-by-meaning');
   expect(named).toMatchObject({ id: 'job-92', tier: 'llm', label: 'Barista, Austin, TX, open' });
   expect(reply).toContain('December 2');
   expect(sandbox.model.embeddingRequests).toHaveLength(1);
