@@ -83,13 +83,19 @@ export type EvalOptions = z.infer<typeof EvalOptions>;
 const unsetWhenBlank = (value: unknown) => (value === '' ? undefined : value);
 
 /** The worker's model-tier settings; the worker checks their values itself and names a bad one. */
-const TIER_VARIABLES = ['PLAN', 'DRAFT'].flatMap((tier) =>
-  ['MODEL_NAME', 'OPENAI_BASE_URL', 'OPENAI_API_KEY', 'LLM_RESPONSE_FORMAT'].map((name) => `${tier}_${name}`),
-);
+const TIER_VARIABLES = [
+  ...['PLAN', 'DRAFT'].flatMap((tier) =>
+    ['MODEL_NAME', 'OPENAI_BASE_URL', 'OPENAI_API_KEY', 'LLM_RESPONSE_FORMAT'].map((name) => `${tier}_${name}`),
+  ),
+  'EMBEDDING_MODEL_NAME',
+  'EMBEDDING_OPENAI_BASE_URL',
+  'EMBEDDING_OPENAI_API_KEY',
+];
 
 /**
  * The worker's model variables for an evaluation of the endpoint `OPENAI_BASE_URL` names: the shared ones, and each
- * tier setting given. A tier without a model of its own runs on `MODEL_NAME`, never on the sandbox stack's tier models.
+ * tier setting given (and the embeddings'). A tier without a model of its own runs on `MODEL_NAME`, never on the sandbox
+ * stack's tier models.
  */
 export function workerModelEnvironment(env: EvalEnv): Record<string, string> {
   const given = Object.entries(env).filter(
@@ -102,6 +108,8 @@ export function workerModelEnvironment(env: EvalEnv): Record<string, string> {
     ...(env.LLM_RESPONSE_FORMAT && { LLM_RESPONSE_FORMAT: env.LLM_RESPONSE_FORMAT }),
     PLAN_MODEL_NAME: env.MODEL_NAME,
     DRAFT_MODEL_NAME: env.MODEL_NAME,
+    // The worker's own default, never the sandbox stack's embeddings model.
+    EMBEDDING_MODEL_NAME: 'text-embedding-3-small',
     ...Object.fromEntries(given),
   };
 }

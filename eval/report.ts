@@ -14,6 +14,7 @@ import {
 } from './pass-k';
 import { MODEL_TIERS, TIER_OF_STEP, type ModelTier } from '../src/schemas';
 import type { TierUsage } from '../src/state';
+import { toneFigures, type ToneFigures } from './labelled';
 import type { TryRecord } from './tries';
 
 export interface TierFigures {
@@ -64,6 +65,8 @@ export interface EvalResults {
   overall: { scenarios: number; tries: number; passed: number; pass_hat: number[] };
   /** How good the answers were, beside pass^k: false hand-overs, wrong answers, hygiene failures (answer-figures.ts). */
   answers: AnswerFigures;
+  /** Plan's reading against what a person labelled the scenarios with (eval/labelled.ts); absent in older results. */
+  labelled?: { tone: ToneFigures };
   expectations: KindFigures[];
   cost: {
     llm_calls: number;
@@ -190,6 +193,7 @@ export function summarize(input: {
       pass_hat: overallPassHat(figures, k),
     },
     answers: answerFigures(tries),
+    labelled: { tone: toneFigures(tries) },
     expectations: expectationFigures(tries),
     cost: {
       llm_calls: sum((t) => t.usage.calls),
@@ -317,6 +321,23 @@ function answersSection(answers: AnswerFigures): string {
   return lines.join('\n');
 }
 
+const share = (part: number, whole: number) => `${part}/${whole} (${percent(part, whole)})`;
+
+/** The labelled figures: complaint detection (recall and precision) and urgency, over the labelled scenarios' tries. */
+function labelledSection(tone: ToneFigures): string {
+  if (!tone.tries) return 'Labelled figures: no scenario of this run has labels.';
+  const c = tone.complaints;
+  const rows = [
+    ['labelled (tone, first turn)', 'value', 'counted over'],
+    ['complaints found (recall)', share(c.found, c.labelled), 'tries labelled as a complaint'],
+    ['complaints right (precision)', share(c.right, c.read), 'tries Plan read as a complaint'],
+    ['urgency as labelled', share(tone.urgency.right, tone.urgency.labelled), 'tries with an urgency label'],
+  ];
+  const lines = [markdownTable(rows)];
+  if (tone.misread.length) lines.push('', `Read otherwise than labelled: ${tone.misread.join('; ')}`);
+  return lines.join('\n');
+}
+
 function failedChecks(scenario: ScenarioFigures): string {
   if (!scenario.failed_checks.length) return '';
   const shown = scenario.failed_checks.slice(0, 2).map((c) => {
@@ -412,6 +433,7 @@ export function renderReport(results: EvalResults): string {
     '',
     answersSection(results.answers),
     '',
+    ...(results.labelled ? [labelledSection(results.labelled.tone), ''] : []),
     markdownTable(kindRows),
     '',
     markdownTable(costRows),

@@ -4,10 +4,11 @@
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { ScenarioRunner, type ExpectationResult, type TurnOutcome } from '../sandbox/scenario-runner';
-import type { Scenario } from '../sandbox/scenario';
+import type { Scenario, ScenarioLabels } from '../sandbox/scenario';
 import type { JudgeRequest } from '../sandbox/model/judge';
 import type { ModelTier } from '../src/schemas';
 import type { AgentState, LlmUsage, TierUsage } from '../src/state';
+import { complains } from '../src/workflows/tone';
 import type { Judge, Judgement } from './judge';
 import { checkReplies, loadHelpCenter, type ReplyCheck } from './reply-checks';
 import { errorMessage } from '../src/error-message';
@@ -39,6 +40,9 @@ export interface TryRecord {
   /** The checks every reply gets whatever the scenario expects (eval/reply-checks.ts). */
   reply_checks: ReplyCheck[];
   judgement: Judgement | null;
+  /** The scenario's labels, and what the first turn's plan read, for the labelled figures (eval/labelled.ts). */
+  labels?: ScenarioLabels;
+  tone_read?: { complains: boolean; urgency: string } | null;
 }
 
 /** Tries get conversation ids of their own: the scenario's id times 100 plus the try's number (tries ≤ 99). */
@@ -168,6 +172,12 @@ export async function runPool<T>(
   });
 }
 
+/** What the first turn's plan read of the talent's tone; null when no plan read any (a run that never planned). */
+function toneRead(state: AgentState | undefined): TryRecord['tone_read'] {
+  const tone = state?.hops.find((h) => h.plan?.tone)?.plan?.tone;
+  return tone ? { complains: complains(tone), urgency: tone.urgency } : null;
+}
+
 function sumUsage(states: AgentState[]): LlmUsage {
   const total: LlmUsage = { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   for (const usage of states.map((s) => s.metadata.usage)) {
@@ -261,6 +271,7 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
         turns: result.turns,
         reply_checks: checkReplies(scenario, result.turns, helpCenter),
         judgement: null,
+        ...(scenario.labels && { labels: scenario.labels, tone_read: toneRead(states[0]) }),
       };
       if (options.judge && scenario.rubric && result.error === null) {
         await judgeTry(record, scenario, options.judge, options.controlUrl);

@@ -6,7 +6,7 @@ import { readBundledPrompts } from '../src/activities/prompts';
 import { DEFAULT_MCP_TOOL_POLICY } from '../src/mcp-tool-policy';
 import { isIdentityLike } from '../src/tool-arguments';
 import { otherEmailsIn, repeatsWordsOf } from '../src/reply-checks';
-import type { CoverageOutput, DraftOutput, LlmStep, PlanOutput } from '../src/schemas';
+import { NEUTRAL_TONE, type CoverageOutput, type DraftOutput, type LlmStep, type PlanOutput } from '../src/schemas';
 import type { ChatMessage } from '../sandbox/model/server';
 import { currentQuestion } from '../sandbox/model/reasoning';
 import { stateQuery, workflowIdFor } from '../src/shared';
@@ -150,6 +150,7 @@ export function obedientModel(
       user_query: question,
       intents: [{ intent: 'whatever was asked', question }],
       entities: emails.map((email) => ({ kind: 'user', mention: email })),
+      tone: NEUTRAL_TONE,
       reasoning: 'doing exactly what was asked',
       tool_calls: calls.slice(0, 12),
     };

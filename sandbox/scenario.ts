@@ -224,6 +224,15 @@ export const ScenarioDecision = z.discriminatedUnion('decision', [
 ]);
 export type ScenarioDecision = z.infer<typeof ScenarioDecision>;
 
+/**
+ * What a person reading the talent's first message labels it with (beyond the shared format): whether they complain
+ * (frustration or anger) and how urgent it is. The evaluation measures Plan's reading against it; nothing else reads it.
+ */
+export const ScenarioLabels = z.strictObject({
+  tone: z.strictObject({ complains: z.boolean(), urgency: z.enum(['low', 'normal', 'high']).optional() }).optional(),
+});
+export type ScenarioLabels = z.infer<typeof ScenarioLabels>;
+
 export const Scenario = z
   .strictObject({
     id: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be kebab-case'),
@@ -243,6 +252,7 @@ export const Scenario = z
      * replies meet it when a real model endpoint is configured; the scenario runner and the sandbox model ignore it.
      */
     rubric: z.string().min(1).max(2000).optional(),
+    labels: ScenarioLabels.optional(),
   })
   // Both hold the first turn's requests at a node, and the sandbox holds one request at a time.
   .refine((s) => !(s.signals.length && s.turns[0]?.during), {

@@ -17,6 +17,7 @@ import {
   DEFAULT_QUIET_PERIOD_SECONDS,
   DEFAULT_SNOOZE_SECONDS,
   DEFAULT_TASK_QUEUE,
+  DEFAULT_TONE_HANDOVER,
   REPLY_MODES,
 } from './shared';
 import type { ModelTier } from './schemas';
@@ -235,6 +236,12 @@ const TurnEnv = z.object({
       .min(32)
       .max(1024)
       .default(DEFAULT_DATA_BUDGET_BYTES / 1024),
+  ),
+  /** `strong` hands a conversation over when Plan reads strong frustration or anger; `off` (the default) does not. */
+  TONE_HANDOVER: optional(z.enum(['strong', 'off']).default(DEFAULT_TONE_HANDOVER.strong ? 'strong' : 'off')),
+  /** The talent's Nth complaining turn in a conversation hands it over; 0 never does. */
+  COMPLAINTS_BEFORE_HANDOVER: optional(
+    z.coerce.number().int().min(0).max(20).default(DEFAULT_TONE_HANDOVER.complaints),
   ),
   /** How long a tool's result stays fresh for the conversation's later turns; 0 never reuses one. */
   TOOL_RESULT_TTL_SECONDS: optional(

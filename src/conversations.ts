@@ -24,6 +24,7 @@ import {
   type ReplyDecision,
   type ReplyMode,
   type TeamAction,
+  type ToneHandover,
   type ToolResultTtl,
   type SupportConversationInput,
   type Trigger,
@@ -42,6 +43,7 @@ export interface TurnOptions {
   dataBudgetBytes?: number;
   replyMode?: ReplyMode;
   approvalTimeoutSeconds?: number;
+  toneHandover?: ToneHandover;
 }
 
 /** The turn options the ingress and the CLI pass, from their configuration. */
@@ -56,6 +58,7 @@ export function turnOptions(taskQueue: string, config: TurnConfig): TurnOptions 
     dataBudgetBytes: config.TURN_DATA_BUDGET_KB * 1024,
     replyMode: config.REPLY_MODE,
     approvalTimeoutSeconds: config.APPROVAL_TIMEOUT_SECONDS,
+    toneHandover: { strong: config.TONE_HANDOVER === 'strong', complaints: config.COMPLAINTS_BEFORE_HANDOVER },
   };
 }
 
@@ -101,6 +104,7 @@ function startOptions(conversationId: string, trigger: Trigger, options: TurnOpt
     dataBudgetBytes: options.dataBudgetBytes,
     replyMode: options.replyMode,
     approvalTimeoutSeconds: options.approvalTimeoutSeconds,
+    toneHandover: options.toneHandover,
   };
   return {
     workflowId: workflowIdFor(conversationId),

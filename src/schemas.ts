@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type {
   Intent,
+  Tone,
   Message,
   NamedRecord,
   StoredDocsData,
@@ -30,6 +31,12 @@ const fraction = () => z.number().refine((n) => n >= 0 && n <= 1, 'must be betwe
 export const MAX_PLANNED_CALLS = 12;
 
 /** The plan as the model writes it. Arguments travel as a JSON string so the schema stays valid in strict mode. */
+/** The emotional cues Plan reads (seed 003): frustration and anger can hand a conversation to the team. */
+export const TONE_EMOTIONS = ['frustrated', 'angry', 'anxious', 'confused', 'grateful'] as const;
+
+/** A message that shows no emotion and no urgency. */
+export const NEUTRAL_TONE: Tone = { emotions: [], urgency: 'normal', urgency_phrases: [] };
+
 export const PlanOutput = z.object({
   user_query: z.string().describe('The question the user is asking, in one sentence'),
   intents: z
@@ -48,6 +55,21 @@ export const PlanOutput = z.object({
       }),
     )
     .describe('Things the user named: what Melvin already knows and must never ask for again'),
+  tone: z
+    .object({
+      emotions: z
+        .array(
+          z.object({
+            emotion: z.enum(TONE_EMOTIONS),
+            intensity: z.enum(['mild', 'strong']),
+            phrase: z.string().describe("The user's own words that show it"),
+          }),
+        )
+        .describe('Emotions the latest messages show, each with the words behind it; none for a neutral message'),
+      urgency: z.enum(['low', 'normal', 'high']).describe('How soon the user needs an answer, from their words'),
+      urgency_phrases: z.array(z.string()).describe('The words that show the urgency; none when it is normal'),
+    })
+    .describe("How the user feels and how urgent it is for them, from their latest messages' own words"),
   reasoning: z.string().describe('Why these tool calls answer it'),
   tool_calls: z
     .array(
@@ -204,6 +226,8 @@ export interface DraftContext extends Unanswered {
   style_examples?: StyleExample[];
   /** The records the user named, as resolution found them: answer about the one meant; when none, ask which. */
   named_records?: NamedRecordContext[];
+  /** How the user feels and how urgent it is, as Plan read it: the reply's tone follows. */
+  tone?: Tone;
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;
 }

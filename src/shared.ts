@@ -32,7 +32,21 @@ export const DEFAULT_KIND_HANDOVER_MESSAGES: Partial<Record<EscalationKind, stri
   partial_answer: 'A person from our support team will follow up here on the rest of your message.',
   attachment_only:
     "Thanks for the file. I can't open files here, so I've passed it to our support team, and a person will follow up.",
+  talent_frustrated:
+    "I'm sorry this has been so frustrating. I've passed your message to our support team, and a person will follow up here.",
 };
+/** When tone hands the conversation over: on strong frustration or anger, and on the talent's Nth complaint (0: never). */
+export interface ToneHandover {
+  strong: boolean;
+  complaints: number;
+}
+
+/**
+ * Strong frustration alone does not hand over by default: the talent-side evaluation asks that an angry talent whose
+ * question the data answers gets the answer (see decisions.md); the third complaining turn does.
+ */
+export const DEFAULT_TONE_HANDOVER: ToneHandover = { strong: false, complaints: 3 };
+
 /** How long a conversation's workflow waits for the user's next message before it ends: a week. */
 export const DEFAULT_QUIET_PERIOD_SECONDS = 7 * 24 * 3600;
 
@@ -82,6 +96,8 @@ export interface SupportConversationInput {
   toolResultTtl?: ToolResultTtl;
   /** Per escalation kind, what the user is told on a hand-over; a kind absent or empty tells the user nothing. */
   handoverMessages?: Partial<Record<EscalationKind, string>>;
+  /** When how the talent feels hands the conversation over; absent: `DEFAULT_TONE_HANDOVER`. */
+  toneHandover?: ToneHandover;
 }
 
 export interface NewUserMessage {

@@ -1,6 +1,6 @@
 // The run's state: the workflow's result and the answer of its `state` query, with the field names operators and
 // dashboards read (plan_data, tool_data, coverage_data, …).
-import type { CoverageOutput, DraftOutput, DraftRoute, ModelTier } from './schemas';
+import type { CoverageOutput, DraftOutput, DraftRoute, ModelTier, TONE_EMOTIONS } from './schemas';
 import type { ReplyMode, Trigger } from './shared';
 
 export type NodeName =
@@ -85,8 +85,17 @@ export interface EntityMention {
   mention: string;
 }
 
+/** How the user feels and how urgent it is (Plan's reading, seed 003), each cue with the words behind it. */
+export interface Tone {
+  emotions: { emotion: (typeof TONE_EMOTIONS)[number]; intensity: 'mild' | 'strong'; phrase: string }[];
+  urgency: 'low' | 'normal' | 'high';
+  urgency_phrases: string[];
+}
+
 export interface PlanData {
   user_query: string;
+  /** Absent in plans recorded before tone was read. */
+  tone?: Tone;
   /** Absent in plans recorded before intents were named: the whole question was one intent. */
   intents?: Intent[];
   entities?: EntityMention[];
@@ -247,7 +256,8 @@ export type EscalationKind =
   | 'partial_answer'
   | 'attachment_only'
   | 'no_safe_answer'
-  | 'sensitive_request';
+  | 'sensitive_request'
+  | 'talent_frustrated';
 
 /** A draft that waited for a lead in approval mode, or was only noted in shadow mode, and how that ended. */
 export interface ApprovalData {
@@ -306,6 +316,7 @@ export type MelvinStatus =
   | 'ROUTE_TO_TEAM'
   | 'NO_SAFE_ANSWER'
   | 'SENSITIVE_REQUEST'
+  | 'FRUSTRATED'
   | 'VALIDATION_FAILED'
   | 'RESPONSE_FAILED'
   | 'error'
@@ -344,6 +355,8 @@ export interface TurnRecord {
   /** What the turn's plan took the question to be, the reply the user got, and why it escalated: the next turns' memory. */
   asked?: string | null;
   answered?: string | null;
+  /** The user complained in this turn (Plan read frustration or anger): three such turns hand the conversation over. */
+  complained?: boolean;
   escalation_reason?: string | null;
   /** Shadow mode: the draft Melvin noted instead of sending, and what a teammate then answered, for a lead to compare. */
   shadow_draft?: string | null;

@@ -151,7 +151,7 @@ const INBOX_HTML = `<!doctype html>
   .conversation { padding: 8px 12px; border-bottom: 1px solid #eee; cursor: pointer; }
   .conversation.selected { background: #e8f0fe; }
   .badge { display: inline-block; padding: 1px 6px; border-radius: 8px; font-size: 12px; background: #eee; }
-  .badge.success { background: #d4f5dd; } .badge.ROUTE_TO_TEAM, .badge.NO_SAFE_ANSWER, .badge.SENSITIVE_REQUEST, .badge.VALIDATION_FAILED { background: #ffe7b3; }
+  .badge.success { background: #d4f5dd; } .badge.ROUTE_TO_TEAM, .badge.NO_SAFE_ANSWER, .badge.SENSITIVE_REQUEST, .badge.FRUSTRATED, .badge.VALIDATION_FAILED { background: #ffe7b3; }
   .badge.error, .badge.RESPONSE_FAILED, .badge.MESSAGE_FAILED { background: #ffd1d1; }
   main { display: flex; flex-direction: column; height: 100vh; }
   header { padding: 12px; border-bottom: 1px solid #ddd; }

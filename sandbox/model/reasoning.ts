@@ -1,5 +1,6 @@
 // The sandbox model's deterministic reasoning: plan, coverage and draft answers computed from the context Melvin sends.
 import type { CoverageOutput, DraftOutput, PlanOutput, ResolveOutput } from '../../src/schemas';
+import type { Tone } from '../../src/state';
 import type { LlmStep } from '../../src/schemas';
 import { oneEditApart } from '../words';
 import { codesMissingFrom, keyCodes } from './codes';
@@ -34,6 +35,8 @@ interface Context {
   style_examples?: { question: string; answer: string }[];
   /** Coverage and draft: the records Melvin resolved the talent's words to (id null when it could not tell). */
   named_records?: { kind: string; mention: string; record_kind: string; id: string | null }[];
+  /** Draft: how the user feels, as Plan read it. */
+  tone?: Tone;
 }
 
 const DOCS_TOOL = 'search_talent_docs';
@@ -580,9 +583,67 @@ function entitiesOf(question: string): PlanOutput['entities'] {
   return entities;
 }
 
+/**
+ * The cues a reader takes from a message's own words, each with the phrase behind it: frustration ("still waiting",
+ * "fed up"), anger ("this is unacceptable", words in capitals), worry, confusion, thanks; and how urgent it is ("my rent
+ * is due tomorrow", "asap"). Strong cues are the ones a person should answer. Not "is it still processing?": a question
+ * about where a record stands is not a complaint.
+ */
+const TONE_CUES: { emotion: Tone['emotions'][number]['emotion']; intensity: 'mild' | 'strong'; pattern: RegExp }[] = [
+  {
+    emotion: 'angry',
+    intensity: 'strong',
+    pattern: /\b(unacceptable|ridiculous|outrageous|furious|disgusting|a scam|scamm?ing me|fraudsters?)\b/i,
+  },
+  {
+    emotion: 'frustrated',
+    intensity: 'strong',
+    pattern:
+      /\b(fed up|sick (?:and tired )?of|had enough|(?:i'?m|i am) done with|(?:third|fourth|fifth|3rd|4th|5th) time|how many (?:more )?times|nobody (?:ever )?(?:answers|replies|responds|helps))\b/i,
+  },
+  {
+    emotion: 'frustrated',
+    intensity: 'mild',
+    pattern:
+      /\b(still (?:waiting|haven['’]?t|have not|hasn['’]?t|has not|no(?:thing)?\b)|frustrat\w*|annoy\w*|again\?|so long|taking forever|this is the second time|asked (?:this )?before)/i,
+  },
+  { emotion: 'anxious', intensity: 'mild', pattern: /\b(worried|nervous|anxious|stressed|scared|panick\w*)\b/i },
+  {
+    emotion: 'confused',
+    intensity: 'mild',
+    pattern: /\b(confus\w*|don'?t understand|makes no sense|not sure what)\b/i,
+  },
+  { emotion: 'grateful', intensity: 'mild', pattern: /\b(thanks|thank you|appreciate\w*)\b/i },
+];
+const URGENT =
+  /\b(asap|urgent\w*|right now|need (?:it |to know |my \w+ )?(?:now|today)|immediately|emergency|(?:rent|bills?) (?:is |are )?due|(?:by|before) (?:today|tonight|tomorrow))\b/i;
+const NOT_URGENT = /\b(no rush|not urgent|whenever (?:you can|works)|no hurry)\b/i;
+/** Words of four letters or more written in capitals, as shouting: not an acronym of the trade (W-2, ACH, PTO). */
+const SHOUTING = /\b(?!(?:ACH|ASAP|PTO|USA|IRS|SSN|EIN|ITIN|FAQ)\b)[A-Z]{4,}\b(?:\W+\b[A-Z]{2,}\b)+/;
+
+function toneOf(question: string): Tone {
+  const emotions: Tone['emotions'] = [];
+  for (const cue of TONE_CUES) {
+    const phrase = cue.pattern.exec(question)?.[0];
+    if (phrase && !emotions.some((e) => e.emotion === cue.emotion))
+      emotions.push({ emotion: cue.emotion, intensity: cue.intensity, phrase });
+  }
+  const shouted = SHOUTING.exec(question)?.[0];
+  if (shouted && !emotions.some((e) => e.emotion === 'angry'))
+    emotions.push({ emotion: 'angry', intensity: 'strong', phrase: shouted });
+  const urgent = URGENT.exec(question)?.[0];
+  const relaxed = NOT_URGENT.exec(question)?.[0];
+  return {
+    emotions,
+    urgency: urgent ? 'high' : relaxed ? 'low' : 'normal',
+    urgency_phrases: [urgent ?? relaxed].filter((p): p is string => Boolean(p)),
+  };
+}
+
 function plan(context: Context): PlanOutput {
   const question = currentQuestion(context.messages, context.unanswered_messages);
   const whole = readingOf(question);
+  const tone = toneOf(question);
   const userQuery = question.replace(/\s+/g, ' ').trim().slice(0, 200);
   const intents = intentsOf(question);
   const named = intents.map(({ intent, question: q }) => ({ intent, question: q }));
@@ -592,6 +653,7 @@ function plan(context: Context): PlanOutput {
       user_query: userQuery,
       intents: named,
       entities,
+      tone,
       reasoning: whole.human
         ? 'The user asks for a person.'
         : whole.sensitive
@@ -607,6 +669,7 @@ function plan(context: Context): PlanOutput {
     user_query: userQuery,
     intents: named,
     entities,
+    tone,
     reasoning: gaps.length
       ? `Filling gaps from earlier hops: ${gaps.join('; ')}`
       : 'Tools chosen by matching the question.',
@@ -1111,8 +1174,11 @@ function draft(context: Context): DraftOutput {
       open_intents: [],
     };
   }
+  // A complaint is acknowledged once, plainly, after the answer it waited for.
+  const upset = context.tone?.emotions.some((e) => e.emotion === 'frustrated' || e.emotion === 'angry');
+  const acknowledged = upset ? [...sentences, 'I’m sorry this has taken so much of your time.'] : sentences;
   return {
-    text: signed(greeted(greeting, firstName, sentences.join(' '))),
+    text: signed(greeted(greeting, firstName, acknowledged.join(' '))),
     response_type: 'REPLY',
     route: null,
     open_intents: answered.filter((a) => a.sentences.length === 0).map((a) => a.intent.intent),

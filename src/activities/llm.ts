@@ -118,6 +118,7 @@ export function planFromOutput(output: PlanOutput): Interpretation<PlanData> {
       user_query: output.user_query,
       intents: output.intents,
       entities: output.entities,
+      tone: output.tone,
       reasoning: output.reasoning,
       tool_calls,
     },

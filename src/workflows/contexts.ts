@@ -2,6 +2,7 @@
 import type { CoverageContext, DraftContext, NamedRecordContext, PlanContext, ResolveContext } from '../schemas';
 import type { AgentState, Intent, NamedRecord } from '../state';
 import { recordsAbout } from './entities';
+import { turnTone } from './tone';
 import { earlierTurns } from './conversation-record';
 import { identityArgumentNames, offeredTools } from './tool-calls';
 
@@ -144,6 +145,7 @@ export function missingContext(state: AgentState): string[] {
 
 export function draftContext(state: AgentState): DraftContext {
   const open = uncoveredIntents(state);
+  const tone = turnTone(state);
   const examples = state.metadata.style_examples?.examples ?? [];
   return {
     messages: state.messages,
@@ -157,6 +159,7 @@ export function draftContext(state: AgentState): DraftContext {
     missing_context: missingContext(state),
     ...(examples.length ? { style_examples: examples } : {}),
     ...namedRecords(state),
+    ...(tone ? { tone } : {}),
     tool_data: state.tool_data,
     docs_data: state.docs_data,
   };

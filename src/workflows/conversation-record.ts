@@ -1,6 +1,7 @@
 // The conversation record a workflow carries from turn to turn: the turns, the ledger of handled user parts, the owner,
 // and the tool results still fresh.
 import type { ToolResultTtl } from '../shared';
+import { complains, turnTone } from './tone';
 import type {
   AgentState,
   ConversationRecord,
@@ -207,6 +208,7 @@ export function closeTurn(
     asked: state.hops.at(-1)?.plan?.user_query ?? null,
     answered: replied === null ? null : replied.slice(0, MAX_REMEMBERED_REPLY),
     escalation_reason: state.escalate?.escalation_reason ?? null,
+    ...(complains(turnTone(state)) ? { complained: true } : {}),
     ...(approval?.mode === 'shadow'
       ? { shadow_draft: approval.draft.slice(0, MAX_REMEMBERED_REPLY), team_answer: null }
       : {}),

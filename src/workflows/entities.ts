@@ -9,6 +9,8 @@ export interface UserRecord {
   kind: string;
   label: string;
   words: Set<string>;
+  /** The words of what it is called (its title or name), as opposed to its place, status or dates. */
+  titleWords?: Set<string>;
 }
 
 /** Below this share of the mention's words found in a record, the match is a guess, and a guess is never sent. */
@@ -23,6 +25,7 @@ const FILLER = new Set(
 const MONTHS = 'january february march april may june july august september october november december'.split(' ');
 /** Fields whose values say what a record is, to a person. */
 const LABEL_FIELDS = ['title', 'job_title', 'name', 'location', 'status'];
+const TITLE_FIELDS = ['title', 'job_title', 'name'];
 const DATE_FIELDS = ['expected_date', 'paid_at', 'updated_at', 'applied_at', 'start_date'];
 
 function wordsOf(text: string): string[] {
@@ -66,6 +69,8 @@ export function userRecords(toolData: Record<string, StoredToolData>): UserRecor
     const dates = DATE_FIELDS.flatMap((f) => (typeof fields[f] === 'string' ? dateWords(fields[f] as string) : []));
     const record = found.get(key) ?? { id, kind, label: labelParts.join(', '), words: new Set<string>() };
     for (const w of [...wordsOf(labelParts.join(' ')), ...dates]) record.words.add(w);
+    const titles = TITLE_FIELDS.flatMap((f) => (typeof fields[f] === 'string' ? wordsOf(fields[f] as string) : []));
+    if (titles.length) record.titleWords = new Set([...(record.titleWords ?? []), ...titles]);
     if (!record.label) record.label = labelParts.join(', ');
     found.set(key, record);
   };
@@ -243,7 +248,12 @@ export function resolveNamedRecord(entity: EntityMention, records: UserRecord[])
     .map((record) => ({ record, score: matchScore(words, record) }))
     .sort((a, b) => b.score - a.score);
   const [best, second] = scored;
-  if (best && best.score >= FUZZY_THRESHOLD && (!second || best.score - second.score >= CLEAR_MARGIN)) {
+  if (
+    best &&
+    best.score >= FUZZY_THRESHOLD &&
+    (!second || best.score - second.score >= CLEAR_MARGIN) &&
+    !namesAnotherTitle(words, best.record)
+  ) {
     return named(best.record, 'fuzzy', best.score);
   }
   const left =
@@ -272,6 +282,18 @@ export function recordsAbout(toolData: Record<string, StoredToolData>, id: strin
   };
   for (const stored of Object.values(toolData)) if (stored.success) walk(stored.data);
   return found;
+}
+
+/**
+ * A mention that matches a record only by its place, status or dates while some of its words match nothing of it
+ * ("the Barista position in Austin" against the Event Staff job in Austin) names a title the record does not have.
+ */
+function namesAnotherTitle(mention: string[], record: UserRecord): boolean {
+  const words = [...record.words];
+  const matched = mention.filter((m) => words.some((w) => wordsMatch(m, w)));
+  if (matched.length === mention.length || !record.titleWords) return false;
+  const titles = [...record.titleWords];
+  return !matched.some((m) => titles.some((w) => wordsMatch(m, w)));
 }
 
 /** Cosine similarity of two vectors of the same length (0 when either is all zeros). */

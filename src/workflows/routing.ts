@@ -58,6 +58,12 @@ export const ESCALATION_TABLE: Record<EscalationKind, EscalationRow> = {
     status: 'partial',
     reason: (detail) => `Partly answered: the reply left ${detail} for the team`,
   },
+  // Strong frustration or anger, or the talent's third complaint in the conversation (seed 003's tone): a person answers.
+  talent_frustrated: {
+    source: 'plan',
+    status: 'FRUSTRATED',
+    reason: (detail) => `The talent is frustrated (${detail}): a person from the team should answer`,
+  },
   // A message of files only: Melvin cannot open files, so a person looks at them.
   attachment_only: {
     source: 'initialization',

@@ -1,5 +1,5 @@
 // Builders for the sandbox model's scripted plan, coverage and draft answers in workflow tests.
-import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/schemas';
+import { NEUTRAL_TONE, type CoverageOutput, type DraftOutput, type PlanOutput } from '../../src/schemas';
 
 export function plan(
   userQuery: string,
@@ -10,6 +10,7 @@ export function plan(
       user_query: userQuery,
       intents: [],
       entities: [],
+      tone: NEUTRAL_TONE,
       reasoning: 'scripted plan',
       tool_calls: calls.map(([tool_name, args]) => ({
         tool_name,

@@ -143,6 +143,8 @@ describe('configuration', () => {
       APPROVAL_TIMEOUT_SECONDS: 1800,
       HANDOVER_MESSAGE: DEFAULT_HANDOVER_MESSAGE,
       HANDOVER_MESSAGES: {},
+      TONE_HANDOVER: 'off',
+      COMPLAINTS_BEFORE_HANDOVER: 3,
     });
   });
 

@@ -167,6 +167,16 @@ describe('what the user named, resolved in tiers', () => {
     expect(resolveNamedRecord({ kind: 'job', mention: 'barista' }, [])).toBeNull();
   });
 
+  test('a place, status or date alone does not make a job the one named by a title it does not have', () => {
+    const ana = applications([{ id: 'job-21', title: 'Event Staff', location: 'Austin, TX' }]);
+    const named = (mention: string) => resolveNamedRecord({ kind: 'job', mention }, ana);
+    expect(named('the Barista position in Austin')).toMatchObject({ id: null, candidates: [{ id: 'job-21' }] });
+    expect(named('the sushi chef gig in Austin TX')).toMatchObject({ id: null });
+    // Named by its place alone, or by its title in another words' company, it is that job.
+    expect(named('the Austin shift')).toMatchObject({ id: 'job-21', tier: 'exact' });
+    expect(named('the event staf job in Dallas')).toMatchObject({ id: 'job-21', tier: 'fuzzy' });
+  });
+
   test('the semantic tier keeps the candidates near in meaning for the model, and takes one alone only when near-certain', () => {
     const semantic = (mention: string) => {
       const open = resolve(mention)!;

@@ -3,6 +3,7 @@
 import { Baseline, baselineOf, renderReport, summarize } from '../../eval/report';
 import { answerFigures, scenariosBehind } from '../../eval/answer-figures';
 import { checkReplies, loadHelpCenter } from '../../eval/reply-checks';
+import { toneFigures } from '../../eval/labelled';
 import { UsageError, parseCommandLine, workerModelEnvironment } from '../../eval/options';
 import {
   binomial,
@@ -500,6 +501,7 @@ describe('the command line', () => {
       LLM_RESPONSE_FORMAT: 'json_object',
       PLAN_MODEL_NAME: 'gpt-4o-mini',
       DRAFT_MODEL_NAME: 'gpt-4o-mini',
+      EMBEDDING_MODEL_NAME: 'text-embedding-3-small',
     });
     const tiered = parseCommandLine([], {
       OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
@@ -516,6 +518,7 @@ describe('the command line', () => {
       PLAN_MODEL_NAME: 'small',
       PLAN_OPENAI_BASE_URL: 'http://127.0.0.1:8/v1',
       DRAFT_MODEL_NAME: 'big',
+      EMBEDDING_MODEL_NAME: 'text-embedding-3-small',
     });
   });
 
@@ -663,5 +666,30 @@ describe('tries', () => {
     for (const together of overlaps) {
       expect(together.some((i) => i.startsWith('a')) && together.some((i) => i.startsWith('b'))).toBe(false);
     }
+  });
+});
+
+describe('the labelled figures', () => {
+  const tried = (
+    scenario: string,
+    label: { complains: boolean; urgency?: 'low' | 'normal' | 'high' },
+    read: { complains: boolean; urgency: string } | null,
+  ) => ({ scenario, try: 1, labels: { tone: label }, tone_read: read }) as unknown as TryRecord;
+
+  test('complaint recall and precision, urgency as labelled, and the tries read otherwise', () => {
+    const figures = toneFigures([
+      tried('angry', { complains: true, urgency: 'normal' }, { complains: true, urgency: 'normal' }),
+      tried('quietly-angry', { complains: true }, { complains: false, urgency: 'normal' }),
+      tried('plain', { complains: false, urgency: 'normal' }, { complains: true, urgency: 'normal' }),
+      tried('urgent', { complains: false, urgency: 'high' }, { complains: false, urgency: 'normal' }),
+      tried('never-planned', { complains: true }, null),
+      { scenario: 'unlabelled', try: 1 } as unknown as TryRecord,
+    ]);
+    expect(figures).toEqual({
+      tries: 5,
+      complaints: { found: 1, labelled: 3, right: 1, read: 2 },
+      urgency: { right: 2, labelled: 3 },
+      misread: ['quietly-angry (try 1)', 'plain (try 1)', 'urgent (try 1)', 'never-planned (try 1)'],
+    });
   });
 });

@@ -82,6 +82,7 @@ test('no runs: nothing counted, rates and times unknown, every day of the window
     'ROUTE_TO_TEAM',
     'NO_SAFE_ANSWER',
     'SENSITIVE_REQUEST',
+    'FRUSTRATED',
     'VALIDATION_FAILED',
     'RESPONSE_FAILED',
     'error',

@@ -118,13 +118,20 @@ describe('the escalation table: each case’s source, reason and Melvin Status',
       'The user sent only files, which Melvin cannot read ([attachment: payslip.pdf])',
       'ROUTE_TO_TEAM',
     ],
+    [
+      'talent_frustrated',
+      'complaint 3 in this conversation: “still waiting”',
+      'plan',
+      'The talent is frustrated (complaint 3 in this conversation: “still waiting”): a person from the team should answer',
+      'FRUSTRATED',
+    ],
   ] as const)('%s', (kind, detail, source, reason, status) => {
     expect(escalation(kind, detail)).toEqual({ kind, source, reason, requested_by: null });
     expect(melvinStatusFor({ escalationKind: kind, delivered: false })).toBe(status);
   });
 
   test('covers every kind', () => {
-    expect(Object.keys(ESCALATION_TABLE)).toHaveLength(13);
+    expect(Object.keys(ESCALATION_TABLE)).toHaveLength(14);
   });
 });
 

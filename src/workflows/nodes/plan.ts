@@ -1,10 +1,12 @@
 // The Plan node: a new hop, and the model's choice of tool calls and documentation searches for it.
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import { searchAttributes } from '../../shared';
+import { DEFAULT_TONE_HANDOVER, searchAttributes } from '../../shared';
 import type { Hop } from '../../state';
 import { planContext } from '../contexts';
 import { llm } from '../policies';
 import type { Step, Turn } from '../turn';
+import { escalation } from '../routing';
+import { toneHandoverReason } from '../tone';
 import { enter, failed, recordModel } from './helpers';
 
 /** Starts a hop: the model chooses the tool calls and documentation searches. */
@@ -24,5 +26,8 @@ export async function plan(t: Turn): Promise<Step> {
   } catch (err) {
     return failed(t, 'plan_error', err);
   }
+  // The talent's third complaining turn (or strong frustration, when configured): a person answers, not Melvin again.
+  const upset = toneHandoverReason(state, t.input.toneHandover ?? DEFAULT_TONE_HANDOVER);
+  if (upset) return { next: 'escalate', escalation: escalation('talent_frustrated', upset) };
   return { next: 'gather' };
 }
