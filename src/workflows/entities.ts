@@ -230,20 +230,23 @@ export function resolveNamedRecord(entity: EntityMention, records: UserRecord[])
   if (!recordKind || sameKind.length === 0) return null;
   const mention = entity.mention.trim();
   const words = wordsOf(mention);
-  const named = (record: UserRecord, tier: NamedRecord['tier'], score: number): NamedRecord => ({
+  const named = (
+    found: { record: UserRecord; tier: NamedRecord['tier']; score: number } | null,
+    candidates: UserRecord[] = [],
+  ): NamedRecord => ({
     kind: entity.kind,
     mention,
     record_kind: recordKind,
-    id: record.id,
-    label: record.label,
-    tier,
-    score: Math.round(score * 100) / 100,
-    candidates: [],
+    id: found?.record.id ?? null,
+    label: found?.record.label ?? '',
+    tier: found?.tier ?? null,
+    score: found ? Math.round(found.score * 100) / 100 : 0,
+    candidates: candidates.map((r) => ({ id: r.id, label: r.label })),
   });
   const byId = sameKind.find((r) => r.id.toLowerCase() === mention.toLowerCase());
-  if (byId) return named(byId, 'exact', 1);
+  if (byId) return named({ record: byId, tier: 'exact', score: 1 });
   const asWritten = words.length ? sameKind.filter((r) => words.every((w) => r.words.has(w))) : [];
-  if (asWritten.length === 1) return named(asWritten[0]!, 'exact', 1);
+  if (asWritten.length === 1) return named({ record: asWritten[0]!, tier: 'exact', score: 1 });
   const scored = sameKind
     .map((record) => ({ record, score: matchScore(words, record) }))
     .sort((a, b) => b.score - a.score);
@@ -254,20 +257,14 @@ export function resolveNamedRecord(entity: EntityMention, records: UserRecord[])
     (!second || best.score - second.score >= CLEAR_MARGIN) &&
     !namesAnotherTitle(words, best.record)
   ) {
-    return named(best.record, 'fuzzy', best.score);
+    return named({ ...best, tier: 'fuzzy' });
   }
   const left =
     best && best.score >= FUZZY_THRESHOLD ? scored.filter((s) => best.score - s.score < CLEAR_MARGIN) : scored;
-  return {
-    kind: entity.kind,
-    mention,
-    record_kind: recordKind,
-    id: null,
-    label: '',
-    tier: null,
-    score: 0,
-    candidates: left.map((s) => ({ id: s.record.id, label: s.record.label })),
-  };
+  return named(
+    null,
+    left.map((s) => s.record),
+  );
 }
 
 /** Everything the user's gathered data holds about one record: the objects with its id, and those pointing at it. */
