@@ -7,6 +7,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { createActivities } from '../../src/activities';
 import { errorMessage } from '../../src/error-message';
 import {
+  embeddingsPolicy,
   intercomPolicy,
   llmPolicy,
   mcpListPolicy,
@@ -52,6 +53,8 @@ const POLICIES: Record<ActivityName, ActivityOptions> = {
   plan: llmPolicy,
   coverage: llmPolicy,
   draft: llmPolicy,
+  resolve: llmPolicy,
+  embedTexts: embeddingsPolicy,
   validateDraft: validationPolicy,
 };
 
