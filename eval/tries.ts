@@ -178,35 +178,28 @@ function toneRead(state: AgentState | undefined): TryRecord['tone_read'] {
   return tone ? { complains: complains(tone), urgency: tone.urgency } : null;
 }
 
+const noUsage = (): LlmUsage => ({ calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+
+function addUsage(total: LlmUsage, usage: LlmUsage): void {
+  total.calls += usage.calls;
+  total.prompt_tokens += usage.prompt_tokens;
+  total.completion_tokens += usage.completion_tokens;
+  total.total_tokens += usage.total_tokens;
+}
+
 function sumUsage(states: AgentState[]): LlmUsage {
-  const total: LlmUsage = { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  for (const usage of states.map((s) => s.metadata.usage)) {
-    if (!usage) continue;
-    total.calls += usage.calls;
-    total.prompt_tokens += usage.prompt_tokens;
-    total.completion_tokens += usage.completion_tokens;
-    total.total_tokens += usage.total_tokens;
-  }
+  const total = noUsage();
+  for (const s of states) if (s.metadata.usage) addUsage(total, s.metadata.usage);
   return total;
 }
 
 function sumTierUsage(states: AgentState[]): Partial<Record<ModelTier, TierUsage>> {
   const total: Partial<Record<ModelTier, TierUsage>> = {};
-  for (const byTier of states.map((s) => s.metadata.usage_by_tier)) {
-    for (const [tier, usage] of Object.entries(byTier ?? {}) as [ModelTier, TierUsage][]) {
-      const sum = (total[tier] ??= {
-        ...usage,
-        calls: 0,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-        total_tokens: 0,
-        duration_ms: 0,
-      });
+  for (const s of states) {
+    for (const [tier, usage] of Object.entries(s.metadata.usage_by_tier ?? {}) as [ModelTier, TierUsage][]) {
+      const sum = (total[tier] ??= { ...noUsage(), model: usage.model, duration_ms: 0 });
       sum.model = usage.model;
-      sum.calls += usage.calls;
-      sum.prompt_tokens += usage.prompt_tokens;
-      sum.completion_tokens += usage.completion_tokens;
-      sum.total_tokens += usage.total_tokens;
+      addUsage(sum, usage);
       sum.duration_ms += usage.duration_ms;
     }
   }

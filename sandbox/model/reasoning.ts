@@ -1233,13 +1233,10 @@ const GENERIC = new Set(['job', 'jobs', 'shift', 'shifts', 'gig', 'position', 'r
  */
 function resolve(context: ResolveRequest): ResolveOutput {
   const text = (c: ResolveRequest['candidates'][number]) => recordText(c.record).toLowerCase();
+  // A word's forms ("interviewed" at "interview"), or a typo of it.
   const has = (haystack: string, word: string) =>
-    (haystack.match(/[a-z0-9]+/g) ?? []).some(
-      (w) =>
-        w === word ||
-        (word.length >= 5 && oneEditApart(w, word)) ||
-        (w.length >= 5 && word.startsWith(w.slice(0, 5)) && w.startsWith(word.slice(0, 5))),
-    );
+    sameWordIn(haystack, word) ||
+    (word.length >= 5 && (haystack.match(/[a-z0-9]+/g) ?? []).some((w) => oneEditApart(w, word)));
   const describes = (haystack: string, word: string) =>
     Object.entries(DESCRIBES).some(([work, plain]) => plain.includes(word) && has(haystack, work));
   const named = words(context.mention).filter((w) => !GENERIC.has(w));
