@@ -4,9 +4,10 @@ import { z } from 'zod';
 
 export const SANDBOX_EMBEDDING_MODEL_NAME = 'melvin-sandbox-embedding';
 export const EMBEDDING_DIMENSIONS = 256;
-/** OpenAI's limits: at most 2048 inputs in one request, each at most 8192 tokens. */
+/** OpenAI's limits: at most 2048 inputs in one request, each at most 8192 tokens, 300,000 tokens in all. */
 const MAX_INPUTS = 2048;
 const MAX_INPUT_TOKENS = 8192;
+const MAX_REQUEST_TOKENS = 300_000;
 
 /**
  * Words that mean the same kind of work to a person, as a real embedding model knows them: "the coffee shop job" is
@@ -98,6 +99,10 @@ export function answerEmbeddings(body: unknown): EmbeddingsOutcome {
     };
   }
   const prompt_tokens = inputs.reduce((sum, text) => sum + tokens(text), 0);
+  if (prompt_tokens > MAX_REQUEST_TOKENS) {
+    const message = `Requested ${prompt_tokens} tokens, max ${MAX_REQUEST_TOKENS} tokens per request`;
+    return { status: 400, message, param: 'input' };
+  }
   return {
     status: 200,
     body: {

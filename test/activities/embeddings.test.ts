@@ -58,6 +58,11 @@ test('the endpoint refuses what OpenAI refuses, with its status, code and parame
   expect({ status: empty.status, param: empty.param }).toEqual({ status: 400, param: 'input' });
   const tooMany = await refusal({ model: SANDBOX_EMBEDDING_MODEL_NAME, input: Array(2049).fill('x') });
   expect(tooMany.status).toBe(400);
+  const tooLong = await refusal({ model: SANDBOX_EMBEDDING_MODEL_NAME, input: ['x'.repeat(40_000)] });
+  expect({ status: tooLong.status, param: tooLong.param }).toEqual({ status: 400, param: 'input' });
+  // Each input within its limit, 300,000 tokens in all over them: refused as a whole.
+  const tooMuch = await refusal({ model: SANDBOX_EMBEDDING_MODEL_NAME, input: Array(50).fill('x'.repeat(30_000)) });
+  expect(tooMuch.message).toContain('max 300000 tokens per request');
   const noModel = await refusal({ input: 'x' });
   expect(noModel.status).toBe(400);
   const format = await refusal({ model: SANDBOX_EMBEDDING_MODEL_NAME, input: 'x', encoding_format: 'int8' });
