@@ -35,6 +35,24 @@ export const DEFAULT_KIND_HANDOVER_MESSAGES: Partial<Record<EscalationKind, stri
   talent_frustrated:
     "I'm sorry this has been so frustrating. I've passed your message to our support team, and a person will follow up here.",
 };
+/**
+ * Where the talent is in their journey (seed 002's stages, for a staffing marketplace), furthest last. A turn reads it
+ * from the talent's records first and from their words second; it steers Draft's guidance, boosts team examples from
+ * the same stage, and is the `MelvinStage` search attribute. `exploring`: no application yet.
+ */
+export const STAGES = [
+  'exploring',
+  'applied',
+  'screening',
+  'interviewing',
+  'offered',
+  'hired',
+  'working',
+  'awaiting_payment',
+  'paid',
+] as const;
+export type Stage = (typeof STAGES)[number];
+
 /** When tone hands the conversation over: on strong frustration or anger, and on the talent's Nth complaint (0: never). */
 export interface ToneHandover {
   strong: boolean;
