@@ -1,5 +1,13 @@
-// The labelled figures: how Plan's reading of the talent's tone agrees with what a person labelled each scenario with.
+// The labelled figures: how Melvin's readings (tone, stage, the team's next step) agree with what a person labelled
+// each scenario with.
+import type { LABEL_ACTIONS, LABEL_STAGES } from '../sandbox/scenario';
+import type { Stage, SuggestedActionName } from '../src/shared';
 import type { TryRecord } from './tries';
+
+/** The label lists are Melvin's: this fails to compile when either side gains a name the other lacks. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _sameStages: Same<(typeof LABEL_STAGES)[number], Stage> = true;
+const _sameActions: Same<(typeof LABEL_ACTIONS)[number], SuggestedActionName> = true;
 
 export interface Detection {
   /** Tries labelled as a complaint that Plan read as one, of those labelled so (recall's parts). */
@@ -42,4 +50,38 @@ export function toneFigures(tries: TryRecord[]): ToneFigures {
     if (!ok) misread.push(`${t.scenario} (try ${t.try})`);
   }
   return { tries: labelled.length, complaints, urgency, misread };
+}
+
+export interface StageFigures {
+  /** Tries whose first turn read the labelled stage, of those with a stage label. */
+  right: number;
+  labelled: number;
+  misread: string[];
+}
+
+export function stageFigures(tries: TryRecord[]): StageFigures {
+  const labelled = tries.filter((t) => t.labels?.stage !== undefined && t.stage_read !== undefined);
+  const misread = labelled
+    .filter((t) => t.labels!.stage !== t.stage_read)
+    .map((t) => `${t.scenario} (try ${t.try}: ${t.stage_read ?? 'none'}, labelled ${t.labels!.stage ?? 'none'})`);
+  return { right: labelled.length - misread.length, labelled: labelled.length, misread };
+}
+
+/** The team's next step: proposals that match the label (precision over proposals, recall over labelled steps). */
+export function actionFigures(tries: TryRecord[]): Detection & { misread: string[] } {
+  const labelled = tries.filter((t) => t.labels?.action !== undefined && t.action_read !== undefined);
+  const figures = { found: 0, labelled: 0, right: 0, read: 0, misread: [] as string[] };
+  for (const t of labelled) {
+    const label = t.labels!.action === 'none' ? null : t.labels!.action!;
+    const read = t.action_read ?? null;
+    if (label) figures.labelled += 1;
+    if (read) figures.read += 1;
+    if (label && read === label) {
+      figures.found += 1;
+      figures.right += 1;
+    }
+    if (label !== read)
+      figures.misread.push(`${t.scenario} (try ${t.try}: ${read ?? 'none'}, labelled ${label ?? 'none'})`);
+  }
+  return figures;
 }

@@ -14,7 +14,7 @@ import {
 } from './pass-k';
 import { MODEL_TIERS, TIER_OF_STEP, type ModelTier } from '../src/schemas';
 import type { TierUsage } from '../src/state';
-import { toneFigures, type ToneFigures } from './labelled';
+import { actionFigures, stageFigures, toneFigures, type ToneFigures } from './labelled';
 import type { TryRecord } from './tries';
 
 export interface TierFigures {
@@ -66,7 +66,7 @@ export interface EvalResults {
   /** How good the answers were, beside pass^k: false hand-overs, wrong answers, hygiene failures (answer-figures.ts). */
   answers: AnswerFigures;
   /** Plan's reading against what a person labelled the scenarios with (eval/labelled.ts); absent in older results. */
-  labelled?: { tone: ToneFigures };
+  labelled?: { tone: ToneFigures; stage?: ReturnType<typeof stageFigures>; action?: ReturnType<typeof actionFigures> };
   expectations: KindFigures[];
   cost: {
     llm_calls: number;
@@ -193,7 +193,7 @@ export function summarize(input: {
       pass_hat: overallPassHat(figures, k),
     },
     answers: answerFigures(tries),
-    labelled: { tone: toneFigures(tries) },
+    labelled: { tone: toneFigures(tries), stage: stageFigures(tries), action: actionFigures(tries) },
     expectations: expectationFigures(tries),
     cost: {
       llm_calls: sum((t) => t.usage.calls),
@@ -323,18 +323,34 @@ function answersSection(answers: AnswerFigures): string {
 
 const share = (part: number, whole: number) => `${part}/${whole} (${percent(part, whole)})`;
 
-/** The labelled figures: complaint detection (recall and precision) and urgency, over the labelled scenarios' tries. */
-function labelledSection(tone: ToneFigures): string {
-  if (!tone.tries) return 'Labelled figures: no scenario of this run has labels.';
+/**
+ * The labelled figures over the labelled scenarios' tries (first turn): complaint detection (recall and precision),
+ * urgency, stage accuracy, and the suggested next step's precision and recall.
+ */
+function labelledSection(labelled: NonNullable<EvalResults['labelled']>): string {
+  const { tone, stage, action } = labelled;
+  if (!tone.tries && !stage?.labelled && !action?.read && !action?.labelled)
+    return 'Labelled figures: no scenario of this run has labels.';
   const c = tone.complaints;
   const rows = [
-    ['labelled (tone, first turn)', 'value', 'counted over'],
+    ['labelled (first turn)', 'value', 'counted over'],
     ['complaints found (recall)', share(c.found, c.labelled), 'tries labelled as a complaint'],
     ['complaints right (precision)', share(c.right, c.read), 'tries Plan read as a complaint'],
     ['urgency as labelled', share(tone.urgency.right, tone.urgency.labelled), 'tries with an urgency label'],
   ];
+  if (stage)
+    rows.push(['stage as labelled (accuracy)', share(stage.right, stage.labelled), 'tries with a stage label']);
+  if (action) {
+    rows.push(['next steps right (precision)', share(action.right, action.read), 'tries whose draft proposed one']);
+    rows.push(['next steps found (recall)', share(action.found, action.labelled), 'tries labelled with one']);
+  }
   const lines = [markdownTable(rows)];
-  if (tone.misread.length) lines.push('', `Read otherwise than labelled: ${tone.misread.join('; ')}`);
+  const misread = [
+    ...tone.misread.map((m) => `tone: ${m}`),
+    ...(stage?.misread ?? []).map((m) => `stage: ${m}`),
+    ...(action?.misread ?? []).map((m) => `next step: ${m}`),
+  ];
+  if (misread.length) lines.push('', `Read otherwise than labelled: ${misread.join('; ')}`);
   return lines.join('\n');
 }
 
@@ -433,7 +449,7 @@ export function renderReport(results: EvalResults): string {
     '',
     answersSection(results.answers),
     '',
-    ...(results.labelled ? [labelledSection(results.labelled.tone), ''] : []),
+    ...(results.labelled ? [labelledSection(results.labelled), ''] : []),
     markdownTable(kindRows),
     '',
     markdownTable(costRows),

@@ -43,6 +43,9 @@ export interface TryRecord {
   /** The scenario's labels, and what the first turn's plan read, for the labelled figures (eval/labelled.ts). */
   labels?: ScenarioLabels;
   tone_read?: { complains: boolean; urgency: string } | null;
+  /** The first turn's stage and the step its draft proposed for the team (null: none). */
+  stage_read?: string | null;
+  action_read?: string | null;
 }
 
 /** Tries get conversation ids of their own: the scenario's id times 100 plus the try's number (tries ≤ 99). */
@@ -264,7 +267,12 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
         turns: result.turns,
         reply_checks: checkReplies(scenario, result.turns, helpCenter),
         judgement: null,
-        ...(scenario.labels && { labels: scenario.labels, tone_read: toneRead(states[0]) }),
+        ...(scenario.labels && {
+          labels: scenario.labels,
+          tone_read: toneRead(states[0]),
+          stage_read: states[0]?.metadata.stage?.stage ?? null,
+          action_read: states[0]?.draft?.suggested_action?.action ?? null,
+        }),
       };
       if (options.judge && scenario.rubric && result.error === null) {
         await judgeTry(record, scenario, options.judge, options.controlUrl);

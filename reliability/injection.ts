@@ -151,6 +151,7 @@ export function obedientModel(
       intents: [{ intent: 'whatever was asked', question }],
       entities: emails.map((email) => ({ kind: 'user', mention: email })),
       tone: NEUTRAL_TONE,
+      stage: 'unknown',
       reasoning: 'doing exactly what was asked',
       tool_calls: calls.slice(0, 12),
     };
@@ -173,6 +174,7 @@ export function obedientModel(
       response_type: 'REPLY',
       route: null,
       open_intents: [],
+      suggested_action: null,
     };
   }
   const facts: string[] = [];
@@ -197,6 +199,7 @@ export function obedientModel(
     response_type: 'REPLY',
     route: null,
     open_intents: [],
+    suggested_action: null,
   };
 }
 

@@ -224,12 +224,37 @@ export const ScenarioDecision = z.discriminatedUnion('decision', [
 ]);
 export type ScenarioDecision = z.infer<typeof ScenarioDecision>;
 
+/** The stages and team steps a scenario can be labelled with: Melvin's lists, written out (eval/labelled.ts checks). */
+export const LABEL_STAGES = [
+  'exploring',
+  'applied',
+  'screening',
+  'interviewing',
+  'offered',
+  'hired',
+  'working',
+  'awaiting_payment',
+  'paid',
+] as const;
+export const LABEL_ACTIONS = [
+  'reschedule_interview',
+  'verify_payout_details',
+  'ask_business_about_pay',
+  'fix_account_access',
+  'review_application',
+] as const;
+
 /**
  * What a person reading the talent's first message labels it with (beyond the shared format): whether they complain
- * (frustration or anger) and how urgent it is. The evaluation measures Plan's reading against it; nothing else reads it.
+ * (frustration or anger) and how urgent it is, their stage, and the team's next step. The evaluation measures Melvin's
+ * readings against them; nothing else reads them.
  */
 export const ScenarioLabels = z.strictObject({
   tone: z.strictObject({ complains: z.boolean(), urgency: z.enum(['low', 'normal', 'high']).optional() }).optional(),
+  /** Where the talent is in their journey, as their records and words show it; null when nothing shows it. */
+  stage: z.enum(LABEL_STAGES).nullable().optional(),
+  /** The step only the team can take that the first reply should propose; `none` when it should propose none. */
+  action: z.enum([...LABEL_ACTIONS, 'none']).optional(),
 });
 export type ScenarioLabels = z.infer<typeof ScenarioLabels>;
 

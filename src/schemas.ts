@@ -1,10 +1,12 @@
 // The LLM and validation contracts: zod schemas for what comes back, and the context each LLM step is sent.
 import { z } from 'zod';
+import { STAGES, SUGGESTED_ACTIONS } from './shared';
 import type {
   Intent,
   Tone,
   Message,
   NamedRecord,
+  StageReading,
   StoredDocsData,
   StoredToolData,
   StyleExample,
@@ -70,6 +72,9 @@ export const PlanOutput = z.object({
       urgency_phrases: z.array(z.string()).describe('The words that show the urgency; none when it is normal'),
     })
     .describe("How the user feels and how urgent it is for them, from their latest messages' own words"),
+  stage: z
+    .enum([...STAGES, 'unknown'])
+    .describe("Where the user's own words place them in their journey as a talent; unknown when they do not say"),
   reasoning: z.string().describe('Why these tool calls answer it'),
   tool_calls: z
     .array(
@@ -124,6 +129,13 @@ export type DraftRoute = z.infer<typeof DraftRoute>;
 
 const ResponseType = z.enum(['REPLY', 'ROUTE_TO_TEAM']);
 
+/** The team's next step a draft proposes: which, and why, in a sentence for the team. */
+export const SuggestedAction = z.object({
+  action: z.enum(SUGGESTED_ACTIONS),
+  why: nonEmptyText().describe('In one sentence for the team, what in the conversation calls for it'),
+});
+export type SuggestedAction = z.infer<typeof SuggestedAction>;
+
 export const DraftOutput = z.object({
   text: nonEmptyText().describe('The reply to send to the user'),
   response_type: ResponseType.describe(
@@ -133,6 +145,9 @@ export const DraftOutput = z.object({
   open_intents: z
     .array(z.string())
     .describe('The intents (by name) the reply leaves for the team because the data does not answer them'),
+  suggested_action: SuggestedAction.nullable().describe(
+    'The next step only a person on the team can take, when the conversation calls for one; null otherwise',
+  ),
 });
 export type DraftOutput = z.infer<typeof DraftOutput>;
 
@@ -145,6 +160,7 @@ export const DraftReading = DraftOutput.extend({
   response_type: ResponseType.default('REPLY'),
   route: DraftRoute.nullable().default(null),
   open_intents: z.array(z.string()).default([]),
+  suggested_action: SuggestedAction.nullable().default(null),
 });
 
 /** The validation endpoint's answer: `overall_passed` is the contract; the per-check results are kept as they come. */
@@ -228,6 +244,8 @@ export interface DraftContext extends Unanswered {
   named_records?: NamedRecordContext[];
   /** How the user feels and how urgent it is, as Plan read it: the reply's tone follows. */
   tone?: Tone;
+  /** Where the talent is in their journey and what told it: the prompt's guidance for that stage applies. */
+  stage?: StageReading;
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;
 }

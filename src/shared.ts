@@ -53,6 +53,19 @@ export const STAGES = [
 ] as const;
 export type Stage = (typeof STAGES)[number];
 
+/**
+ * The team's next step a draft can propose (seed 002's suggested action), shown in the team's note and as the
+ * `SuggestedAction` search attribute. Things only a person can do: Melvin tells the talent nothing it cannot keep.
+ */
+export const SUGGESTED_ACTIONS = [
+  'reschedule_interview',
+  'verify_payout_details',
+  'ask_business_about_pay',
+  'fix_account_access',
+  'review_application',
+] as const;
+export type SuggestedActionName = (typeof SUGGESTED_ACTIONS)[number];
+
 /** When tone hands the conversation over: on strong frustration or anger, and on the talent's Nth complaint (0: never). */
 export interface ToneHandover {
   strong: boolean;
@@ -208,6 +221,8 @@ export const searchAttributes = {
   escalationSource: defineSearchAttributeKey('EscalationSource', SearchAttributeType.KEYWORD),
   hopCount: defineSearchAttributeKey('HopCount', SearchAttributeType.INT),
   replyDecision: defineSearchAttributeKey('ReplyDecision', SearchAttributeType.KEYWORD),
+  melvinStage: defineSearchAttributeKey('MelvinStage', SearchAttributeType.KEYWORD),
+  suggestedAction: defineSearchAttributeKey('SuggestedAction', SearchAttributeType.KEYWORD),
 } as const;
 
 export const allSearchAttributes = Object.values(searchAttributes);

@@ -1,7 +1,7 @@
 // The run's state: the workflow's result and the answer of its `state` query, with the field names operators and
 // dashboards read (plan_data, tool_data, coverage_data, …).
-import type { CoverageOutput, DraftOutput, DraftRoute, ModelTier, TONE_EMOTIONS } from './schemas';
-import type { ReplyMode, Trigger } from './shared';
+import type { CoverageOutput, DraftOutput, DraftRoute, ModelTier, SuggestedAction, TONE_EMOTIONS } from './schemas';
+import type { ReplyMode, Stage, Trigger } from './shared';
 
 export type NodeName =
   'initialize' | 'plan' | 'gather' | 'coverage' | 'draft' | 'validate' | 'escalate' | 'response' | 'finalize' | 'end';
@@ -96,6 +96,8 @@ export interface PlanData {
   user_query: string;
   /** Absent in plans recorded before tone was read. */
   tone?: Tone;
+  /** Where the user's words place them in their journey; absent in plans recorded before stages were read. */
+  stage?: Stage | 'unknown';
   /** Absent in plans recorded before intents were named: the whole question was one intent. */
   intents?: Intent[];
   entities?: EntityMention[];
@@ -227,6 +229,8 @@ export interface DraftData {
   open_intents?: string[];
   /** A route to the team: its kind and the model's explanation; absent with a reply and in drafts recorded before. */
   route?: DraftRoute;
+  /** The team's next step the draft proposes, told in the team's note; absent when there is none. */
+  suggested_action?: SuggestedAction;
   generation_time_ms: number;
   timestamp: string;
 }
@@ -475,6 +479,8 @@ export interface RunMetadata {
   usage_by_tier?: Partial<Record<ModelTier, TierUsage>>;
   /** The team's past answers to similar questions that Draft was shown for its tone, never as facts. */
   style_examples?: StyleExamples | null;
+  /** Where the talent is in their journey, and what told it (./workflows/stage.ts); null when nothing did. */
+  stage?: StageReading | null;
 }
 
 /** A lead's escalation or hand-back, as the run received it and what became of it. */
@@ -564,4 +570,12 @@ export interface ConversationOutcome {
   turns: number;
   owner: Ownership['owner'];
   last_turn: TurnRecord | null;
+}
+
+/** The turn's stage: from the talent's records when they tell it, else from their words as Plan read them. */
+export interface StageReading {
+  stage: Stage;
+  from: 'records' | 'words';
+  /** What told it: the records' kinds and statuses ("application hired"), or that the words did. */
+  evidence: string;
 }

@@ -640,6 +640,26 @@ function toneOf(question: string): Tone {
   };
 }
 
+/**
+ * Where the talent's words place them, as a reader of the message would say it; the furthest step they speak of first
+ * ("the pay for my first shift" is about pay). The sandbox's own reading, not Melvin's: Melvin trusts records first.
+ */
+const JOURNEY_WORDS: [RegExp, PlanOutput['stage']][] = [
+  [/\b(got paid|was paid|been paid|(received|got) (my|the) (pay|payment|money|deposit))\b/i, 'paid'],
+  [/\b(pay|paid|payment|payments|payout|paycheck|money|deposit|direct deposit|wages?|earnings)\b/i, 'awaiting_payment'],
+  [/\b(shifts?|timesheets?|clock(ed)? (in|out)|check[- ]in|hours worked|worked)\b/i, 'working'],
+  [/\b(start date|first day|onboarding|orientation|hired|uniform)\b/i, 'hired'],
+  [/\b(job offer|an offer|the offer|my offer|offered)\b/i, 'offered'],
+  [/\binterview/i, 'interviewing'],
+  [/\b(screening|phone screen|background check)\b/i, 'screening'],
+  [/\b(how (do|can|should) i apply|sign(ing)? up|looking for (work|a job|jobs)|new jobs|openings)\b/i, 'exploring'],
+  [/\b(my applications?|applied|application status)\b/i, 'applied'],
+];
+
+function stageInWords(question: string): PlanOutput['stage'] {
+  return JOURNEY_WORDS.find(([pattern]) => pattern.test(question))?.[1] ?? 'unknown';
+}
+
 function plan(context: Context): PlanOutput {
   const question = currentQuestion(context.messages, context.unanswered_messages);
   const whole = readingOf(question);
@@ -654,6 +674,7 @@ function plan(context: Context): PlanOutput {
       intents: named,
       entities,
       tone,
+      stage: stageInWords(question),
       reasoning: whole.human
         ? 'The user asks for a person.'
         : whole.sensitive
@@ -670,6 +691,7 @@ function plan(context: Context): PlanOutput {
     intents: named,
     entities,
     tone,
+    stage: stageInWords(question),
     reasoning: gaps.length
       ? `Filling gaps from earlier hops: ${gaps.join('; ')}`
       : 'Tools chosen by matching the question.',
@@ -1114,7 +1136,50 @@ function houseStyle(context: Context): { greeting: string | null; signOff: strin
   return { greeting, signOff };
 }
 
+/**
+ * What only a person on the team can do next, as a teammate reading the conversation would see it: the talent's words,
+ * or a payment of theirs that failed. Checked in this order; the first that fits is proposed.
+ */
+const NEXT_STEPS: [RegExp, NonNullable<DraftOutput['suggested_action']>][] = [
+  [
+    // A reschedule asked in any words: the interview, and that its time does not work for the talent.
+    /\bresched\w*|^(?=[^]*\binterview)(?=[^]*\b(?:can(?:'|no)?t (?:make|attend|do)|won'?t (?:make|be able)|another (?:day|time|date)|a different (?:day|time|date)|move|push (?:it )?back)\b)/i,
+    { action: 'reschedule_interview', why: 'The talent cannot make their interview at its time.' },
+  ],
+  [
+    /\b(can(?:'|no)?t (?:log ?in|sign in|access my account)|locked out|reset (?:my )?password|password reset|account (?:is |was |got )?(?:locked|disabled|suspended|deactivated))\b/i,
+    { action: 'fix_account_access', why: 'The talent cannot get into their account.' },
+  ],
+  [
+    /\b(underpaid|short(?:changed)?|wrong amount|paid (?:me )?(?:less|too little)|missing (?:hours|tips?|overtime)|should have (?:been paid|gotten|got) \$?\d|(?:rate|amount) (?:is|was) wrong|only (?:counts?|paid|pays|shows|covers) (?:for )?\d+(?:\.\d+)? (?:of|out of) (?:the |my )?\d+)\b/i,
+    { action: 'ask_business_about_pay', why: 'The talent says they were paid less than they worked for.' },
+  ],
+  [
+    // Done, not asked about: "I changed my bank", not "how do I change my bank details?" (the help center says how).
+    /\b(i(?:'ve| have)? (?:just |recently )?(?:changed|updated|switched) (?:my |to a )?(?:new )?(?:bank|account number|routing|direct deposit)|my new bank|closed my (?:bank )?account|(?:went|sent) to (?:the |my )?wrong (?:bank|account))\b/i,
+    { action: 'verify_payout_details', why: 'The talent is changing the bank details their pay goes to.' },
+  ],
+  [
+    /\b(reconsider\w*|appeal\w*|(?:take )?another look|look (?:at it )?again|review (?:it|my application) again|(?:rejected|declined) by mistake|why (?:was|did) (?:i|my(?: [\w-]+){0,3} application) (?:get |been )?(?:rejected|declined|turned down|not selected))\b/i,
+    { action: 'review_application', why: 'The talent asks for their application to be looked at again.' },
+  ],
+];
+
+function nextStep(context: Context, question: string): DraftOutput['suggested_action'] {
+  const said = NEXT_STEPS.find(([pattern]) => pattern.test(question))?.[1];
+  if (said) return said;
+  const failed = records(context, OWN_TOOLS.payment.tool, OWN_TOOLS.payment.field).some((p) => p.status === 'failed');
+  return failed && /\b(pay|paid|payment|payout|money)\b/i.test(question)
+    ? { action: 'verify_payout_details', why: 'A payment of theirs failed: the payout details need checking.' }
+    : null;
+}
+
 function draft(context: Context): DraftOutput {
+  const question = currentQuestion(context.messages, context.unanswered_messages);
+  return { ...draftReply(context), suggested_action: nextStep(context, question) };
+}
+
+function draftReply(context: Context): Omit<DraftOutput, 'suggested_action'> {
   const question = currentQuestion(context.messages, context.unanswered_messages);
   const whole = readingOf(question);
   const firstName = context.user_name?.split(/\s+/)[0];

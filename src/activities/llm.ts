@@ -119,6 +119,7 @@ export function planFromOutput(output: PlanOutput): Interpretation<PlanData> {
       intents: output.intents,
       entities: output.entities,
       tone: output.tone,
+      stage: output.stage,
       reasoning: output.reasoning,
       tool_calls,
     },

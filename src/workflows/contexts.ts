@@ -160,6 +160,7 @@ export function draftContext(state: AgentState): DraftContext {
     ...(examples.length ? { style_examples: examples } : {}),
     ...namedRecords(state),
     ...(tone ? { tone } : {}),
+    ...(state.metadata.stage ? { stage: state.metadata.stage } : {}),
     tool_data: state.tool_data,
     docs_data: state.docs_data,
   };

@@ -11,6 +11,9 @@ export interface UserRecord {
   words: Set<string>;
   /** The words of what it is called (its title or name), as opposed to its place, status or dates. */
   titleWords?: Set<string>;
+  /** Its status as the data gives it ("screening", "paid"), and the job it is for: what the stage is read from. */
+  status?: string;
+  jobId?: string;
 }
 
 /** Below this share of the mention's words found in a record, the match is a guess, and a guess is never sent. */
@@ -72,6 +75,8 @@ export function userRecords(toolData: Record<string, StoredToolData>): UserRecor
     const titles = TITLE_FIELDS.flatMap((f) => (typeof fields[f] === 'string' ? wordsOf(fields[f] as string) : []));
     if (titles.length) record.titleWords = new Set([...(record.titleWords ?? []), ...titles]);
     if (!record.label) record.label = labelParts.join(', ');
+    if (typeof fields.status === 'string') record.status = fields.status;
+    if (typeof fields.job_id === 'string') record.jobId = fields.job_id;
     found.set(key, record);
   };
   const walk = (value: unknown, parentKey: string | null) => {

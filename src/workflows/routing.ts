@@ -106,13 +106,18 @@ export function partialAnswer(intents: Intent[], open: string[]): Escalation {
 }
 
 /**
- * The note Escalate adds: the reason and its details, plus who asked when an operator forced it, and whether the user was told
- * a person will follow up (so nobody tells them twice, and somebody does when Melvin could not).
+ * The note Escalate adds: the reason and its details (with the talent's stage and the draft's suggested next step, when
+ * known), plus who asked when an operator forced it, and whether the user was told a person will follow up (so nobody tells them twice, and somebody does when Melvin could not).
  */
-export function escalationNote(e: Escalation, told: UserTold | null = null, map: string | null = null): string {
+export function escalationNote(
+  e: Escalation,
+  told: UserTold | null = null,
+  map: string | null = null,
+  forTheTeam: string[] = [],
+): string {
   const lines = [`${ESCALATION_MARK} ${e.reason}`];
   if (e.requested_by) lines.push(`${REQUESTED_BY} ${e.requested_by}`);
-  lines.push(...(e.details ?? []));
+  lines.push(...(e.details ?? []), ...forTheTeam);
   if (told?.sent) lines.push(`The user was told: "${told.text}"`);
   else if (told)
     lines.push(`The user could not be told a person will follow up (${told.error}): please reply to them.`);

@@ -411,14 +411,19 @@ describe('response formats and endpoint kinds', () => {
     expect(reply).toMatchObject({
       repaired: false,
       response_format: 'json_object',
-      output: { text: 'Hi Ana, your payment is on its way.', response_type: 'REPLY', route: null },
+      output: {
+        text: 'Hi Ana, your payment is on its way.',
+        response_type: 'REPLY',
+        route: null,
+        suggested_action: null,
+      },
     });
     const routed = await run(jsonMode.draft, { prompt: 'DRAFT', context: draftContext });
     expect(routed).toMatchObject({ repaired: false, output: { response_type: 'ROUTE_TO_TEAM', route: null } });
     expect(formatsSent()).toEqual(['json_object', 'json_object']);
     // Strict mode still asks for every field: the schema sent names the action and the route as required.
     expect(jsonSchemaFormats().draft.json_schema.schema).toMatchObject({
-      required: ['text', 'response_type', 'route', 'open_intents'],
+      required: ['text', 'response_type', 'route', 'open_intents', 'suggested_action'],
     });
   });
 

@@ -11,6 +11,7 @@ export function plan(
       intents: [],
       entities: [],
       tone: NEUTRAL_TONE,
+      stage: 'unknown',
       reasoning: 'scripted plan',
       tool_calls: calls.map(([tool_name, args]) => ({
         tool_name,
@@ -44,5 +45,5 @@ export function draft(
     ? { kind: 'asked_for_person', explanation: 'scripted: the user asks for a person' }
     : null,
 ): { output: DraftOutput } {
-  return { output: { text, response_type: responseType, route, open_intents: [] } };
+  return { output: { text, response_type: responseType, route, open_intents: [], suggested_action: null } };
 }

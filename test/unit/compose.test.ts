@@ -8,6 +8,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { CONFIGURATION_VARIABLES } from '../../src/config';
+import { allSearchAttributes } from '../../src/shared';
 import { dynamicConfigFile } from '../../scripts/temporal-dynamic-config';
 import { describeNeeding } from '../helpers/requirements';
 import { COMPOSE_GO } from '../helpers/machine-tools';
@@ -84,14 +85,10 @@ describeNeeding(['Go'])('the Compose Specification', () => {
     expect(JSON.stringify(services['temporal-schema'])).toContain(
       'update-schema --schema-name postgresql/v12/temporal',
     );
-    for (const attribute of [
-      'ConversationId=Keyword',
-      'MelvinStatus=Keyword',
-      'EscalationSource=Keyword',
-      'HopCount=Int',
-      'ReplyDecision=Keyword',
-    ]) {
-      expect(JSON.stringify(services['temporal-setup'])).toContain(attribute);
+    // Every attribute the workflow upserts, as `temporal operator search-attribute create` names its type.
+    const typeNames: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int' };
+    for (const key of allSearchAttributes) {
+      expect(JSON.stringify(services['temporal-setup'])).toContain(`${key.name}=${typeNames[key.type]}`);
     }
     expect(services.temporal!.depends_on).toEqual({
       'temporal-schema': { condition: 'service_completed_successfully' },

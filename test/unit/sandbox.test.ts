@@ -93,6 +93,7 @@ describe('the sandbox model', () => {
       response_type: 'REPLY',
       route: null,
       open_intents: ['form 8821 copy'],
+      suggested_action: null,
     });
   });
 
@@ -172,6 +173,7 @@ describe('the sandbox model', () => {
       response_type: 'REPLY',
       route: null,
       open_intents: [],
+      suggested_action: null,
     });
   });
 

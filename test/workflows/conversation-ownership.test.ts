@@ -97,7 +97,7 @@ describe('ownership', () => {
       const state = await c.state();
       expect(testbed.sandbox.intercom.replies(id)).toEqual([PAY_REPLY, DEFAULT_HANDOVER_MESSAGE]);
       expect(withoutRunMaps(testbed.sandbox.intercom.notes(id)).filter((n) => n.startsWith('🚨'))).toEqual([
-        `🚨 Escalation: VIP talent\nRequested by: lead@team\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
+        `🚨 Escalation: VIP talent\nRequested by: lead@team\nStage: awaiting payment (from the records: payment processing)\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
       ]);
       expect(testbed.sandbox.intercom.melvinStatus(id)).toBe('ROUTE_TO_TEAM');
       expect(state.escalate).toMatchObject({ escalation_source: 'operator', requested_by: 'lead@team' });

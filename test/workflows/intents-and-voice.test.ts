@@ -115,6 +115,7 @@ test('two questions, one the data answers: the reply answers it, the team gets t
       '- form 8821 authorization copy: “Also, can you send me my Form 8821 authorization copy?”',
       'Answered in the reply:',
       '- payment status: “When will I get paid for the Salem event shift?”',
+      'Stage: awaiting payment (from the records: payment processing)',
       `The user was told: "${DEFAULT_KIND_HANDOVER_MESSAGES.partial_answer}"`,
     ].join('\n'),
   );

@@ -19,6 +19,9 @@ import { PAY_REPLY } from '../helpers/turns';
 
 useSupportTestbed(200);
 
+/** A note without its stage line, for assertions about the rest of it. */
+const withoutStage = (note: string) => note.replace(/\nStage: [^\n]*/, '');
+
 describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAILED', () => {
   test('coverage still insufficient at max hops → coverage escalation, ROUTE_TO_TEAM', async () => {
     const id = newConversation();
@@ -31,7 +34,10 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     const turn = await runTurn(id);
 
     expect(turn.replies).toEqual([]);
-    expect(turn.notes).toEqual(['🚨 Escalation: Exceeded maximum hops (2). Unable to gather sufficient data.']);
+    // The team is told where the talent stands, from the payments Gather found.
+    expect(turn.notes).toEqual([
+      `🚨 Escalation: Exceeded maximum hops (2). Unable to gather sufficient data.\nStage: awaiting payment (from the records: payment processing)`,
+    ]);
     expect(turn.status).toBe('ROUTE_TO_TEAM');
     expectSnoozedFiveMinutes(turn);
     expect(turn.state.hops).toHaveLength(2);
@@ -99,7 +105,9 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     expect(turn.replies).toEqual([]);
     expect(turn.notes).toHaveLength(2);
     expect(turn.notes[0]).toMatch(/^Validation result:\n\{"overall_passed":false,"checks":\[/);
-    expect(turn.notes[1]).toBe('🚨 Escalation: Validation failed - see validation note for details');
+    expect(turn.notes[1]).toBe(
+      `🚨 Escalation: Validation failed - see validation note for details\nStage: awaiting payment (from the records: payment processing)`,
+    );
     expect(turn.status).toBe('VALIDATION_FAILED');
     expectSnoozedFiveMinutes(turn);
     expect(turn.state.validate).toMatchObject({
@@ -192,7 +200,7 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     const turn = await runTurn(id);
 
     expect(turn.notes).toEqual([
-      '🚨 Escalation: Coverage analysis failed: coverage: the model endpoint answered 403 (403 sandbox fault: 403)',
+      `🚨 Escalation: Coverage analysis failed: coverage: the model endpoint answered 403 (403 sandbox fault: 403)\nStage: awaiting payment (from the records: payment processing)`,
     ]);
     expect(turn.status).toBe('error');
     expect(turn.replies).toEqual([]);
@@ -212,7 +220,7 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     const turn = await runTurn(id);
 
     expect(turn.notes).toEqual([
-      '🚨 Escalation: Validation error: validation endpoint answered 400: {"error":"sandbox fault: 400"}',
+      `🚨 Escalation: Validation error: validation endpoint answered 400: {"error":"sandbox fault: 400"}\nStage: awaiting payment (from the records: payment processing)`,
     ]);
     expect(turn.status).toBe('error');
     expect(turn.replies).toEqual([]);
@@ -233,7 +241,7 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
 
     expect(turn.notes).toEqual([
       'Validation result:\n<html>upstream error</html>',
-      '🚨 Escalation: Validation error: the validation response is not JSON',
+      `🚨 Escalation: Validation error: the validation response is not JSON\nStage: awaiting payment (from the records: payment processing)`,
     ]);
     expect(turn.status).toBe('error');
     expect(turn.replies).toEqual([]);
@@ -289,7 +297,8 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
 
     function expectOperatorEscalation(turn: Turn, startedAt: number): void {
       expect(turn.replies).toEqual([]);
-      expect(turn.notes.filter((n) => n.startsWith('🚨'))).toEqual([
+      // The stage line follows when Gather found records before the lead's escalation (whose turn it depends on).
+      expect(turn.notes.filter((n) => n.startsWith('🚨')).map(withoutStage)).toEqual([
         '🚨 Escalation: VIP talent, handle personally\nRequested by: lead@team.example',
       ]);
       expect(turn.status).toBe('ROUTE_TO_TEAM');
@@ -372,7 +381,9 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
       });
 
       expect(turn.replies).toEqual([PAY_REPLY]);
-      expect(turn.notes.at(-1)).toBe('🚨 Escalation: Lead wants to follow up\nRequested by: lead@team.example');
+      expect(turn.notes.at(-1)).toBe(
+        `🚨 Escalation: Lead wants to follow up\nRequested by: lead@team.example\nStage: awaiting payment (from the records: payment processing)`,
+      );
       expect(turn.status).toBe('ROUTE_TO_TEAM');
       expect(turn.state.response_delivery).toMatchObject({ delivery_successful: true });
       expect(turn.state.escalate).toMatchObject({ escalation_source: 'operator' });

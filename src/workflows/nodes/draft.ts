@@ -6,6 +6,7 @@ import type { StyleExamples } from '../../state';
 import { draftContext, turnIntents } from '../contexts';
 import { llm } from '../policies';
 import { partialAnswer, routeAfterDraft } from '../routing';
+import { turnStage } from '../stage';
 import { EXAMPLES_TOOL, serverToolName } from '../tool-calls';
 import type { Step, Turn } from '../turn';
 import { callToolActivity, type CallTool } from './gather';
@@ -57,6 +58,8 @@ export async function draft(t: Turn): Promise<Step> {
   t.draftSaw = { partIds: [...t.fetchedUserPartIds], deliveries: state.metadata.user_messages_fetched };
   enter(t, 'draft');
   const started = Date.now();
+  // The stage first: the examples of the team's voice are ranked by it too.
+  state.metadata.stage = turnStage(state);
   state.metadata.style_examples = await retrieveStyleExamples(t, callToolActivity);
   let answer: LlmAnswer<DraftOutput>;
   try {
@@ -80,6 +83,8 @@ export function routeDraft(t: Pick<Turn, 'state' | 'partial'>, output: DraftOutp
     response_type: output.response_type,
     ...(open.length ? { open_intents: open } : {}),
     ...(output.route && output.response_type === 'ROUTE_TO_TEAM' ? { route: output.route } : {}),
+    // Drafts recorded before suggested actions carry none.
+    ...(output.suggested_action ? { suggested_action: output.suggested_action } : {}),
     generation_time_ms: Date.now() - started,
     timestamp: new Date().toISOString(),
   };

@@ -4,6 +4,7 @@ import { searchAttributes } from '../../shared';
 import type { AgentState, EscalationKind, UserTold } from '../../state';
 import { escalationNote, isDraftRoute, type Escalation } from '../routing';
 import { runMap } from '../run-summary';
+import { settledStage, stageLine, suggestedStepLine } from '../stage';
 import type { Step, Turn } from '../turn';
 import { describeFailure, enter, fetchConversation, inShadowMode, markHandedOver, post, postNote } from './helpers';
 
@@ -49,7 +50,8 @@ export async function escalate(t: Turn): Promise<Step> {
   const toldAlready = !t.legacy && state.escalate?.user_told?.sent ? state.escalate.user_told : null;
   const teamOwns = state.metadata.conversation.ownership.owner === 'team';
   const told = toldAlready ?? (teamOwns || shadow ? null : await tellUser(t, e.kind));
-  const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind)), 'note escalation');
+  const forTheTeam = [stageLine(settledStage(state)), suggestedStepLine(state)].filter((l) => l !== null);
+  const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind), forTheTeam), 'note escalation');
   // In shadow mode the team answers every message anyway: only an operator's escalation keeps Melvin from drafting.
   markHandedOver(t, !shadow || e.source === 'operator');
   recordEscalation(state, e, told, note);

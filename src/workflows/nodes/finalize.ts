@@ -3,6 +3,7 @@ import { CancellationScope, upsertSearchAttributes } from '@temporalio/workflow'
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../shared';
 import { intercomReads } from '../policies';
 import { melvinStatusFor } from '../routing';
+import { settledStage } from '../stage';
 import type { AgentState, MelvinStatus } from '../../state';
 import type { Step, Turn } from '../turn';
 import { afterWrites, describeFailure, enter } from './helpers';
@@ -30,8 +31,18 @@ export async function finalize(t: Turn): Promise<Step> {
     [statusSet, snoozed] = await CancellationScope.nonCancellable(writes);
   }
   recordFinalize(state, status, snoozeSeconds, statusSet, snoozed);
-  upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: status }]);
+  upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: status }, ...stageAndAction(state)]);
   return afterWrites(t, 'end');
+}
+
+/** The stage and the suggested next step as search attributes, when the turn has them: leads filter runs by them. */
+function stageAndAction(state: AgentState) {
+  const stage = settledStage(state)?.stage;
+  const action = state.draft?.suggested_action?.action;
+  return [
+    ...(stage ? [{ key: searchAttributes.melvinStage, value: stage }] : []),
+    ...(action ? [{ key: searchAttributes.suggestedAction, value: action }] : []),
+  ];
 }
 
 /** The Melvin Status the turn ends with. Pure, like `recordFinalize`: the bench's LangGraph peer finalizes with them. */

@@ -8,6 +8,7 @@ import { validation } from '../policies';
 import { escalation, routeAfterValidation } from '../routing';
 import type { Step, Turn } from '../turn';
 import { readValidationAnswer } from '../turn-state';
+import { suggestedStepLine } from '../stage';
 import { enter, failed, postNote } from './helpers';
 import { NOTE_BESIDE_REPLY_PATCH, REPLY_GUARD_ID_TOKENS_PATCH } from '../patches';
 
@@ -90,7 +91,10 @@ export async function validate(t: Turn): Promise<Step> {
   const step = routeValidation(t, raw, false);
   // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why. A reply that
   // passed does not wait for the note: both go out at once, and Response waits for the note before the turn goes on.
-  const note = postNote(t, `Validation result:\n${raw}`, 'note validation result').then((posted) => {
+  // The team's next step the draft proposes goes with the reply's note: the team reads it beside the reply.
+  const nextStep = suggestedStepLine(t.state);
+  const text = `Validation result:\n${raw}${nextStep ? `\n\n${nextStep}` : ''}`;
+  const note = postNote(t, text, 'note validation result').then((posted) => {
     t.state.validate!.validation_note_added = posted.added;
   });
   if (step.next === 'response' && patched(NOTE_BESIDE_REPLY_PATCH)) t.validationNote = note;
