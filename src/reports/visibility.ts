@@ -25,6 +25,7 @@ export function runRecord(info: WorkflowExecutionInfo): RunRecord {
       info.typedSearchAttributes.get(searchAttributes.conversationId) ??
       conversationIdOf(info.workflowId) ??
       info.workflowId,
+    workflowId: info.workflowId,
     runId: info.runId,
     startTime: info.startTime,
     memo: info.memo?.[TURN_SUMMARY_MEMO],
