@@ -187,17 +187,13 @@ function daysBetween(since: Date, until: Date): string[] {
   return days;
 }
 
-/**
- * The report over the runs visibility listed. A turn counts in the window when its summary's `ended_at` is at or after
- * `since`. It is resolved when Melvin's reply went out (`success`), the team did not take the conversation over after it,
- * and no later turn of the conversation in the window escalated or went to the team.
- */
-export function reportFigures(
-  runs: RunRecord[],
-  options: { since: Date; until: Date; label: string; truncated?: boolean; ui?: TemporalUi },
-): Report {
-  const readings = runs.map((run) => ({ run, reading: readSummary(run) }));
-  const turns: Turn[] = readings
+/** The turns of the window, oldest first: each run's own summary whose turn ended at or after `since`. */
+export function windowTurns(
+  runs: RunRecord[] | { run: RunRecord; reading: SummaryReading }[],
+  since: Date,
+): WindowTurn[] {
+  const readings = runs.map((r) => ('reading' in r ? r : { run: r, reading: readSummary(r) }));
+  return readings
     .flatMap(({ run, reading }) =>
       reading.kind === 'summary'
         ? [
@@ -211,8 +207,21 @@ export function reportFigures(
           ]
         : [],
     )
-    .filter((t) => t.endedAt >= options.since.getTime())
+    .filter((t) => t.endedAt >= since.getTime())
     .sort((a, b) => a.endedAt - b.endedAt);
+}
+
+/**
+ * The report over the runs visibility listed. A turn counts in the window when its summary's `ended_at` is at or after
+ * `since`. It is resolved when Melvin's reply went out (`success`), the team did not take the conversation over after it,
+ * and no later turn of the conversation in the window escalated or went to the team.
+ */
+export function reportFigures(
+  runs: RunRecord[],
+  options: { since: Date; until: Date; label: string; truncated?: boolean; ui?: TemporalUi },
+): Report {
+  const readings = runs.map((run) => ({ run, reading: readSummary(run) }));
+  const turns = windowTurns(readings, options.since);
   const answered = turns.filter((t) => t.summary.status !== 'skipped');
 
   // A conversation's last hand-over in the window: a success before it was not the end of the matter.

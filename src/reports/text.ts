@@ -1,6 +1,7 @@
 // The report as plain text for a terminal (`npm run melvin -- report`): the figures, a bar per day, then the patterns
 // (causes of escalation, intents, uncovered questions) and the period's flows as Mermaid source; pure.
 import { DAY_OUTCOMES, type DayOutcome, type Report } from './figures';
+import type { AnalysisAnswer } from './analysis';
 import { CAUSE_DIMENSIONS, type RunExample } from './patterns';
 
 const BAR_WIDTH = 40;
@@ -157,4 +158,23 @@ function patternLines(report: Report): string[] {
       section(`${flow.title} (Mermaid)`, flow.edges.length ? ['```mermaid', flow.mermaid, '```'] : []),
     ),
   ];
+}
+
+/** The analysis agent's answer, then each figure it used: the tool, its arguments and its result as JSON. */
+export function analysisText(answer: AnalysisAnswer): string {
+  return [
+    `Question (turns that ended in the last ${answer.window.label}): ${answer.question}`,
+    '',
+    answer.answer,
+    ...section(
+      `Figures the answer used (${answer.figures.length} tool call${answer.figures.length === 1 ? '' : 's'}, model ${answer.model})`,
+      answer.figures.flatMap((f) => [
+        `  ${f.tool}(${JSON.stringify(f.arguments)})`,
+        ...JSON.stringify(f.result, null, 2)
+          .split('\n')
+          .map((line) => `    ${line}`),
+      ]),
+      'none: the answer is not drawn from the run records',
+    ),
+  ].join('\n');
 }
