@@ -7,6 +7,8 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import {
   ConfigError,
+  analysisSettings,
+  loadAnalysisConfig,
   loadTemporalConfig,
   loadTurnConfig,
   temporalConnectionOptions,
@@ -26,7 +28,11 @@ import { toolDataConverter } from './dev-payload-keys';
 import { codecEndpointUrl } from './ingress/codec-routes';
 import { Since } from './reports/figures';
 import { reportText } from './reports/text';
-import { loadReport } from './reports/visibility';
+import { loadAnalysisData, loadReport } from './reports/visibility';
+import { AnalysisRequest, askAnalysis } from './reports/analysis';
+import { analysisText } from './reports/text';
+import type { TemporalUi } from './reports/patterns';
+import OpenAI from 'openai';
 import { ConversationIdText } from './schemas';
 import { searchAttributes, type ReplyDecision } from './shared';
 import { errorMessage } from './error-message';
@@ -45,7 +51,9 @@ const USAGE = `Usage:
   melvin list [--status <MelvinStatus>] [--conversation <id>] [--limit <n>]
                                                       list runs, newest first
   melvin report [--since <n>m|h|d] [--json]           turns, resolution and escalation rates, approvals, hops,
-                                                      turn times, tools, tokens and a table per day (default 7d)
+                                                      turn times, tools, tokens, a table per day (default 7d),
+                                                      causes of escalation, intents, uncovered questions, flows
+  melvin report --ask "<question>" [--since …]        the analysis agent answers from the runs, with its figures
   melvin codec-endpoint --ingress <url>               the codec endpoint to give the Temporal UI (needs ADMIN_API_TOKEN)`;
 
 export class UsageError extends Error {}
@@ -89,7 +97,12 @@ const Command = z.discriminatedUnion('command', [
     conversation: ConversationId.optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(20),
   }),
-  z.object({ command: z.literal('report'), since: Since.prefault('7d'), json: z.boolean().default(false) }),
+  z.object({
+    command: z.literal('report'),
+    since: Since.prefault('7d'),
+    json: z.boolean().default(false),
+    ask: AnalysisRequest.shape.question.optional(),
+  }),
   z.object({
     command: z.literal('codec-endpoint'),
     ingress: z.url({ protocol: /^https?$/, error: '--ingress must be the ingress’s http(s) URL' }),
@@ -112,6 +125,7 @@ export function parseCommand(argv: string[]): Command {
         limit: { type: 'string' },
         since: { type: 'string' },
         json: { type: 'boolean' },
+        ask: { type: 'string' },
         ingress: { type: 'string' },
       },
     });
@@ -196,10 +210,31 @@ async function run(command: Command, client: Client, temporal: TemporalConfig): 
       }));
     }
     case 'report': {
-      const report = await loadReport(client, command.since);
+      const ui = temporalUiOf(process.env.TEMPORAL_UI_ORIGIN, client.options.namespace);
+      if (command.ask !== undefined) {
+        const settings = analysisSettings(loadAnalysisConfig());
+        if (!settings)
+          throw new ConfigError('--ask needs ANALYSIS_OPENAI_API_KEY or OPENAI_API_KEY: the analysis agent’s model');
+        const openai = new OpenAI({
+          baseURL: settings.baseURL,
+          apiKey: settings.apiKey,
+          maxRetries: 1,
+          timeout: 60_000,
+        });
+        const data = await loadAnalysisData(client, command.since, new Date(), ui);
+        const answer = await askAnalysis({ openai, model: settings.model, question: command.ask, data });
+        return command.json ? answer : analysisText(answer);
+      }
+      const report = await loadReport(client, command.since, new Date(), ui);
       return command.json ? report : reportText(report);
     }
   }
+}
+
+/** The Temporal UI that example runs link to: the first of TEMPORAL_UI_ORIGIN, as the ingress reads it. */
+function temporalUiOf(origins: string | undefined, namespace: string): TemporalUi {
+  const url = origins?.split(',')[0]?.trim() || 'http://localhost:8233';
+  return { url, namespace };
 }
 
 /** The token of the codec endpoint is derived from the operator token, so only its holder can print the URL. */

@@ -343,7 +343,33 @@ const WorkerEnv = TemporalEnv.extend({
   }
 });
 
+/**
+ * The report's analysis agent (the ingress's `/report/ask` and `melvin report --ask`): its own model tier, `ANALYSIS_*`,
+ * each setting falling back to the shared one. Optional: without a key the ingress serves the report without it.
+ */
+const AnalysisEnv = z.object({
+  OPENAI_API_KEY: optional(z.string().min(1).optional()),
+  OPENAI_BASE_URL: optional(url.default('https://api.openai.com/v1')),
+  MODEL_NAME: optional(z.string().min(1).default('gpt-4o-mini')),
+  ANALYSIS_MODEL_NAME: optional(z.string().min(1).optional()),
+  ANALYSIS_OPENAI_BASE_URL: optional(url.optional()),
+  ANALYSIS_OPENAI_API_KEY: optional(z.string().min(1).optional()),
+});
+export type AnalysisConfig = z.infer<typeof AnalysisEnv>;
+
+/** The analysis tier's endpoint and model, or null when no API key is set for it. */
+export function analysisSettings(config: AnalysisConfig): Omit<ModelTierSettings, 'responseFormat'> | null {
+  const apiKey = config.ANALYSIS_OPENAI_API_KEY ?? config.OPENAI_API_KEY;
+  if (!apiKey) return null;
+  return {
+    baseURL: config.ANALYSIS_OPENAI_BASE_URL ?? config.OPENAI_BASE_URL,
+    apiKey,
+    model: config.ANALYSIS_MODEL_NAME ?? config.MODEL_NAME,
+  };
+}
+
 const IngressEnv = TemporalEnv.extend(TurnEnv.shape)
+  .extend(AnalysisEnv.shape)
   .extend({
     INTERCOM_CLIENT_SECRET: required('the Intercom app client secret that signs webhooks'),
     MELVIN_ADMIN_ID: melvinAdminId,
@@ -435,6 +461,7 @@ export function embeddingSettings(config: WorkerConfig): Omit<ModelTierSettings,
   };
 }
 
+export const loadAnalysisConfig = (env: NodeJS.ProcessEnv = process.env): AnalysisConfig => load(AnalysisEnv, env);
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);
 export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => load(IngressEnv, env);
 

@@ -227,6 +227,31 @@ export const searchAttributes = {
 
 export const allSearchAttributes = Object.values(searchAttributes);
 
+/** Bounds on what a turn summary keeps of its intents and path, so a memo stays small whatever the model wrote. */
+export const MAX_MEMO_INTENTS = 8;
+export const MAX_MEMO_INTENT_CHARS = 60;
+export const MAX_MEMO_PATH = 40;
+
+/**
+ * An intent's name as a label to count by: lower case on one line, e-mail addresses and runs of five or more digits
+ * (ids; a form number or a year stays) masked, since a model may name an intent "payment 4821377 for ana@x.io"; cut
+ * to `MAX_MEMO_INTENT_CHARS`. The memo keeps labels, never the talent's words.
+ */
+export function intentLabel(name: string): string {
+  const label = name
+    .toLowerCase()
+    .replace(/[^\s@]+@[^\s@]+/g, '[email]')
+    .replace(/\d{5,}/g, '#')
+    .replace(/\s+/g, ' ')
+    .replace(/^[\s"'“”.,;:!?-]+|[\s"'“”.,;:!?-]+$/g, '');
+  return label.length > MAX_MEMO_INTENT_CHARS ? `${label.slice(0, MAX_MEMO_INTENT_CHARS - 1)}…` : label;
+}
+
+/** Distinct labels of `names`, in order, at most `MAX_MEMO_INTENTS`. */
+export function intentLabels(names: readonly string[]): string[] {
+  return [...new Set(names.map(intentLabel).filter(Boolean))].slice(0, MAX_MEMO_INTENTS);
+}
+
 /** The memo key under which each run keeps its turn's summary: reports read the runs' outcomes from visibility alone. */
 export const TURN_SUMMARY_MEMO = 'melvin_turn';
 
@@ -258,6 +283,19 @@ export interface TurnSummary {
   /** How many things the user asked (as Plan named them), and how many the reply left for the team. */
   intents: number;
   open_intents: number;
+  /**
+   * The same intents by Plan's short names ("payment status"), normalized and capped (`MAX_MEMO_INTENTS` names of at
+   * most `MAX_MEMO_INTENT_CHARS` characters, digit runs and addresses masked): labels a lead can group by, not the
+   * talent's words. `open_intent_names`: those the reply left for the team; `uncovered_intent_names`: those Coverage
+   * last judged the data does not answer.
+   */
+  intent_names: string[];
+  open_intent_names: string[];
+  uncovered_intent_names: string[];
+  /** The talent's stage in their journey when the turn ran (./workflows/stage.ts); null when nothing told it. */
+  stage: Stage | null;
+  /** The nodes the turn visited, in order (at most `MAX_MEMO_PATH`): the report draws the period's paths from them. */
+  path: NodeName[];
   /** Set when, after this turn, the team took the conversation over: why (a teammate replied, was assigned, …). */
   reopened_by_team: string | null;
 }

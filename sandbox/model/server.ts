@@ -8,6 +8,7 @@ import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { HttpFault } from '../scenario';
 import { SANDBOX_EMBEDDING_MODEL_NAME, answerEmbeddings } from './embeddings';
+import { analystAnswer, checkToolTurns, checkTools } from './analyst';
 import { sandboxJudge } from './judge';
 import {
   checkJsonModeMessages,
@@ -48,8 +49,11 @@ export interface ChatMessage {
   content: string;
 }
 
-/** Melvin's steps, or an evaluation's judge asking whether a reply meets a scenario's rubric. */
-export type CompletionStep = LlmStep | 'judge';
+/**
+ * Melvin's steps, an evaluation's judge asking whether a reply meets a scenario's rubric, or the report's analysis
+ * agent calling tools (`analyze`).
+ */
+export type CompletionStep = LlmStep | 'judge' | 'analyze';
 
 export interface RecordedCompletion {
   step: CompletionStep;
@@ -65,9 +69,11 @@ export interface RecordedCompletion {
   latency_ms?: number;
   /** The 400 the endpoint answered instead of a completion, when it refused the request. */
   refused?: OpenAiErrorBody;
+  /** The request's function tools, for the analysis agent's requests. */
+  tools?: unknown;
 }
 
-const STEPS: CompletionStep[] = ['plan', 'coverage', 'draft', 'resolve', 'judge'];
+const STEPS: CompletionStep[] = ['plan', 'coverage', 'draft', 'resolve', 'judge', 'analyze'];
 
 /** Which of Melvin's steps (or the judge) a request is, from the `Task: <step>.` line its data message starts with. */
 function stepOf(body: unknown): CompletionStep | undefined {
@@ -200,6 +206,7 @@ export class SandboxModel extends HttpService {
   private answer(step: CompletionStep, context: Record<string, unknown>, messages: ChatMessage[]): string {
     // The judge is the evaluation's, not Melvin's: the stand-in answers it by its rules whatever the responder.
     if (step === 'judge') return render(this.settings, sandboxJudge(context));
+    if (step === 'analyze') throw new Error('the analysis agent’s requests carry tools');
     const scripted = this.scripts.get(step)?.shift();
     if (scripted) return 'content' in scripted ? scripted.content : render(this.settings, scripted.output);
     if (!this.options.responder) throw new Error(`no answer scripted for ${step} and no responder`);
@@ -253,6 +260,7 @@ export class SandboxModel extends HttpService {
         model?: unknown;
         messages?: ChatMessage[];
         response_format?: RecordedCompletion['response_format'];
+        tools?: unknown;
       };
       // OpenAI checks the model before anything else the request carries.
       if (typeof body.model !== 'string' || body.model === '') {
@@ -274,6 +282,7 @@ export class SandboxModel extends HttpService {
             ),
           );
       }
+      if (step === 'analyze' || body.tools !== undefined) return this.answerWithTools(req, res, step, model);
       const context = dataDocument(body.messages);
       const recorded: RecordedCompletion = {
         step,
@@ -314,5 +323,67 @@ export class SandboxModel extends HttpService {
       });
     });
     return app;
+  }
+
+  /**
+   * A request with function tools: `tools` and the tool-call turns checked as OpenAI checks them, then the stand-in
+   * analyst's tool calls (`finish_reason: tool_calls`) or its answer from the tools' results. Only the analysis agent's
+   * `Task: analyze.` requests are answered; Melvin's steps never send tools.
+   */
+  private async answerWithTools(req: express.Request, res: express.Response, step: CompletionStep, model: string) {
+    const body = req.body as { messages: ChatMessage[]; tools?: unknown };
+    const recorded: RecordedCompletion = {
+      step,
+      context: {},
+      model,
+      messages: body.messages,
+      response_format: null,
+      authorization: req.header('authorization'),
+      tools: body.tools,
+    };
+    this.requests.push(recorded);
+    const checked = body.tools === undefined ? { tools: [] } : checkTools(body.tools);
+    const refused = 'status' in checked ? checked : checkToolTurns(body.messages);
+    if (refused) {
+      recorded.refused = refused.body;
+      return res.status(refused.status).json(refused.body);
+    }
+    if (step !== 'analyze' || 'status' in checked) {
+      return res
+        .status(400)
+        .json(openAiError(400, 'the sandbox model answers tools only for "Task: analyze." requests'));
+    }
+    recorded.latency_ms = await this.latency.wait();
+    const fault = this.faults.take(step);
+    if (fault?.delay_ms) await sleep(fault.delay_ms);
+    if (res.destroyed) return;
+    if (fault?.status !== undefined)
+      return sendHttpFault(res, fault, (status) => openAiError(status, `sandbox fault: ${status}`));
+    const answer = analystAnswer(
+      body.messages,
+      checked.tools,
+      () => `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+    );
+    res.json({
+      id: `chatcmpl-${randomUUID()}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      system_fingerprint: STAND_IN_FINGERPRINT,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: answer.content,
+            refusal: null,
+            ...(answer.tool_calls && { tool_calls: answer.tool_calls }),
+          },
+          logprobs: null,
+          finish_reason: answer.tool_calls ? 'tool_calls' : 'stop',
+        },
+      ],
+      usage: usageOf(body.messages, answer.content ?? JSON.stringify(answer.tool_calls)),
+    });
   }
 }

@@ -18,7 +18,10 @@ import type { TeamAction } from '../shared';
 import { logEvent } from '../log';
 import { htmlToText } from '../activities/intercom-text';
 import { Since } from '../reports/figures';
-import { loadReport } from '../reports/visibility';
+import { loadAnalysisData, loadReport } from '../reports/visibility';
+import { AnalysisFailed, AnalysisRequest, askAnalysis } from '../reports/analysis';
+import type { TemporalUi } from '../reports/patterns';
+import type OpenAI from 'openai';
 import { codecRoutes } from './codec-routes';
 import { sameSecret } from './secrets';
 import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
@@ -136,6 +139,8 @@ export interface IngressOptions {
   metrics?: IngressMetrics;
   /** How long an operator's request waits for the workflow's answer before a 503 (default 10 s). */
   operatorDeadlineMs?: number;
+  /** The report's analysis agent (`POST /report/ask`): its model endpoint; absent, that endpoint answers 503. */
+  analysis?: { openai: OpenAI; model: string };
 }
 
 /** Constant-time check of `X-Hub-Signature: sha1=<hex>` against the HMAC-SHA1 of the raw body. */
@@ -400,6 +405,12 @@ export function createIngressApp(options: IngressOptions): express.Express {
     }),
   );
 
+  // Example runs link to the first Temporal UI allowed to call the codec endpoint: the one leads use.
+  const firstUi = options.temporalUiOrigins?.[0];
+  const temporalUi: TemporalUi | undefined = firstUi
+    ? { url: firstUi, namespace: options.client.options.namespace }
+    : undefined;
+
   // The page is a shell with no data in it, so it needs no token; it asks for one and fetches the figures below with it.
   app.get('/report', (_req, res) => {
     res.set(REPORT_PAGE_HEADERS).type('html').send(REPORT_PAGE);
@@ -414,13 +425,44 @@ export function createIngressApp(options: IngressOptions): express.Express {
       });
     }
     try {
-      const report = await loadReport(options.client, since.data);
+      const report = await loadReport(options.client, since.data, new Date(), temporalUi);
       res.set('cache-control', 'no-store').json(report);
     } catch (err) {
       logEvent('error', 'report not built: Temporal visibility failed', {
         error: errorMessage(err),
       });
       res.status(503).json({ error: 'Temporal visibility could not be read; try again' });
+    }
+  });
+
+  // A lead's question in words, answered by the analysis agent from the window's runs. Read-only and answered while the
+  // lead waits, so it runs here rather than as a Temporal activity: nothing to retry durably, nothing to undo.
+  app.post('/report/ask', express.json({ limit: '8kb' }), async (req, res) => {
+    if (!operatorAllowed(req, res)) return;
+    const request = AnalysisRequest.safeParse(req.body ?? {});
+    if (!request.success) {
+      return res.status(400).json({ error: 'invalid question', issues: issuesOf(request.error) });
+    }
+    if (!options.analysis) {
+      return res.status(503).json({
+        error: 'the analysis agent is not configured: set ANALYSIS_OPENAI_API_KEY or OPENAI_API_KEY on the ingress',
+      });
+    }
+    let data;
+    try {
+      data = await loadAnalysisData(options.client, request.data.since, new Date(), temporalUi);
+    } catch (err) {
+      logEvent('error', 'question not answered: Temporal visibility failed', { error: errorMessage(err) });
+      return res.status(503).json({ error: 'Temporal visibility could not be read; try again' });
+    }
+    try {
+      const answer = await askAnalysis({ ...options.analysis, question: request.data.question, data });
+      logEvent('info', 'report question answered', { rounds: answer.rounds, tools: answer.figures.length });
+      res.set('cache-control', 'no-store').json(answer);
+    } catch (err) {
+      const why = err instanceof AnalysisFailed ? err.message : `the model endpoint failed: ${errorMessage(err)}`;
+      logEvent('error', 'report question not answered', { error: why });
+      res.status(502).json({ error: `the analysis agent could not answer: ${why}` });
     }
   });
 

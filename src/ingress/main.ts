@@ -1,7 +1,15 @@
-// The ingress process: serves the Intercom webhook, the operator API, the codec endpoint and /healthz on INGRESS_PORT.
+// The ingress process: serves the Intercom webhook, the operator API, the codec endpoint, the report page (with its
+// analysis agent) and /healthz on INGRESS_PORT.
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { ConfigError, loadIngressConfig, temporalConnectionOptions, temporalDataConverter } from '../config';
+import OpenAI from 'openai';
+import {
+  ConfigError,
+  analysisSettings,
+  loadIngressConfig,
+  temporalConnectionOptions,
+  temporalDataConverter,
+} from '../config';
 import { turnOptions } from '../conversations';
 import { logEvent } from '../log';
 import { createIngressApp } from './app';
@@ -13,6 +21,7 @@ async function main(): Promise<void> {
   const dataConverter = temporalDataConverter(config, { warn: (warning) => logEvent('warn', warning) });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
   const metrics = createIngressMetrics();
+  const analysis = analysisSettings(config);
   const app = createIngressApp({
     client,
     metrics,
@@ -21,6 +30,13 @@ async function main(): Promise<void> {
     adminApiToken: config.ADMIN_API_TOKEN,
     temporalUiOrigins: config.TEMPORAL_UI_ORIGIN,
     turn: turnOptions(config.TASK_QUEUE, config),
+    // One retry of the SDK's own: a lead waits on the answer, and no Temporal retry policy stands behind it.
+    analysis: analysis
+      ? {
+          openai: new OpenAI({ baseURL: analysis.baseURL, apiKey: analysis.apiKey, maxRetries: 1, timeout: 60_000 }),
+          model: analysis.model,
+        }
+      : undefined,
   });
   const server = app.listen(config.INGRESS_PORT, config.INGRESS_HOST, () => {
     logEvent('info', 'ingress listening', { url: `http://${config.INGRESS_HOST}:${config.INGRESS_PORT}` });

@@ -1,5 +1,6 @@
 // The support leads' report page (`GET /report`): a shell with no data that fetches `/report/data` with the operator
-// token and draws the figures and a stacked bar chart of turns per day in inline SVG, without any library.
+// token and draws the figures, a stacked bar chart of turns per day and the period's flows in inline SVG, without any
+// library, and sends a lead's question to the analysis agent (`POST /report/ask`).
 import { createHash } from 'node:crypto';
 
 const STYLE = `
@@ -32,6 +33,20 @@ const STYLE = `
   #chart text { font-size: 11px; fill: #55606b; }
   #runs-note { font-size: 12px; color: #55606b; }
   .warning { color: #b3261e; }
+  td a { color: #1f5fa8; }
+  .flow svg { width: 100%; height: auto; }
+  .flow .edge { fill: none; stroke: #8a949e; }
+  .flow .edge-label { font-size: 11px; fill: #1d2329; font-weight: 600; }
+  .flow .node rect { fill: #eef3f8; stroke: #5b7a99; }
+  .flow .node.escalate rect { fill: #ffe7b3; stroke: #d9822b; }
+  .flow .node.outcome rect { fill: #e6f4ea; stroke: #2e7d32; }
+  .flow .node.source rect { fill: #f1ecf7; stroke: #7a5b99; }
+  .flow .node text { font-size: 11px; fill: #1d2329; }
+  details pre, #ask-figures pre { background: #f6f7f9; padding: 8px; overflow-x: auto; font-size: 12px; }
+  #ask-form { display: flex; gap: 8px; margin: 8px 0; }
+  #ask-question { flex: 1; padding: 6px; }
+  #ask-answer { white-space: pre-wrap; margin: 8px 0; }
+  #ask-answer.error { color: #b3261e; }
 `;
 
 /*
@@ -212,6 +227,7 @@ const SCRIPT = `
       ['date (UTC)', 'turns', 'resolved', 'other replies', 'escalated', 'failed'],
       report.days.map((d) => [d.date, d.turns, d.resolved, d.other_replies, d.escalated, d.failed]),
     );
+    renderPatterns(report.patterns);
     const runs = report.runs;
     byId('runs-note').replaceChildren(
       'Turns that ended from ' + minute(report.window.since) + ' to ' + minute(report.window.until) + ' (last ' + report.window.label +
@@ -220,6 +236,173 @@ const SCRIPT = `
       ...(runs.truncated ? [el('strong', { class: 'warning' }, ['The listing stopped at its limit: figures cover only the runs read.'])] : []),
     );
     byId('report').hidden = false;
+  }
+
+  /** A link to a run in the Temporal UI, only for http(s) URLs; the run id as text otherwise. */
+  function runLink(example) {
+    const text = 'conversation ' + example.conversation_id;
+    if (!example.url || !(example.url.startsWith('http://') || example.url.startsWith('https://'))) return el('span', {}, [text]);
+    return el('a', { href: example.url, target: '_blank', rel: 'noopener noreferrer', title: 'run ' + example.run_id }, [text]);
+  }
+
+  /** A table whose last column holds links to example runs. */
+  function fillExamplesTable(id, head, rows, examplesOf) {
+    fillTable(id, head, rows.map((row) => [...row, '']));
+    const cells = byId(id).querySelectorAll('tbody tr');
+    rows.forEach((_, i) => {
+      const td = cells[i] && cells[i].lastElementChild;
+      if (!td) return;
+      const links = examplesOf(i).map(runLink);
+      td.replaceChildren(...links.flatMap((link, k) => (k ? [' · ', link] : [link])));
+      td.classList.add('examples');
+    });
+  }
+
+  const CAUSE_TITLES = { kind: 'kind', source: 'step', intent: 'intents handed over', stage: 'stage', tool: 'tool' };
+
+  function renderCauses(patterns) {
+    const by = byId('cause-by').value;
+    const rows = patterns.causes[by] || [];
+    fillExamplesTable(
+      'causes',
+      [CAUSE_TITLES[by], 'turns', 'of escalated', 'example runs'],
+      rows.map((c) => [c.cause, c.turns, percent(c.share)]),
+      (i) => rows[i].examples,
+    );
+  }
+
+  /** A flow graph in columns: each node one column right of its furthest predecessor, back edges arched below. */
+  function flowSvg(graph, title) {
+    const index = new Map(graph.nodes.map((n, i) => [n.id, i]));
+    const column = new Map(graph.nodes.map((n) => [n.id, 0]));
+    for (let pass = 0; pass < graph.nodes.length; pass++) {
+      for (const e of graph.edges) {
+        if (index.get(e.from) < index.get(e.to)) column.set(e.to, Math.max(column.get(e.to), column.get(e.from) + 1));
+      }
+    }
+    const rows = new Map();
+    const position = new Map();
+    for (const n of graph.nodes) {
+      const c = column.get(n.id);
+      const r = rows.get(c) || 0;
+      rows.set(c, r + 1);
+      position.set(n.id, { c: c, r: r });
+    }
+    const boxW = 118, boxH = 30, gapX = 44, gapY = 22, pad = 16;
+    const maxRows = Math.max(1, ...rows.values());
+    const columns = Math.max(1, ...[...column.values()].map((c) => c + 1));
+    const width = pad * 2 + columns * boxW + (columns - 1) * gapX;
+    const height = pad * 2 + maxRows * boxH + (maxRows - 1) * gapY + 40;
+    const xy = (id) => {
+      const p = position.get(id);
+      return { x: pad + p.c * (boxW + gapX), y: pad + p.r * (boxH + gapY) };
+    };
+    const root = svg('svg', { viewBox: '0 0 ' + width + ' ' + height, role: 'img', 'aria-label': title, class: 'flow-svg' });
+    // A small graph is not blown up to the page's width (CSSOM styles are allowed by the page's policy; markup's are not).
+    root.style.maxWidth = Math.round(width * 1.4) + 'px';
+    root.append(svg('title', {}, title));
+    for (const e of graph.edges) {
+      const a = xy(e.from), b = xy(e.to);
+      const forward = index.get(e.from) < index.get(e.to) && a.x < b.x;
+      let d, lx, ly;
+      if (forward) {
+        const x1 = a.x + boxW, y1 = a.y + boxH / 2, x2 = b.x, y2 = b.y + boxH / 2;
+        d = 'M' + x1 + ' ' + y1 + ' C' + (x1 + gapX / 2) + ' ' + y1 + ' ' + (x2 - gapX / 2) + ' ' + y2 + ' ' + x2 + ' ' + y2;
+        lx = (x1 + x2) / 2; ly = (y1 + y2) / 2 - 3;
+      } else {
+        const x1 = a.x + boxW / 2, y1 = a.y + boxH, x2 = b.x + boxW / 2, y2 = b.y + boxH;
+        const depth = Math.max(y1, y2) + 26;
+        d = 'M' + x1 + ' ' + y1 + ' C' + x1 + ' ' + depth + ' ' + x2 + ' ' + depth + ' ' + x2 + ' ' + y2;
+        lx = (x1 + x2) / 2; ly = depth - 4;
+      }
+      const path = svg('path', { class: 'edge', d: d, 'marker-end': 'url(#arrow)', 'stroke-width': 1 + Math.min(4, Math.log2(e.turns + 1)) });
+      path.append(svg('title', {}, e.from + ' → ' + e.to + ': ' + e.turns + ' turns'));
+      root.append(path);
+      root.append(svg('text', { class: 'edge-label', x: lx, y: ly, 'text-anchor': 'middle', 'data-edge': e.from + '>' + e.to }, e.turns));
+    }
+    const defs = svg('defs');
+    const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerUnits: 'userSpaceOnUse',
+      markerWidth: 8, markerHeight: 8, orient: 'auto-start-reverse' });
+    marker.append(svg('path', { d: 'M0 0 L10 5 L0 10 z', fill: '#8a949e' }));
+    defs.append(marker);
+    root.prepend(defs);
+    for (const n of graph.nodes) {
+      const p = xy(n.id);
+      const g = svg('g', { class: 'node ' + n.kind, 'data-node': n.id });
+      g.append(svg('rect', { x: p.x, y: p.y, width: boxW, height: boxH, rx: n.kind === 'outcome' ? 15 : 4 }));
+      const label = n.label.length > 18 ? n.label.slice(0, 17) + '…' : n.label;
+      g.append(svg('text', { x: p.x + boxW / 2, y: p.y + boxH / 2 + 4, 'text-anchor': 'middle' }, label));
+      g.append(svg('title', {}, n.label));
+      root.append(g);
+    }
+    return root;
+  }
+
+  function renderFlow(id, graph) {
+    const box = byId(id);
+    box.querySelector('h2').textContent = graph.title;
+    box.querySelector('.diagram').replaceChildren(graph.edges.length ? flowSvg(graph, graph.title) : el('p', { class: 'empty' }, ['no turns with a path in the window']));
+    box.querySelector('pre').textContent = graph.mermaid;
+  }
+
+  let patterns = null;
+  function renderPatterns(p) {
+    patterns = p;
+    renderCauses(p);
+    byId('intents-note').textContent =
+      'Intent names recorded in ' + whole(p.turns_with_intent_names) + ' of ' + whole(p.turns) + ' turns (older runs only counted them).';
+    fillTable(
+      'intents',
+      ['intent', 'turns', 'answered', 'handed over', 'not answered', 'success'],
+      p.intents.slice(0, 20).map((i) => [i.intent, i.turns, i.answered, i.handed_over, i.not_answered, percent(i.success_rate)]),
+    );
+    fillExamplesTable(
+      'uncovered',
+      ['question (intent)', 'handed over', 'asked', 'example runs'],
+      p.uncovered.slice(0, 20).map((u) => [u.intent, u.handed_over, u.asked]),
+      (i) => p.uncovered[i].examples,
+    );
+    renderFlow('flow-paths', p.flows.resolution_paths);
+    renderFlow('flow-escalations', p.flows.escalation_flows);
+  }
+
+  async function ask(question) {
+    const token = sessionStorage.getItem(KEY);
+    if (!token) return askForToken('');
+    const answer = byId('ask-answer');
+    answer.className = '';
+    answer.textContent = 'Asking the analysis agent…';
+    byId('ask-figures').replaceChildren();
+    let response;
+    try {
+      response = await fetch(dataUrl.replace(/data$/, 'ask'), {
+        method: 'POST',
+        headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ question: question, since: since.value }),
+        cache: 'no-store',
+      });
+    } catch (err) {
+      answer.className = 'error';
+      answer.textContent = 'The ingress could not be reached: ' + err.message;
+      return;
+    }
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const issues = (body.issues || []).map((i) => i.path + ': ' + i.message).join('; ');
+      answer.className = 'error';
+      answer.textContent = (body.error || 'HTTP ' + response.status) + (issues ? ' — ' + issues : '');
+      return;
+    }
+    answer.textContent = body.answer;
+    byId('ask-figures').replaceChildren(
+      el('h3', {}, [body.figures.length ? 'Figures the answer used' : 'No figures: the answer is not drawn from the run records']),
+      ...body.figures.map((f) =>
+        el('details', { class: 'figure', open: '' }, [
+          el('summary', {}, [f.tool + '(' + JSON.stringify(f.arguments) + ')']),
+          el('pre', {}, [JSON.stringify(f.result, null, 2)]),
+        ]),
+      ),
+    );
   }
 
   function askForToken(text) {
@@ -261,6 +444,11 @@ const SCRIPT = `
     byId('token').value = '';
     byId('token-form').hidden = true;
     void load();
+  });
+  byId('cause-by').addEventListener('change', () => patterns && renderCauses(patterns));
+  byId('ask-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    void ask(byId('ask-question').value);
   });
   since.addEventListener('change', () => {
     const url = new URL(location.href);
@@ -318,6 +506,34 @@ export const REPORT_PAGE = `<!doctype html>
     <div class="panel"><h2>Hops</h2><table id="hops"></table></div>
     <div class="panel wide"><h2>Top tools</h2><table id="tools"></table></div>
   </section>
+  <section class="panel" id="ask">
+    <h2>Ask about the runs</h2>
+    <form id="ask-form">
+      <label for="ask-question" hidden>Question</label>
+      <input id="ask-question" type="text" maxlength="500" value="What is causing escalations?" required>
+      <button type="submit">Ask</button>
+    </form>
+    <div id="ask-answer" role="status"></div>
+    <div id="ask-figures"></div>
+  </section>
+  <section class="grid">
+    <div class="panel wide">
+      <h2>Causes of escalation</h2>
+      <label for="cause-by">by</label>
+      <select id="cause-by">
+        <option value="kind" selected>kind</option>
+        <option value="source">step that escalated</option>
+        <option value="intent">intents handed over</option>
+        <option value="stage">stage</option>
+        <option value="tool">tool</option>
+      </select>
+      <table id="causes"></table>
+    </div>
+    <div class="panel wide"><h2>Intents that succeed and fail</h2><p id="intents-note" class="note"></p><table id="intents"></table></div>
+    <div class="panel wide"><h2>Questions the help center does not cover</h2><table id="uncovered"></table></div>
+  </section>
+  <section class="panel flow" id="flow-paths"><h2>Resolution paths</h2><div class="diagram"></div><details><summary>Mermaid source</summary><pre></pre></details></section>
+  <section class="panel flow" id="flow-escalations"><h2>Escalation flows</h2><div class="diagram"></div><details><summary>Mermaid source</summary><pre></pre></details></section>
   <section class="panel"><h2>Per day</h2><table id="days"></table></section>
   <p id="runs-note"></p>
 </main>

@@ -1,6 +1,7 @@
 // The figures of a report for support leads, computed from the runs' turn summaries (memo `melvin_turn`); pure.
 import { z } from 'zod';
-import type { TurnSummary } from '../shared';
+import { intentLabels, workflowIdFor, type TurnSummary } from '../shared';
+import { patternFigures, type Patterns, type TemporalUi, type WindowTurn } from './patterns';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 /** The longest window a report reads: a year of runs is already a long visibility listing. */
@@ -33,6 +34,13 @@ export const TurnSummaryMemo = z.object({
   tools: z.array(z.object({ name: z.string(), ok: z.boolean() })).default([]),
   tokens: z.number().min(0).default(0),
   reopened_by_team: z.string().nullable().default(null),
+  // Written since intents were named: a run from before reads as a turn without intent names, stage or path.
+  // Labels are grouped as the workflow writes them today, whatever wrote them.
+  intent_names: z.array(z.string()).default([]).transform(intentLabels),
+  open_intent_names: z.array(z.string()).default([]).transform(intentLabels),
+  uncovered_intent_names: z.array(z.string()).default([]).transform(intentLabels),
+  stage: z.string().nullable().default(null),
+  path: z.array(z.string()).default([]),
 });
 export type TurnSummaryMemo = z.output<typeof TurnSummaryMemo>;
 /** What the workflow writes must stay readable here: this fails to compile when the two drift apart. */
@@ -41,6 +49,8 @@ const _writtenIsReadable: (summary: TurnSummary) => z.input<typeof TurnSummaryMe
 /** One run as visibility lists it: who it belongs to, when it started, and its memo's turn summary, unchecked. */
 export interface RunRecord {
   conversationId: string;
+  /** The run's workflow id; absent, the conversation's (`intercom-conversation-<id>`). */
+  workflowId?: string;
   runId: string;
   startTime: Date;
   memo: unknown;
@@ -134,13 +144,11 @@ export interface Report {
   tools: { name: string; calls: number; failures: number; failure_rate: number }[];
   tokens: { total: number; per_turn: number | null };
   days: DayFigures[];
+  /** Causes of escalation, intents' outcomes, uncovered questions and the period's flows. */
+  patterns: Patterns;
 }
 
-interface Turn {
-  conversationId: string;
-  summary: TurnSummaryMemo;
-  endedAt: number;
-}
+type Turn = WindowTurn;
 
 export function isEscalated(s: TurnSummaryMemo): boolean {
   return s.escalation_source !== null || ESCALATED_STATUSES.has(s.status);
@@ -179,6 +187,30 @@ function daysBetween(since: Date, until: Date): string[] {
   return days;
 }
 
+/** The turns of the window, oldest first: each run's own summary whose turn ended at or after `since`. */
+export function windowTurns(
+  runs: RunRecord[] | { run: RunRecord; reading: SummaryReading }[],
+  since: Date,
+): WindowTurn[] {
+  const readings = runs.map((r) => ('reading' in r ? r : { run: r, reading: readSummary(r) }));
+  return readings
+    .flatMap(({ run, reading }) =>
+      reading.kind === 'summary'
+        ? [
+            {
+              conversationId: run.conversationId,
+              workflowId: run.workflowId ?? workflowIdFor(run.conversationId),
+              runId: run.runId,
+              summary: reading.summary,
+              endedAt: Date.parse(reading.summary.ended_at),
+            },
+          ]
+        : [],
+    )
+    .filter((t) => t.endedAt >= since.getTime())
+    .sort((a, b) => a.endedAt - b.endedAt);
+}
+
 /**
  * The report over the runs visibility listed. A turn counts in the window when its summary's `ended_at` is at or after
  * `since`. It is resolved when Melvin's reply went out (`success`), the team did not take the conversation over after it,
@@ -186,23 +218,10 @@ function daysBetween(since: Date, until: Date): string[] {
  */
 export function reportFigures(
   runs: RunRecord[],
-  options: { since: Date; until: Date; label: string; truncated?: boolean },
+  options: { since: Date; until: Date; label: string; truncated?: boolean; ui?: TemporalUi },
 ): Report {
   const readings = runs.map((run) => ({ run, reading: readSummary(run) }));
-  const turns: Turn[] = readings
-    .flatMap(({ run, reading }) =>
-      reading.kind === 'summary'
-        ? [
-            {
-              conversationId: run.conversationId,
-              summary: reading.summary,
-              endedAt: Date.parse(reading.summary.ended_at),
-            },
-          ]
-        : [],
-    )
-    .filter((t) => t.endedAt >= options.since.getTime())
-    .sort((a, b) => a.endedAt - b.endedAt);
+  const turns = windowTurns(readings, options.since);
   const answered = turns.filter((t) => t.summary.status !== 'skipped');
 
   // A conversation's last hand-over in the window: a success before it was not the end of the matter.
@@ -300,5 +319,6 @@ export function reportFigures(
       .sort((a, b) => b.calls - a.calls || a.name.localeCompare(b.name)),
     tokens: { total: tokens, per_turn: answered.length ? Math.round(tokens / answered.length) : null },
     days: [...days.values()],
+    patterns: patternFigures(turns, { isEscalated, ui: options.ui }),
   };
 }

@@ -1,5 +1,8 @@
-// The report as plain text for a terminal (`npm run melvin -- report`): the figures, then a bar per day; pure.
+// The report as plain text for a terminal (`npm run melvin -- report`): the figures, a bar per day, then the patterns
+// (causes of escalation, intents, uncovered questions) and the period's flows as Mermaid source; pure.
 import { DAY_OUTCOMES, type DayOutcome, type Report } from './figures';
+import type { AnalysisAnswer } from './analysis';
+import { CAUSE_DIMENSIONS, type RunExample } from './patterns';
 
 const BAR_WIDTH = 40;
 /** One character per day outcome, from the most to the least welcome, as the page's chart stacks them. */
@@ -98,6 +101,80 @@ export function reportText(report: Report): string {
       ]),
       `  ${DAY_OUTCOMES.map((o) => `${BAR_CHARS[o]} ${OUTCOME_LABELS[o]}`).join('   ')}`,
     ]),
+    ...patternLines(report),
   ];
   return lines.join('\n');
+}
+
+const CAUSE_TITLES = {
+  kind: 'kind',
+  source: 'step that escalated',
+  intent: 'intents handed over',
+  stage: 'stage',
+  tool: 'tool (the first that failed, else the last called)',
+};
+
+/** A run to look at: its conversation and run id, and its Temporal UI link when the report knows the UI. */
+const exampleLine = (e: RunExample) =>
+  `      e.g. conversation ${e.conversation_id}, run ${e.run_id}${e.url ? ` · ${e.url}` : ''}`;
+
+/** The patterns: causes of escalation along each dimension, the intents, the uncovered questions, the flows. */
+function patternLines(report: Report): string[] {
+  const p = report.patterns;
+  const of = (n: number, all: number) => `${whole(n)} of ${whole(all)}`;
+  return [
+    ...CAUSE_DIMENSIONS.flatMap((dimension) =>
+      section(
+        `Causes of escalation by ${CAUSE_TITLES[dimension]}`,
+        p.causes[dimension]
+          .slice(0, 10)
+          .flatMap((c) => [
+            `  ${c.cause}: ${of(c.turns, p.escalated)} escalated turns (${percent(c.share)})`,
+            ...c.examples.slice(0, 1).map(exampleLine),
+          ]),
+      ),
+    ),
+    ...section(
+      `Intents (named in ${of(p.turns_with_intent_names, p.turns)} turns)`,
+      p.intents.length
+        ? table([
+            ['intent', 'turns', 'answered', 'handed over', 'not answered', 'success'],
+            ...p.intents
+              .slice(0, 15)
+              .map((i) => [i.intent, i.turns, i.answered, i.handed_over, i.not_answered, percent(i.success_rate)]),
+          ])
+        : [],
+    ),
+    ...section(
+      'Questions the help center does not cover, by hand-overs',
+      p.uncovered
+        .slice(0, 10)
+        .flatMap((u) => [
+          `  ${u.intent}: handed over ${of(u.handed_over, u.asked)} times asked`,
+          ...u.examples.slice(0, 1).map(exampleLine),
+        ]),
+    ),
+    ...[p.flows.resolution_paths, p.flows.escalation_flows].flatMap((flow) =>
+      section(`${flow.title} (Mermaid)`, flow.edges.length ? ['```mermaid', flow.mermaid, '```'] : []),
+    ),
+  ];
+}
+
+/** The analysis agent's answer, then each figure it used: the tool, its arguments and its result as JSON. */
+export function analysisText(answer: AnalysisAnswer): string {
+  return [
+    `Question (turns that ended in the last ${answer.window.label}): ${answer.question}`,
+    '',
+    answer.answer,
+    ...section(
+      `Figures the answer used (${answer.figures.length} tool call${answer.figures.length === 1 ? '' : 's'}, model ${answer.model})`,
+      answer.figures.flatMap((f) => [
+        `  ${f.tool}(${JSON.stringify(f.arguments)})`,
+        ...JSON.stringify(f.result, null, 2)
+          .split('\n')
+          .map((line) => `    ${line}`),
+      ]),
+      'none: the answer is not drawn from the run records',
+    ),
+  ].join('\n');
 }

@@ -2,7 +2,9 @@
 // never a query or a history (a query replays a closed run on a worker: far too slow for thousands of runs).
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, conversationIdOf, searchAttributes } from '../shared';
-import { reportFigures, type Report, type RunRecord, type Since } from './figures';
+import { reportFigures, windowTurns, type Report, type RunRecord, type Since } from './figures';
+import type { AnalysisData } from './analysis';
+import type { TemporalUi } from './patterns';
 
 /** Runs one report reads at most; past it the report says it is truncated rather than hold the ingress's memory. */
 export const MAX_REPORT_RUNS = 100_000;
@@ -25,6 +27,7 @@ export function runRecord(info: WorkflowExecutionInfo): RunRecord {
       info.typedSearchAttributes.get(searchAttributes.conversationId) ??
       conversationIdOf(info.workflowId) ??
       info.workflowId,
+    workflowId: info.workflowId,
     runId: info.runId,
     startTime: info.startTime,
     memo: info.memo?.[TURN_SUMMARY_MEMO],
@@ -44,9 +47,23 @@ export async function listReportRuns(
   return { runs, truncated: false };
 }
 
-/** The report for the window ending now, as the CLI prints it and the ingress serves it. */
-export async function loadReport(client: Client, since: Since, now = new Date()): Promise<Report> {
+/**
+ * The report for the window ending now, as the CLI prints it and the ingress serves it; with `ui`, its example runs
+ * link to the Temporal UI.
+ */
+export async function loadReport(client: Client, since: Since, now = new Date(), ui?: TemporalUi): Promise<Report> {
+  return (await loadAnalysisData(client, since, now, ui)).report;
+}
+
+/** The report and the window's turns, which the analysis agent's tools read. */
+export async function loadAnalysisData(
+  client: Client,
+  since: Since,
+  now = new Date(),
+  ui?: TemporalUi,
+): Promise<AnalysisData> {
   const from = new Date(now.getTime() - since.ms);
   const { runs, truncated } = await listReportRuns(client, from);
-  return reportFigures(runs, { since: from, until: now, label: since.text, truncated });
+  const report = reportFigures(runs, { since: from, until: now, label: since.text, truncated, ui });
+  return { report, turns: windowTurns(runs, from), ui };
 }

@@ -1,6 +1,6 @@
 // What a support lead reads first about a finished turn in the Temporal UI: who asked what, the outcome, the reply or
 // why it was handed over, why each hop ended as it did, and a map of the path. Pure, built from the state.
-import type { TurnSummary } from '../shared';
+import { MAX_MEMO_PATH, intentLabels, type TurnSummary } from '../shared';
 import type { AgentState, Hop, NodeName } from '../state';
 
 const MAX_TOPIC = 120;
@@ -142,6 +142,16 @@ export function turnSummary(
     tokens: state.metadata.usage?.total_tokens ?? 0,
     intents: state.hops.at(-1)?.plan?.intents?.length ?? 0,
     open_intents: state.draft?.open_intents?.length ?? 0,
+    intent_names: intentLabels(state.hops.at(-1)?.plan?.intents?.map((i) => i.intent) ?? []),
+    open_intent_names: intentLabels(state.draft?.open_intents ?? []),
+    uncovered_intent_names: intentLabels(
+      state.hops
+        .at(-1)
+        ?.coverage?.coverage_analysis?.intents?.filter((i) => !i.covered)
+        .map((i) => i.intent) ?? [],
+    ),
+    stage: state.metadata.stage?.stage ?? null,
+    path: state.metadata.path.filter((node) => node !== 'end').slice(0, MAX_MEMO_PATH),
     reopened_by_team: reopenedByTeam,
   };
 }

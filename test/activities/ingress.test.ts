@@ -447,6 +447,11 @@ describe('the support leads’ report', () => {
     tokens: 900,
     intents: 1,
     open_intents: 0,
+    intent_names: ['payment status'],
+    open_intent_names: [],
+    uncovered_intent_names: [],
+    stage: null,
+    path: ['initialize', 'plan', 'gather', 'coverage', 'draft', 'validate', 'response', 'finalize'],
     reopened_by_team: null,
     ...over,
   });

@@ -169,6 +169,14 @@ const REGRESSIONS: Record<string, Regression> = {
   },
   // Found by the model (about one run in eight): Finalize's writes inside a non-cancellable scope on every turn let a
   // worker restart record their markers apart from the commands after them, and the run's replay failed.
+  // Found by the model (a harness fault): a restart while the worker was already down tried to stop a stopped worker.
+  'a worker restart while no worker runs is its coming back, and the turn still ends': {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      steps: [step({ kind: 'workerDown' }, inside('fetchConversation')), step({ kind: 'restartWorker' }, now)],
+    },
+  },
   'a worker restarted while the turn ends replays its history': {
     c: { mode: 'auto', first: 'application', steps: [step({ kind: 'restartWorker' }, { point: 'approval wait' })] },
   },

@@ -315,6 +315,8 @@ class ConversationDriver {
         });
         return;
       case 'restartWorker':
+        // While the worker is down a restart is what its coming back does: there is no running worker to stop.
+        if (this.workerDown) return;
         return this.lane.restartWorker();
       case 'workerDown':
         if (!this.workerDown) await this.lane.stopWorker();

@@ -1,5 +1,6 @@
 // What a support lead reads first in the Temporal UI: the list's one-line summary and a finished run's details.
 import { runSummary } from '../../src/conversations';
+import { MAX_MEMO_INTENTS, MAX_MEMO_INTENT_CHARS, intentLabel, intentLabels } from '../../src/shared';
 import type { Hop } from '../../src/state';
 import { runMap, turnOutcomeDetails, turnSummary } from '../../src/workflows/run-summary';
 import { newState } from '../../src/workflows/turn-state';
@@ -169,6 +170,19 @@ test('a partial turn says which questions the reply answered and which went to t
     tokens: 1000,
     intents: 2,
     open_intents: 1,
+    intent_names: ['payment status', 'form 8821'],
+    open_intent_names: ['form 8821'],
+    stage: null,
     reopened_by_team: 'a teammate replied in Intercom',
   });
+});
+
+test('intent names become short labels in the memo: one line, lower case, ids and addresses masked, capped', () => {
+  expect(intentLabel('  Payment   STATUS?  ')).toBe('payment status');
+  expect(intentLabel('refund of payment 4821377 to ana@example.com')).toBe('refund of payment # to [email]');
+  expect(intentLabel('Form 8821 copy')).toBe('form 8821 copy');
+  expect(intentLabel('x'.repeat(200))).toHaveLength(MAX_MEMO_INTENT_CHARS);
+  const many = Array.from({ length: 20 }, (_, i) => `intent ${i}`);
+  expect(intentLabels([...many, 'Intent 0'])).toHaveLength(MAX_MEMO_INTENTS);
+  expect(intentLabels(['Payment status', 'payment status.', ''])).toEqual(['payment status']);
 });
