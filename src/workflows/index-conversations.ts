@@ -16,6 +16,9 @@ const PAGES_PER_RUN = 10;
 export interface IndexRunInput {
   /** How far back the first run looks, with no watermark yet (days). */
   lookbackDays?: number;
+  /** Conversations a search page asks for (Intercom's most, 150, unless given) and pages before continuing as new. */
+  perPage?: number;
+  pagesPerRun?: number;
   /** Set by continue-as-new: the window being indexed, where its paging stands, and the counts so far. */
   window?: { since: number; until: number };
   cursor?: string | null;
@@ -39,10 +42,14 @@ export async function indexResolvedConversations(input: IndexRunInput = {}): Pro
   const totals: IndexTotals = input.totals ?? { pages: 0, conversations: 0, stored: 0, skipped: 0 };
   let cursor = input.cursor ?? null;
   for (let pagesThisRun = 0; ; pagesThisRun++) {
-    if (pagesThisRun >= PAGES_PER_RUN || workflowInfo().continueAsNewSuggested) {
-      return continueAsNew<typeof indexResolvedConversations>({ window, cursor, totals });
+    if (pagesThisRun >= (input.pagesPerRun ?? PAGES_PER_RUN) || workflowInfo().continueAsNewSuggested) {
+      return continueAsNew<typeof indexResolvedConversations>({ ...input, window, cursor, totals });
     }
-    const page = await indexSearch.searchClosedConversations({ ...window, startingAfter: cursor });
+    const page = await indexSearch.searchClosedConversations({
+      ...window,
+      startingAfter: cursor,
+      ...(input.perPage ? { perPage: input.perPage } : {}),
+    });
     for (let i = 0; i < page.conversations.length; i += CONCURRENCY) {
       const batch = page.conversations.slice(i, i + CONCURRENCY);
       const results = await Promise.all(
