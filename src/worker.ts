@@ -56,7 +56,16 @@ async function main(): Promise<void> {
       activities: createActivities(clients),
     });
     Runtime.instance().logger.info('worker settings', { settings: workerSettings(worker.options) });
-    if (clients.resolvedIndex) await scheduleIndexing(config);
+    if (clients.resolvedIndex) {
+      // Opened now, so the first draft does not wait for the embedded database's first start; a failure here is
+      // retried by the first activity that needs the store.
+      clients.resolvedIndex()?.catch((err: unknown) =>
+        Runtime.instance().logger.warn('the resolved-conversation index could not be opened yet', {
+          error: String(err),
+        }),
+      );
+      await scheduleIndexing(config);
+    }
     await worker.run();
   } finally {
     await clients.closeIndex();
