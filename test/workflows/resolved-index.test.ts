@@ -1,6 +1,8 @@
 // The resolved-conversation index on a real Temporal dev server: the schedule, a run paging through the sandbox
 // Intercom's search into the index, a run that fails midway and the run after it (nothing lost, nothing twice), and
-// Draft's retrieval from what was indexed.
+// Draft's retrieval from what was indexed, alone and in a whole turn.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
@@ -10,8 +12,9 @@ import { startEmbeddedIndexDatabase, type EmbeddedIndexDatabase } from '../../sr
 import { ensureIndexSchedule, INDEX_SCHEDULE_ID } from '../../src/resolved-index/schedule';
 import { ResolvedIndexStore } from '../../src/resolved-index/store';
 import { SANDBOX_EMBEDDING_MODEL_NAME } from '../../sandbox/model/server';
+import { Scenario } from '../../sandbox/scenario';
 import { ADMIN_ID, INTERCOM_TOKEN, OPENAI_KEY, type Sandbox } from '../helpers/sandbox';
-import { useTestbed } from '../helpers/turns';
+import { runTurnOnWorker, useTestbed } from '../helpers/turns';
 
 jest.setTimeout(240_000);
 
@@ -170,4 +173,18 @@ test("Draft's retrieval: the indexed team reply nearest the question comes first
     answer: 'Howdy [name]! Friday.\n— The Maple Crew',
   });
   expect(found.pairs.length).toBeLessThanOrEqual(2);
+});
+
+test('a whole turn with no MCP examples tool: Draft writes in the voice of the indexed team reply, none of its facts', async () => {
+  const TEAM_VOICE = Scenario.parse(
+    JSON.parse(readFileSync(path.join(__dirname, '../../scenarios/melvin/team-voice.json'), 'utf8')),
+  );
+  sandbox.seed({ conversation: { ...TEAM_VOICE.conversation, id: '9110' }, talent: TEAM_VOICE.talent });
+  const { state } = await runTurnOnWorker({ env, workflowBundle }, '9110', { ...sandbox.activities, ...activities });
+  expect(state.metadata.style_examples).toMatchObject({ tool: 'resolved-conversation-index', error: null });
+  expect(state.metadata.style_examples?.examples[0]?.answer).toBe('Howdy [name]! Friday.\n— The Maple Crew');
+  const reply = sandbox.intercom.replies('9110').join('\n');
+  expect(reply).toContain('November 27');
+  expect(reply).toContain('— The Maple Crew');
+  expect(reply).not.toContain('Friday');
 });
