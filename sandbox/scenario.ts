@@ -103,6 +103,8 @@ const IntercomFaults = z.strictObject({
   note: z.array(HttpFault).optional(),
   update: z.array(HttpFault).optional(),
   snooze: z.array(HttpFault).optional(),
+  /** The conversation search the resolved-conversation index pages through. */
+  search: z.array(HttpFault).optional(),
 });
 export type IntercomFaults = z.infer<typeof IntercomFaults>;
 

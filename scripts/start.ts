@@ -1,4 +1,5 @@
 // `npm start`: the whole of Melvin on this machine with no configuration, until Ctrl-C.
+import path from 'node:path';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { SANDBOX_SECRETS } from '../sandbox/services';
 import { devDataDir, devPayloadKeysFile, ensureDevPayloadKeys } from '../src/dev-payload-keys';
@@ -26,6 +27,11 @@ async function main(): Promise<void> {
     temporal,
     echo: (line) => console.log(line),
     workerLogLevel: process.env.LOG_LEVEL ?? 'WARN',
+    // The resolved-conversation index in the embedded PostgreSQL (PGlite with pgvector) beside the dev server's
+    // history, unless a PostgreSQL of your own is named.
+    workerEnv: process.env.INDEX_DATABASE_URL
+      ? { INDEX_DATABASE_URL: process.env.INDEX_DATABASE_URL }
+      : { INDEX_DATA_DIR: path.join(dataDir, 'resolved-index') },
   });
   console.log(`
 Melvin is running.

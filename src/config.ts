@@ -308,6 +308,26 @@ const WorkerEnv = TemporalEnv.extend({
   EMBEDDING_MODEL_NAME: optional(z.string().min(1).default('text-embedding-3-small')),
   EMBEDDING_OPENAI_BASE_URL: optional(url.optional()),
   EMBEDDING_OPENAI_API_KEY: optional(z.string().min(1).optional()),
+  /** The resolved-conversation index in PostgreSQL with pgvector (`postgres://…`); or INDEX_DATA_DIR; neither: off. */
+  INDEX_DATABASE_URL: optional(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string')
+      .optional(),
+  ),
+  /** The resolved-conversation index in an embedded PostgreSQL (PGlite with pgvector) kept in this directory. */
+  INDEX_DATA_DIR: optional(z.string().min(1).optional()),
+  /** Seconds between the index schedule's runs. */
+  INDEX_INTERVAL: optional(
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400)
+      .default(3600),
+  ),
+  /** How far back (days) the index's first run looks for closed conversations. */
+  INDEX_LOOKBACK_DAYS: optional(z.coerce.number().int().min(0).max(3650).default(90)),
   VALIDATION_ENDPOINT: optional(url),
   VALIDATION_API_KEY: required('the validation service API key'),
   LANGSMITH_API_KEY: optional(z.string().min(1).optional()),
@@ -325,6 +345,13 @@ const WorkerEnv = TemporalEnv.extend({
 }).superRefine((env, ctx) => {
   checkTemporalTls(env, ctx);
   requirePayloadKeys(env, ctx);
+  if (env.INDEX_DATABASE_URL && env.INDEX_DATA_DIR) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['INDEX_DATA_DIR'],
+      message: 'set INDEX_DATABASE_URL or INDEX_DATA_DIR, not both',
+    });
+  }
   if (env.LANGSMITH_TRACING === 'true' && !env.LANGSMITH_API_KEY) {
     ctx.addIssue({ code: 'custom', path: ['LANGSMITH_TRACING'], message: 'tracing needs LANGSMITH_API_KEY' });
   }

@@ -240,6 +240,8 @@ export interface DraftContext extends Unanswered {
   missing_context: string[];
   /** How the team answered similar questions before: for tone and form only, never a source of facts. */
   style_examples?: StyleExample[];
+  /** The team's and talents' past messages nearest to the question, best first: for tone and form only, too. */
+  team_examples?: { role: 'talent' | 'team'; text: string }[];
   /** The records the user named, as resolution found them: answer about the one meant; when none, ask which. */
   named_records?: NamedRecordContext[];
   /** How the user feels and how urgent it is, as Plan read it: the reply's tone follows. */

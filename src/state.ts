@@ -501,6 +501,16 @@ export interface StyleExamples {
   examples: StyleExample[];
   /** Why none could be had (the call failed, or its result was not a list of examples): Draft went on without. */
   error: string | null;
+  /** From the resolved-conversation index: the top messages by seed 002's ranking (`examples` are its pairs). */
+  retrieved?: RetrievedExample[];
+}
+
+export interface RetrievedExample {
+  role: 'talent' | 'team';
+  text: string;
+  score: number;
+  conversation_id: string;
+  part_id: string;
 }
 
 export interface StyleExample {

@@ -1,5 +1,6 @@
 // The worker process: wires real clients (Intercom, MCP, OpenAI, LangSmith, validation) to the activities and runs them.
 import { LangSmithPlugin } from '@temporalio/langsmith';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { IntercomClient } from 'intercom-client';
 import { wrapOpenAI } from 'langsmith/wrappers';
@@ -18,6 +19,9 @@ import {
   type ModelTierSettings,
   type WorkerConfig,
 } from './config';
+import { startEmbeddedIndexDatabase, type EmbeddedIndexDatabase } from './resolved-index/embedded-process';
+import { ensureIndexSchedule } from './resolved-index/schedule';
+import { ResolvedIndexStore } from './resolved-index/store';
 import { MAX_PLANNED_CALLS } from './schemas';
 import { installWorkerRuntime, workerSettings } from './worker-telemetry';
 
@@ -52,18 +56,86 @@ async function main(): Promise<void> {
       activities: createActivities(clients),
     });
     Runtime.instance().logger.info('worker settings', { settings: workerSettings(worker.options) });
+    if (clients.resolvedIndex) {
+      // Opened now, so the first draft does not wait for the embedded database's first start; a failure here is
+      // retried by the first activity that needs the store.
+      clients.resolvedIndex()?.catch((err: unknown) =>
+        Runtime.instance().logger.warn('the resolved-conversation index could not be opened yet', {
+          error: String(err),
+        }),
+      );
+      await scheduleIndexing(config);
+    }
     await worker.run();
   } finally {
+    await clients.closeIndex();
     await clients.mcp.close();
     await connection.close();
   }
 }
 
 /**
- * The real clients the activities are built from; the caller closes `mcp`. The bench's LangGraph peer builds its
+ * The worker keeps the index's schedule: production runs workers, not `npm start`, and only the worker knows whether an
+ * index is configured. Every replica creates or updates it at start; the schedule runs on this worker's task queue.
+ */
+async function scheduleIndexing(config: WorkerConfig): Promise<void> {
+  const connection = await Connection.connect(temporalConnectionOptions(config));
+  try {
+    const client = new Client({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      dataConverter: temporalDataConverter(config),
+    });
+    const outcome = await ensureIndexSchedule(client, {
+      taskQueue: config.TASK_QUEUE,
+      intervalSeconds: config.INDEX_INTERVAL,
+      lookbackDays: config.INDEX_LOOKBACK_DAYS,
+    });
+    Runtime.instance().logger.info(`resolved-conversation index schedule ${outcome}`, {
+      every_s: config.INDEX_INTERVAL,
+    });
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * The index's store, opened once on first use and shared by every activity; null when none is configured. With
+ * INDEX_DATA_DIR the worker runs the embedded database itself (PGlite with pgvector, as a child process).
+ */
+function resolvedIndexStore(
+  config: WorkerConfig,
+): { open: () => Promise<ResolvedIndexStore>; close: () => Promise<void> } | null {
+  const { INDEX_DATABASE_URL: url, INDEX_DATA_DIR: dataDir } = config;
+  if (!url && !dataDir) return null;
+  let embedded: Promise<EmbeddedIndexDatabase> | null = null;
+  let opening: Promise<ResolvedIndexStore> | null = null;
+  const connect = async () => {
+    if (url) return ResolvedIndexStore.open({ url });
+    embedded ??= startEmbeddedIndexDatabase({ dataDir: dataDir! });
+    return ResolvedIndexStore.open({ url: (await embedded).url });
+  };
+  const open = () => {
+    // A failed open is forgotten, so the activity's retry opens again.
+    opening ??= connect().catch((err: unknown) => {
+      opening = null;
+      throw err;
+    });
+    return opening;
+  };
+  const close = async () => {
+    await (opening ? (await opening.catch(() => null))?.close() : undefined);
+    await (embedded ? (await embedded.catch(() => null))?.stop() : undefined);
+  };
+  return { open, close };
+}
+
+/**
+ * The real clients the activities are built from; the caller closes `mcp` and the index (`closeIndex`). The bench's LangGraph peer builds its
  * activities from them too, so both systems call the services through the same code.
  */
-export function activityClients(config: WorkerConfig): ActivityClients {
+export function activityClients(config: WorkerConfig): ActivityClients & { closeIndex: () => Promise<void> } {
+  const index = resolvedIndexStore(config);
   const langsmith = config.LANGSMITH_API_KEY
     ? createLangSmithClient({ apiKey: config.LANGSMITH_API_KEY, apiUrl: config.LANGSMITH_ENDPOINT })
     : undefined;
@@ -95,6 +167,8 @@ export function activityClients(config: WorkerConfig): ActivityClients {
     models: { plan: endpoint(tiers.plan), draft: endpoint(tiers.draft) },
     embeddings: { openai: openai(embeddingSettings(config)), model: config.EMBEDDING_MODEL_NAME },
     langsmith,
+    ...(index ? { resolvedIndex: index.open } : {}),
+    closeIndex: async () => index?.close(),
     validation: { endpoint: config.VALIDATION_ENDPOINT, apiKey: config.VALIDATION_API_KEY },
   };
 }

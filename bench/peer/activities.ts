@@ -8,10 +8,13 @@ import type { createActivities } from '../../src/activities';
 import { errorMessage } from '../../src/error-message';
 import {
   embeddingsPolicy,
+  indexConversationPolicy,
+  indexStorePolicy,
   intercomPolicy,
   llmPolicy,
   mcpListPolicy,
   promptPolicy,
+  retrievalPolicy,
   toolPolicy,
   validationPolicy,
 } from '../../src/workflows/policies';
@@ -56,6 +59,11 @@ const POLICIES: Record<ActivityName, ActivityOptions> = {
   resolve: llmPolicy,
   embedTexts: embeddingsPolicy,
   validateDraft: validationPolicy,
+  searchClosedConversations: intercomPolicy,
+  indexConversation: indexConversationPolicy,
+  readIndexWatermark: indexStorePolicy,
+  advanceIndexWatermark: indexStorePolicy,
+  retrieveTeamExamples: retrievalPolicy,
 };
 
 /** A LangGraph retry policy whose attempts and retry test are always set: the task reads both. */

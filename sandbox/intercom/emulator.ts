@@ -7,6 +7,7 @@ import { FaultQueues, sleep } from '../faults';
 import { HttpService } from '../http';
 import type { HttpFault, IntercomFaults, ScenarioConversation } from '../scenario';
 import { renderPlaintext, typedTextToHtml } from './plaintext';
+import { SearchError, searchConversations } from './search';
 
 export type IntercomOperation = keyof IntercomFaults;
 
@@ -80,6 +81,14 @@ export interface Conversation {
   };
   contacts: { type: 'contact.list'; contacts: { type: 'contact'; id: string }[] };
   conversation_parts: { type: 'conversation_part.list'; conversation_parts: Part[]; total_count: number };
+  /** Intercom's `conversation_statistics`, the fields the emulator keeps: closes, by whom, reopens. */
+  statistics: {
+    type: 'conversation_statistics';
+    first_close_at: number | null;
+    last_close_at: number | null;
+    last_closed_by_id: string | null;
+    count_reopens: number;
+  };
 }
 
 /** Intercom's `notification_event`, as the app receives it (less the delivery fields each attempt sets). */
@@ -302,6 +311,13 @@ export class IntercomEmulator extends HttpService {
       },
       contacts: { type: 'contact.list', contacts: [{ type: 'contact', id: contact.id }] },
       conversation_parts: { type: 'conversation_part.list', conversation_parts: [], total_count: 0 },
+      statistics: {
+        type: 'conversation_statistics',
+        first_close_at: null,
+        last_close_at: null,
+        last_closed_by_id: null,
+        count_reopens: 0,
+      },
     };
     this.conversations.set(created.id, created);
     rest.forEach((part, index) => {
@@ -354,6 +370,7 @@ export class IntercomEmulator extends HttpService {
   addUserMessage(conversationId: string, text: string, files: { name: string; content_type?: string }[] = []): Part {
     const conversation = this.mustGet(conversationId);
     const contact = this.contacts.get(conversation.contacts.contacts[0]!.id)!;
+    if (conversation.state === 'closed') conversation.statistics.count_reopens += 1;
     if (conversation.state !== 'open') Object.assign(conversation, { state: 'open', open: true, snoozed_until: null });
     return this.addPart(conversation, {
       part_type: 'comment',
@@ -398,6 +415,12 @@ export class IntercomEmulator extends HttpService {
     const conversation = this.mustGet(conversationId);
     Object.assign(conversation, { state: 'closed', open: false, snoozed_until: null });
     const part = this.addPart(conversation, { part_type: 'close', body: null, author: this.adminAuthor(TEAMMATE_ID) });
+    const stats = conversation.statistics;
+    Object.assign(stats, {
+      first_close_at: stats.first_close_at ?? part.created_at,
+      last_close_at: part.created_at,
+      last_closed_by_id: TEAMMATE_ID,
+    });
     return { part, delivery: await this.emit('conversation.admin.closed', conversationId) };
   }
 
@@ -694,6 +717,21 @@ export class IntercomEmulator extends HttpService {
         has_inbox_seat: true,
         team_ids: [],
       });
+    });
+
+    // Each conversation of the page comes as the search answers it in Intercom: without its parts.
+    app.post('/conversations/search', async (req, res) => {
+      if (await faulted('search', res)) return;
+      try {
+        const found = searchConversations(this.conversations.values(), req.body);
+        res.json({
+          ...found,
+          conversations: found.conversations.map(({ conversation_parts: _parts, ...rest }) => rest),
+        });
+      } catch (err) {
+        if (!(err instanceof SearchError)) throw err;
+        res.status(err.status).json(intercomError(err.code, err.message));
+      }
     });
 
     app.get('/conversations/:id', async (req, res) => {

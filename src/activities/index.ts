@@ -7,6 +7,8 @@ import type { McpToolPolicy } from '../mcp-tool-policy';
 import type { McpConnections } from './mcp';
 import { createMcpActivities } from './mcp';
 import { createPromptActivities } from './prompts';
+import { createResolvedIndexActivities } from './resolved-index';
+import type { ResolvedIndexStore } from '../resolved-index/store';
 import { createValidationActivities } from './validation';
 import type { IntercomClient } from 'intercom-client';
 import type { Client as LangSmithClient } from 'langsmith';
@@ -22,6 +24,8 @@ export interface ActivityClients {
   /** The embeddings endpoint and model, for the semantic tier of entity resolution. */
   embeddings: EmbeddingEndpoint;
   langsmith?: LangSmithClient;
+  /** The resolved-conversation index's store, opened on first use; absent or null when no index is configured. */
+  resolvedIndex?: () => Promise<ResolvedIndexStore> | null;
   validation: { endpoint: string; apiKey: string };
 }
 
@@ -33,5 +37,11 @@ export function createActivities(clients: ActivityClients) {
     ...createEmbeddingActivities(clients.embeddings),
     ...createPromptActivities({ langsmith: clients.langsmith }),
     ...createValidationActivities(clients.validation),
+    ...createResolvedIndexActivities({
+      intercom: clients.intercom,
+      adminId: clients.adminId,
+      embeddings: clients.embeddings,
+      store: clients.resolvedIndex ?? (() => null),
+    }),
   };
 }

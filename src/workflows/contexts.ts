@@ -147,6 +147,7 @@ export function draftContext(state: AgentState): DraftContext {
   const open = uncoveredIntents(state);
   const tone = turnTone(state);
   const examples = state.metadata.style_examples?.examples ?? [];
+  const retrieved = state.metadata.style_examples?.retrieved ?? [];
   return {
     messages: state.messages,
     ...unanswered(state),
@@ -158,6 +159,7 @@ export function draftContext(state: AgentState): DraftContext {
     known_context: knownContext(state),
     missing_context: missingContext(state),
     ...(examples.length ? { style_examples: examples } : {}),
+    ...(retrieved.length ? { team_examples: retrieved.map(({ role, text }) => ({ role, text })) } : {}),
     ...namedRecords(state),
     ...(tone ? { tone } : {}),
     ...(state.metadata.stage ? { stage: state.metadata.stage } : {}),

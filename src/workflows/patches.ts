@@ -28,6 +28,9 @@ export const EVERY_MESSAGE_PATCH = 'every-message-answered-or-handed-over';
 /** Runs from before the semantic and model tiers resolved what the user named go on without their calls. */
 export const NAMED_RECORDS_PATCH = 'named-records-tiers';
 
+/** Runs from before Draft retrieved the team's examples from the resolved-conversation index go on without the call. */
+export const TEAM_INDEX_PATCH = 'team-examples-from-index';
+
 /**
  * Recorded at the start of every run with EVERY_MESSAGE_PATCH: the patches before it (such a run has them all), and any
  * patch added later (a run from before that one replays it as absent, here and wherever the code asks).
@@ -38,6 +41,7 @@ const STARTING_PATCHES = [
   TURN_SUMMARY_PATCH,
   LOCAL_ACTIVITIES_PATCH,
   NAMED_RECORDS_PATCH,
+  TEAM_INDEX_PATCH,
 ];
 
 /**

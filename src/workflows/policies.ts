@@ -12,6 +12,7 @@ import type { IntercomActivities } from '../activities/intercom';
 import type { LlmActivities } from '../activities/llm';
 import type { McpActivities } from '../activities/mcp';
 import type { PromptActivities } from '../activities/prompts';
+import type { ResolvedIndexActivities } from '../activities/resolved-index';
 import type { ValidationActivities } from '../activities/validation';
 import { LOCAL_ACTIVITIES_PATCH } from './patches';
 
@@ -166,3 +167,52 @@ function sincePatchLocal<Remote, Local>(remote: Remote, localProxy: Local): Remo
 export const intercomReads = () => sincePatchLocal(intercom, localIntercom);
 export const mcpListing = () => sincePatchLocal(mcpList, localMcpList);
 export const promptLoading = () => sincePatchLocal(prompts, localPrompts);
+
+/**
+ * The resolved-conversation index. Indexing one conversation fetches it, embeds its messages and upserts them: all
+ * safe to run again, so every failure a retry can cure is retried; a request Intercom or the embeddings endpoint refuses
+ * fails the run, which leaves the watermark where it was for the next scheduled run.
+ */
+export const indexConversationPolicy: ActivityOptions = {
+  ...waitForCancellation,
+  startToCloseTimeout: '90s',
+  heartbeatTimeout: '20s',
+  retry: {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumInterval: '60s',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [
+      'IntercomAuthError',
+      'IntercomRejectedError',
+      'IntercomResponseInvalidError',
+      'LlmRejectedError',
+      'LlmInvalidOutputError',
+    ],
+  },
+};
+
+/** The index's watermark, read and moved forward in the store. */
+export const indexStorePolicy: ActivityOptions = {
+  ...waitForCancellation,
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 8 },
+};
+
+/** Draft's retrieval from the index: short, few attempts, since a turn goes on without examples when it fails. */
+export const retrievalPolicy: ActivityOptions = {
+  ...waitForCancellation,
+  startToCloseTimeout: '20s',
+  heartbeatTimeout: '10s',
+  retry: {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['LlmRejectedError', 'LlmInvalidOutputError'],
+  },
+};
+
+export const indexSearch = proxyActivities<ResolvedIndexActivities>(intercomPolicy);
+export const indexing = proxyActivities<ResolvedIndexActivities>(indexConversationPolicy);
+export const indexStore = proxyActivities<ResolvedIndexActivities>(indexStorePolicy);
+export const retrieval = proxyActivities<ResolvedIndexActivities>(retrievalPolicy);

@@ -129,6 +129,44 @@ const UpdateConversation = z.strictObject({
   company_id: z.string().optional(),
 });
 
+/** `single_filter_search_request`, `multiple_filter_search_request` and `starting_after_paging` of API 2.14. */
+const SingleFilter = z.strictObject({
+  field: z.string(),
+  operator: z.enum(['=', '!=', 'IN', 'NIN', '<', '<=', '>', '>=', '~', '!~', '^', '$']),
+  value: z
+    .union([z.string(), z.number().int(), z.boolean(), z.array(z.union([z.string(), z.number().int()]))])
+    .nullable(),
+});
+type Filter = z.infer<typeof SingleFilter> | { operator: 'AND' | 'OR'; value: Filter[] };
+const Filter: z.ZodType<Filter> = z.lazy(() =>
+  z.union([SingleFilter, z.strictObject({ operator: z.enum(['AND', 'OR']), value: z.array(Filter) })]),
+);
+const SearchRequest = z.strictObject({
+  query: Filter,
+  pagination: z
+    .strictObject({ per_page: z.number().int().optional(), starting_after: z.string().nullable().optional() })
+    .nullable()
+    .optional(),
+});
+/** `conversation_list` with `cursor_pages`: the search's answer. */
+const ConversationList = z.looseObject({
+  type: z.literal('conversation.list'),
+  conversations: z.array(z.looseObject({ type: z.literal('conversation'), id: z.string() })),
+  total_count: z.number().int(),
+  pages: z
+    .looseObject({
+      type: z.literal('pages'),
+      page: z.number().int().optional(),
+      per_page: z.number().int().optional(),
+      total_pages: z.number().int().optional(),
+      next: z
+        .looseObject({ per_page: z.number().int().optional(), starting_after: z.string().nullable().optional() })
+        .nullable()
+        .optional(),
+    })
+    .nullable(),
+});
+
 const ErrorList = z.looseObject({
   type: z.literal('error.list'),
   request_id: z.string().nullable().optional(),
@@ -156,6 +194,14 @@ interface Operation {
 const NoQuery = z.strictObject({});
 
 const OPERATIONS: Operation[] = [
+  {
+    name: 'search conversations',
+    method: 'POST',
+    path: /^\/conversations\/search$/,
+    query: NoQuery,
+    body: SearchRequest,
+    ok: ConversationList,
+  },
   {
     name: 'retrieve a conversation',
     method: 'GET',

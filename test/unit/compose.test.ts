@@ -80,6 +80,12 @@ describeNeeding(['Go'])('the Compose Specification', () => {
       ].sort(),
     );
     expect(services.temporal!.image).toMatch(/^temporalio\/server:1\.29\./);
+    // pgvector for the resolved-conversation index, in a database of its own on the same server.
+    expect(services.postgresql!.image).toMatch(/^pgvector\/pgvector:pg1[5-9]$/);
+    expect(JSON.stringify(services['temporal-schema'])).toContain('--db melvin_index create-database');
+    expect(services['melvin-worker']!.environment!.INDEX_DATABASE_URL).toMatch(
+      /^postgres:\/\/.*@postgresql:5432\/melvin_index$/,
+    );
     expect(services['temporal-ui']!.image).toMatch(/^temporalio\/ui:/);
     expect(services['temporal-schema']!.image).toMatch(/^temporalio\/admin-tools:/);
     expect(JSON.stringify(services['temporal-schema'])).toContain(

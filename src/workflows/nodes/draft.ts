@@ -1,10 +1,11 @@
 // The Draft node: the reply, written by the model in the team's voice from the data gathered.
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 import type { LlmAnswer } from '../../activities/llm';
 import { ResolvedConversations, type DraftOutput } from '../../schemas';
 import type { StyleExamples } from '../../state';
 import { draftContext, turnIntents } from '../contexts';
-import { llm } from '../policies';
+import { TEAM_INDEX_PATCH } from '../patches';
+import { llm, retrieval } from '../policies';
 import { partialAnswer, routeAfterDraft } from '../routing';
 import { turnStage } from '../stage';
 import { EXAMPLES_TOOL, serverToolName } from '../tool-calls';
@@ -15,6 +16,8 @@ import { describeFailure, enter, failed, recordModel, refetchIfNewMessages } fro
 /** Style examples: how many past answers Draft sees, and how much of each (the gist of the team's voice, not a thread). */
 const MAX_EXAMPLES = 3;
 const MAX_EXAMPLE_CHARS = 600;
+/** What `style_examples.tool` says when the examples came from the resolved-conversation index. */
+export const INDEX_SOURCE = 'resolved-conversation-index';
 
 /**
  * The team's voice: past conversations a teammate resolved, retrieved by similarity to the question, for
@@ -51,6 +54,34 @@ export async function retrieveStyleExamples(t: Pick<Turn, 'state'>, callTool: Ca
   return found;
 }
 
+/**
+ * The team's voice from the resolved-conversation index (seed 002's ranking), when the MCP tool gave none: a team that
+ * plugged in its own corpus chose it, and the index fills in where there is none or it found nothing. Null when the
+ * worker has no index; a failed retrieval leaves Draft without examples, as a failed search does.
+ */
+async function retrieveIndexedExamples(t: Pick<Turn, 'state'>): Promise<StyleExamples | null> {
+  const { state } = t;
+  const stage = state.metadata.stage?.stage ?? null;
+  const query = turnIntents(state)
+    .map((i) => i.question)
+    .join(' ')
+    .slice(0, 500);
+  const found: StyleExamples = { tool: INDEX_SOURCE, query, examples: [], error: null };
+  try {
+    const result = await retrieval.retrieveTeamExamples.executeWithOptions(
+      { summary: "find the team's past answers" },
+      [{ query, conversationId: state.conversation_id, stage }],
+    );
+    if (!result.configured) return null;
+    found.examples = result.pairs;
+    found.retrieved = result.top;
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    found.error = describeFailure(err);
+  }
+  return found;
+}
+
 export async function draft(t: Turn): Promise<Step> {
   await refetchIfNewMessages(t);
   const { state } = t;
@@ -61,6 +92,9 @@ export async function draft(t: Turn): Promise<Step> {
   // The stage first: the examples of the team's voice are ranked by it too.
   state.metadata.stage = turnStage(state);
   state.metadata.style_examples = await retrieveStyleExamples(t, callToolActivity);
+  if (patched(TEAM_INDEX_PATCH) && !state.metadata.style_examples?.examples.length) {
+    state.metadata.style_examples = (await retrieveIndexedExamples(t)) ?? state.metadata.style_examples;
+  }
   let answer: LlmAnswer<DraftOutput>;
   try {
     answer = await llm.draft.executeWithOptions({ summary: 'draft reply' }, [

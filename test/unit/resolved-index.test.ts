@@ -1,0 +1,204 @@
+// The resolved-conversation index's pure parts: redaction (what is removed, and what must stay), seed 002's ranking
+// (as properties over generated candidates), and which messages of a conversation are indexed with which pairs.
+import fc from 'fast-check';
+import { indexedMessages, type ConversationPart } from '../../src/resolved-index/examples';
+import {
+  BOOST_RECENCY_MAX,
+  BOOST_SAME_STAGE,
+  BOOST_SAME_THREAD,
+  BOOST_TEAM_ROLE,
+  fewShotPairs,
+  rank,
+  score,
+  type Candidate,
+  type RankingQuery,
+} from '../../src/resolved-index/ranking';
+import { redact } from '../../src/resolved-index/redact';
+import { STAGES } from '../../src/shared';
+
+describe('redact', () => {
+  const contact = { contactName: 'Maya Chen', contactEmail: 'maya.chen@example.com' };
+  test.each([
+    ['an email', 'Write to maya.chen+pay@example.co.uk today', 'Write to [email] today'],
+    ['an international phone', 'Call +1 (415) 555-0134 after 5', 'Call [phone] after 5'],
+    ['a dotted phone', 'my number is 020.7946.0018', 'my number is [phone]'],
+    ['a URL with an id', 'see https://app.example.com/payouts/8812345?tab=1 now', 'see [link] now'],
+    ['a URL with a uuid', 'https://x.io/t/3f2b9c1e-1a2b-4c3d-8e9f-001122334455', '[link]'],
+    ['a card-like digit run', 'account 12345678 was charged', 'account [number] was charged'],
+    ['an internal id', 'your application app-51 moved', 'your application [id] moved'],
+    ['the contact’s name, any case', 'Hi MAYA, thanks Chen!', 'Hi [name], thanks [name]!'],
+    ['the email’s local part on its own', 'user maya.chen asked', 'user [name] asked'],
+  ])('removes %s', (_what, text, expected) => {
+    expect(redact(text, contact)).toBe(expected);
+  });
+
+  test.each([
+    ['a date', 'It lands on 2026-11-27, or 27.11.2026'],
+    ['an amount and a short count', 'We paid $150.00 in 3 days'],
+    ['a year and a form', 'Your 2025 W-2 and Form 1099-NEC are ready'],
+    ['a help-center URL without ids', 'Read https://help.example.com/articles/payouts first'],
+    ['a word that holds the name', 'Mayan art, Chenille and Mayday'],
+    ['a time', 'Call us 9-5, shift 10:30 to 18:00'],
+  ])('keeps %s', (_what, text) => {
+    expect(redact(text, contact)).toBe(text);
+  });
+
+  test('without a known contact, names are left and every other rule still applies', () => {
+    expect(redact('Maya: 555 013 4455, maya@x.io')).toBe('Maya: [phone], [email]');
+  });
+});
+
+const stage = fc.option(fc.constantFrom(...STAGES), { nil: null });
+const candidate: fc.Arbitrary<Candidate> = fc.record({
+  conversation_id: fc.constantFrom('1', '2', '3'),
+  part_id: fc.integer({ min: 1, max: 40 }).map(String),
+  role: fc.constantFrom('talent' as const, 'team' as const),
+  text: fc.constant('t'),
+  question: fc.constantFrom('q1', 'q2', ''),
+  answer: fc.constantFrom('a1', 'a2'),
+  stage,
+  written_at: fc
+    .integer({ min: 0, max: 400 })
+    .map((d) => new Date(Date.UTC(2026, 10, 27) - d * 86_400_000).toISOString()),
+  similarity: fc.double({ min: -1, max: 1, noNaN: true }),
+});
+const query = fc.record({
+  conversationId: fc.option(fc.constantFrom('1', '2', '9'), { nil: null }),
+  stage,
+  now: fc.constant('2026-11-27T00:00:00.000Z'),
+});
+
+describe('rank', () => {
+  test('returns at most k messages, each once, best first', () => {
+    fc.assert(
+      fc.property(fc.array(candidate, { maxLength: 60 }), query, fc.integer({ min: 0, max: 12 }), (cs, q, k) => {
+        const ranked = rank(cs, q, k);
+        const keys = ranked.map((r) => `${r.conversation_id}/${r.part_id}`);
+        expect(ranked.length).toBeLessThanOrEqual(k);
+        expect(new Set(keys).size).toBe(keys.length);
+        for (let i = 1; i < ranked.length; i++) expect(ranked[i - 1]!.score).toBeGreaterThanOrEqual(ranked[i]!.score);
+      }),
+    );
+  });
+
+  test('at equal similarity and age, a message with a boost the other lacks ranks above it, never below', () => {
+    fc.assert(
+      fc.property(candidate, query, fc.constantFrom('thread', 'stage', 'role'), (base, generated, boost) => {
+        const q: RankingQuery = { ...generated, conversationId: boost === 'thread' ? 'z' : null };
+        // The boosted one would lose the tie-break (conversation order) without its boost.
+        const plain: Candidate = { ...base, part_id: 'p', conversation_id: 'a', role: 'talent', stage: null };
+        const withBoost: Candidate = { ...plain, part_id: 'b', conversation_id: 'z' };
+        if (boost === 'stage') {
+          withBoost.stage = 'applied';
+          q.stage = 'applied';
+        } else if (q.stage === 'applied') q.stage = null;
+        if (boost === 'role') withBoost.role = 'team';
+        const [first] = rank([plain, withBoost], q, 2);
+        expect(first!.part_id).toBe('b');
+      }),
+    );
+  });
+
+  test('equal scores keep one order whatever order the candidates came in', () => {
+    fc.assert(
+      fc.property(fc.array(candidate, { maxLength: 20 }), query, (cs, q) => {
+        // One row per (conversation, part), as the store's primary key keeps it.
+        const same = cs.map((c, i) => ({
+          ...c,
+          part_id: String(i),
+          similarity: 0.5,
+          role: 'team' as const,
+          stage: null,
+          written_at: q.now,
+        }));
+        expect(rank([...same].reverse(), q, 20)).toEqual(rank(same, q, 20));
+      }),
+    );
+  });
+
+  test('the boosts are seed 002’s, and recency is at most 0.02 and halves in 30 days', () => {
+    const c: Candidate = {
+      conversation_id: '1',
+      part_id: '1',
+      role: 'team',
+      text: 't',
+      question: 'q',
+      answer: 'a',
+      stage: 'applied',
+      written_at: '2026-10-28T00:00:00.000Z',
+      similarity: 0.5,
+    };
+    const s = score(c, { conversationId: '1', stage: 'applied', now: '2026-11-27T00:00:00.000Z' });
+    expect(s.boosts).toEqual({
+      thread: BOOST_SAME_THREAD,
+      stage: BOOST_SAME_STAGE,
+      role: BOOST_TEAM_ROLE,
+      recency: BOOST_RECENCY_MAX / 2,
+    });
+    expect(s.score).toBeCloseTo(0.5 + 0.2 + 0.08 + 0.05 + 0.01, 10);
+    expect(score(c, { conversationId: null, stage: null, now: c.written_at }).boosts.recency).toBe(BOOST_RECENCY_MAX);
+  });
+
+  test('a message found by both searches is one candidate, with its better similarity', () => {
+    const c: Candidate = { ...fc.sample(candidate, 1)[0]!, similarity: 0.2 };
+    const ranked = rank([c, { ...c, similarity: 0.6 }], { conversationId: null, stage: null, now: c.written_at });
+    expect(ranked).toHaveLength(1);
+    expect(ranked[0]!.similarity).toBe(0.6);
+  });
+});
+
+test('few-shot pairs: the first one or two distinct question→answer pairs, none without a question', () => {
+  const q = { conversationId: null, stage: null, now: '2026-11-27T00:00:00.000Z' };
+  const base = { text: 't', stage: null, written_at: q.now, role: 'team' as const };
+  const ranked = rank(
+    [
+      { ...base, conversation_id: '1', part_id: '1', question: '', answer: 'hello', similarity: 0.9 },
+      { ...base, conversation_id: '1', part_id: '2', question: 'q1', answer: 'a1', similarity: 0.8 },
+      { ...base, conversation_id: '1', part_id: '3', question: 'q1', answer: 'a1', similarity: 0.7 },
+      { ...base, conversation_id: '2', part_id: '1', question: 'q2', answer: 'a2', similarity: 0.6 },
+      { ...base, conversation_id: '3', part_id: '1', question: 'q3', answer: 'a3', similarity: 0.5 },
+    ],
+    q,
+  );
+  expect(fewShotPairs(ranked)).toEqual([
+    { question: 'q1', answer: 'a1' },
+    { question: 'q2', answer: 'a2' },
+  ]);
+});
+
+test('indexed messages: the talent’s questions and the teammates’ replies, paired and redacted; Melvin, notes and unanswered questions left out', () => {
+  const talent = { type: 'user', id: 'c1', name: 'Maya Chen', email: 'maya@example.com' };
+  const teammate = { type: 'admin', id: '990001', name: 'Sam' };
+  const melvin = { type: 'admin', id: '8918000', name: 'Melvin' };
+  const part = (
+    id: string,
+    author: ConversationPart['author'],
+    body: string,
+    part_type = 'comment',
+  ): ConversationPart => ({
+    id,
+    part_type,
+    body,
+    created_at: 1_800_000_000 + Number(id),
+    author,
+  });
+  const messages = indexedMessages(
+    [
+      part('1', talent, 'Hi, I am Maya. When is my payout?', 'conversation'),
+      part('2', melvin, 'Let me check that.'),
+      part('3', talent, 'It is for pay-61'),
+      part('4', teammate, 'Internal: VIP', 'note'),
+      part('5', teammate, 'Howdy! It lands Friday.\n— The Crew'),
+      part('6', null, 'event', 'close'),
+      part('7', talent, 'Thanks, bye'),
+    ],
+    '8918000',
+  );
+  const question = 'Hi, I am [name]. When is my payout?\nIt is for [id]';
+  expect(messages.map((m) => [m.part_id, m.role, m.text, m.question])).toEqual([
+    ['1', 'talent', 'Hi, I am [name]. When is my payout?', question],
+    ['3', 'talent', 'It is for [id]', question],
+    ['5', 'team', 'Howdy! It lands Friday.\n— The Crew', question],
+  ]);
+  expect(new Set(messages.map((m) => m.answer))).toEqual(new Set(['Howdy! It lands Friday.\n— The Crew']));
+});
