@@ -13,20 +13,8 @@ export interface Sql {
 /** Where the index lives: a PostgreSQL connection string. */
 export type StoreLocation = { url: string };
 
-/** One message of a resolved conversation, redacted, with its pair and its embedding. */
-export interface StoredExample {
-  conversation_id: string;
-  part_id: string;
-  role: ExampleRole;
-  text: string;
-  question: string;
-  answer: string;
-  stage: Stage | null;
-  written_at: string;
-  closed_at: string;
-  model: string;
-  embedding: number[];
-}
+/** One message of a resolved conversation, redacted, with its pair and its embedding: a candidate before it is scored. */
+export type StoredExample = Omit<Candidate, 'similarity'> & { closed_at: string; model: string; embedding: number[] };
 
 /** Candidates per search, as seed 002 takes them: from the same thread and from every thread, 60 each. */
 export const CANDIDATES_PER_SEARCH = 60;
