@@ -2,7 +2,7 @@
 // the named node, waits for the run and checks every expectation.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
+import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { decideReply, turnOver } from '../src/conversations';
 import { forceEscalationSignal, progressQuery, stateQuery, workflowIdFor } from '../src/shared';
@@ -11,6 +11,7 @@ import type { GateSpec } from './gates';
 import { Scenario, type ScenarioDecision } from './scenario';
 import { waitFor } from './wait';
 import { errorMessage } from '../src/error-message';
+import { INDEX_SCHEDULE_ID } from '../src/resolved-index/schedule';
 
 export interface ExpectationResult {
   expectation: string;
@@ -275,6 +276,7 @@ export class ScenarioRunner {
     const starts = new Map<number, number>();
     try {
       await this.endOpenConversation(scenario.conversation.id);
+      await this.closeAndIndex(scenario);
       await this.control('POST', '/scenarios', scenario);
       starts.set(-1, await this.partCount(scenario.conversation.id));
       const [first, ...rest] = scenario.signals;
@@ -595,6 +597,45 @@ export class ScenarioRunner {
    * A scenario seeds its conversation afresh, so a workflow still open for that id from an earlier run of the scenario
    * (it waits days for the next message) would mix the two: it is terminated first.
    */
+  /**
+   * The conversations the team closes while Melvin runs: each is seeded and closed in the sandbox's Intercom, then the
+   * index's Schedule is run once now (after any run under way) and its workflow awaited, so the scenario's reply can
+   * draw on them. The scenario itself is seeded afterwards, so its faults are the ones in force.
+   */
+  private async closeAndIndex(scenario: Scenario): Promise<void> {
+    if (!scenario.closed_by_team.length) return;
+    for (const conversation of scenario.closed_by_team) {
+      await this.endOpenConversation(conversation.id);
+      await this.control('POST', '/scenarios', {
+        id: `${scenario.id}-closed-${conversation.id}`,
+        description: `closed by the team before ${scenario.id}`,
+        conversation,
+        expect: {},
+      });
+      await this.control('POST', `/conversations/${conversation.id}/close`);
+    }
+    const schedule = this.options.client.schedule.getHandle(INDEX_SCHEDULE_ID);
+    const before = await schedule.describe().catch(() => {
+      throw new Error(
+        `closed_by_team needs the resolved-conversation index, and this stack's worker keeps none (no Schedule ${INDEX_SCHEDULE_ID}; set INDEX_DATA_DIR or INDEX_DATABASE_URL)`,
+      );
+    });
+    const seen = new Set(before.info.recentActions.map((a) => a.action.workflow.workflowId));
+    await schedule.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+    const started = await waitFor(
+      'the index run the scenario triggered',
+      async () =>
+        [...(await schedule.describe()).info.recentActions]
+          .reverse()
+          .find((a) => !seen.has(a.action.workflow.workflowId))?.action.workflow,
+      { timeoutMs: this.options.timeoutMs ?? 180_000, intervalMs: 200 },
+    );
+    await this.withTimeout(
+      this.options.client.workflow.getHandle(started.workflowId, started.firstExecutionRunId).result(),
+      'the index run',
+    );
+  }
+
   private async endOpenConversation(conversationId: string): Promise<void> {
     const handle = this.options.client.workflow.getHandle(workflowIdFor(conversationId));
     const description = await handle.describe().catch(() => undefined);

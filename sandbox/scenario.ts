@@ -269,6 +269,12 @@ export const Scenario = z
     docs: z.array(Doc).default([]),
     /** Past conversations the team resolved, searched for Draft's style examples (beyond the shared format). */
     resolved_conversations: z.array(ResolvedConversation).default([]),
+    /**
+     * Conversations the team answers and closes while Melvin runs (beyond the shared format): the runner seeds and
+     * closes each, then runs the resolved-conversation index once and waits for it, before the scenario's own
+     * conversation starts. Needs a stack whose worker keeps the index (`npm start` does).
+     */
+    closed_by_team: z.array(ScenarioConversation.pick({ id: true, contact: true, parts: true })).default([]),
     faults: Faults.optional(),
     signals: z.array(ScenarioSignal).default([]),
     decision: ScenarioDecision.optional(),

@@ -1,5 +1,7 @@
 // The production topology without Docker: a Temporal server built from Go modules on PostgreSQL (schema set up by
 // temporal-sql-tool), with the worker, the ingress and the sandbox as separate processes; every scenario passes.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ScenarioRunner, scenarioFiles, type ScenarioResult } from '../../sandbox/scenario-runner';
 import {
@@ -13,6 +15,9 @@ import { describeNeeding } from '../helpers/requirements';
 const ROOT = path.join(__dirname, '..', '..');
 describeNeeding(['PostgreSQL', 'Go'])('the production topology on PostgreSQL', () => {
   let stack: Stack;
+  // The resolved-conversation index, embedded (this machine's PostgreSQL has no pgvector): scenarios with
+  // `closed_by_team` need it.
+  const indexDir = mkdtempSync(path.join(tmpdir(), 'melvin-index-'));
 
   beforeAll(async () => {
     const temporal = await startPostgresTemporal({
@@ -22,10 +27,14 @@ describeNeeding(['PostgreSQL', 'Go'])('the production topology on PostgreSQL', (
     stack = await startStack({
       ports: await freeStackPorts(),
       temporal,
+      workerEnv: { INDEX_DATA_DIR: indexDir },
     });
   }, 900_000);
 
-  afterAll(() => stack?.stop());
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(indexDir, { recursive: true, force: true });
+  });
 
   test(`the Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL runs every scenario`, async () => {
     const system = await stack.temporal.client.workflowService.getSystemInfo({});
