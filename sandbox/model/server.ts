@@ -310,17 +310,9 @@ export class SandboxModel extends HttpService {
       } catch (err) {
         return res.status(500).json(openAiError(500, err instanceof Error ? err.message : String(err)));
       }
-      res.json({
-        id: `chatcmpl-${randomUUID()}`,
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model,
-        system_fingerprint: STAND_IN_FINGERPRINT,
-        choices: [
-          { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
-        ],
-        usage: usageOf(body.messages, content),
-      });
+      res.json(
+        chatCompletion(model, { role: 'assistant', content, refusal: null }, 'stop', usageOf(body.messages, content)),
+      );
     });
     return app;
   }
@@ -364,26 +356,31 @@ export class SandboxModel extends HttpService {
       checked.tools,
       () => `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
     );
-    res.json({
-      id: `chatcmpl-${randomUUID()}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model,
-      system_fingerprint: STAND_IN_FINGERPRINT,
-      choices: [
+    res.json(
+      chatCompletion(
+        model,
         {
-          index: 0,
-          message: {
-            role: 'assistant',
-            content: answer.content,
-            refusal: null,
-            ...(answer.tool_calls && { tool_calls: answer.tool_calls }),
-          },
-          logprobs: null,
-          finish_reason: answer.tool_calls ? 'tool_calls' : 'stop',
+          role: 'assistant',
+          content: answer.content,
+          refusal: null,
+          ...(answer.tool_calls && { tool_calls: answer.tool_calls }),
         },
-      ],
-      usage: usageOf(body.messages, answer.content ?? JSON.stringify(answer.tool_calls)),
-    });
+        answer.tool_calls ? 'tool_calls' : 'stop',
+        usageOf(body.messages, answer.content ?? JSON.stringify(answer.tool_calls)),
+      ),
+    );
   }
+}
+
+/** A chat completion with one choice, as OpenAI shapes it: the step answers and the analyst's tool calls alike. */
+function chatCompletion(model: string, message: Record<string, unknown>, finishReason: string, usage: unknown) {
+  return {
+    id: `chatcmpl-${randomUUID()}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    system_fingerprint: STAND_IN_FINGERPRINT,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
+    usage,
+  };
 }
