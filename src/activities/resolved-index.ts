@@ -1,12 +1,13 @@
 // The resolved-conversation index's activities: page Intercom's search for closed conversations, index one conversation
 // (fetch, redact, embed, upsert), keep the watermark, and retrieve the team's examples for Draft with seed 002's ranking.
 import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { IntercomClient } from 'intercom-client';
 import { z } from 'zod';
 import { indexedMessages, type ConversationPart } from '../resolved-index/examples';
 import { fewShotPairs, rank, TOP_K } from '../resolved-index/ranking';
 import type { ResolvedIndexStore, StoredExample } from '../resolved-index/store';
-import type { Stage } from '../shared';
+import { searchAttributes, STAGES, workflowIdFor, type Stage } from '../shared';
 import { createEmbeddingActivities, type EmbeddingEndpoint } from './embeddings';
 import { IntercomResponseInvalidError, withRetryContract } from './errors';
 import { IntercomConversation, intercomFailure } from './intercom';
@@ -155,12 +156,12 @@ export function createResolvedIndexActivities(clients: ResolvedIndexClients) {
       const parts = partsOf(conversation);
       const messages = indexedMessages(parts, adminId);
       if (messages.length === 0) return { stored: 0, skipped: 'no question the team answered' };
+      const stage = await stageMelvinSettled(input.conversationId);
       const embedded = await embedTexts({ texts: messages.map((m) => m.text) });
       const rows: StoredExample[] = messages.map((m, i) => ({
         conversation_id: input.conversationId,
         ...m,
-        // Stage: no cheap reading of a closed conversation's stage yet (see docs/decisions.md); null never boosts.
-        stage: null,
+        stage,
         closed_at: new Date(input.closedAt * 1000).toISOString(),
         model: embedded.model,
         embedding: embedded.vectors[i]!,
@@ -219,6 +220,24 @@ export function createResolvedIndexActivities(clients: ResolvedIndexClients) {
       };
     },
   });
+}
+
+/**
+ * The stage Melvin last settled for the conversation (its workflow's `MelvinStage`, set by Finalize), read through the
+ * worker's own Temporal client; null when Melvin never handled it or never settled one (a null stage never boosts).
+ * Any other failure fails the activity, to be retried: a stage stored as null would never be read again.
+ */
+async function stageMelvinSettled(conversationId: string): Promise<Stage | null> {
+  let attributes;
+  try {
+    const handle = Context.current().client.workflow.getHandle(workflowIdFor(conversationId));
+    attributes = (await handle.describe()).typedSearchAttributes;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return null;
+    throw err;
+  }
+  const stage = z.enum(STAGES).safeParse(attributes.get(searchAttributes.melvinStage));
+  return stage.success ? stage.data : null;
 }
 
 /** The conversation's messages in order: its source (the first message) and its parts. */

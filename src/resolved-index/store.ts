@@ -187,13 +187,16 @@ export class ResolvedIndexStore {
   }
 
   /** Every stored (conversation, part) key, for tests and the evaluation. */
-  async keys(): Promise<{ conversation_id: string; part_id: string; role: ExampleRole; text: string }[]> {
+  async keys(): Promise<
+    { conversation_id: string; part_id: string; role: ExampleRole; text: string; stage: Stage | null }[]
+  > {
     const { rows } = await this.sql.query<{
       conversation_id: string;
       part_id: string;
       role: ExampleRole;
       text: string;
-    }>('SELECT conversation_id, part_id, role, text FROM resolved_examples ORDER BY conversation_id, part_id');
+      stage: Stage | null;
+    }>('SELECT conversation_id, part_id, role, text, stage FROM resolved_examples ORDER BY conversation_id, part_id');
     return rows;
   }
 }

@@ -13,6 +13,7 @@ import { ensureIndexSchedule, INDEX_SCHEDULE_ID } from '../../src/resolved-index
 import { ResolvedIndexStore } from '../../src/resolved-index/store';
 import { SANDBOX_EMBEDDING_MODEL_NAME } from '../../sandbox/model/server';
 import { Scenario } from '../../sandbox/scenario';
+import { searchAttributes, workflowIdFor } from '../../src/shared';
 import { ADMIN_ID, INTERCOM_TOKEN, OPENAI_KEY, type Sandbox } from '../helpers/sandbox';
 import { runTurnOnWorker, useTestbed } from '../helpers/turns';
 
@@ -157,6 +158,40 @@ test('the schedule is created once and updated after; triggered, its run indexes
   await handle.delete();
   expect((await store.keys()).filter((k) => k.conversation_id === '9107')).toHaveLength(2);
   expect(await store.watermark()).toBeGreaterThanOrEqual(before!);
+});
+
+test('a conversation Melvin handled is indexed with the stage it settled; one it never saw, with none', async () => {
+  // Melvin's run of the conversation, as Finalize leaves it: MelvinStage set (no worker polls this queue).
+  const melvinsRun = await env.client.workflow.start('supportConversation', {
+    taskQueue: 'nobody-polls',
+    workflowId: workflowIdFor('9121'),
+    args: [],
+    typedSearchAttributes: [{ key: searchAttributes.melvinStage, value: 'awaiting_payment' }],
+  });
+  try {
+    resolved('9120', 'Is my Denver payout late?', 'Hey Jo! It left on Friday.\n— The Maple Crew', 'Jo March');
+    resolved('9121', 'Is my Denver payout late?', 'Hey Lou! It left on Friday.\n— The Maple Crew', 'Lou Reed');
+    await runIndex('index-stage', {});
+  } finally {
+    await melvinsRun.terminate('test over');
+  }
+  const stages = (await store.keys())
+    .filter((k) => ['9120', '9121'].includes(k.conversation_id))
+    .map((k) => `${k.conversation_id}:${k.role}:${k.stage}`);
+  expect(stages).toEqual([
+    '9120:talent:null',
+    '9120:team:null',
+    '9121:talent:awaiting_payment',
+    '9121:team:awaiting_payment',
+  ]);
+  // The same stage boosts: the conversation of the talent's stage comes first, though the other is as similar (and
+  // first on a tie).
+  const found: TeamExamples = await new MockActivityEnvironment().run(activities.retrieveTeamExamples, {
+    query: 'Is my Denver payout late?',
+    conversationId: null,
+    stage: 'awaiting_payment' as const,
+  });
+  expect(found.top[0]?.conversation_id).toBe('9121');
 });
 
 test("Draft's retrieval: the indexed team reply nearest the question comes first, with its question→answer pair", async () => {
