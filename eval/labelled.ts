@@ -85,3 +85,46 @@ export function actionFigures(tries: TryRecord[]): Detection & { misread: string
   }
   return figures;
 }
+
+export interface RetrievalFigures {
+  /** Labelled tries whose first turn retrieved from the index (the others handed over before Draft, or had none). */
+  retrievals: number;
+  /** Retrievals whose best-ranked message came from a labelled conversation (hit@1). */
+  first: number;
+  /** Retrievals with a labelled conversation among everything ranked (hit@k, k = the ranking's top). */
+  found: number;
+  /** The mean over retrievals of 1 / the rank of the first labelled conversation among those ranked (0: none). */
+  mrr: number;
+  /** Labelled tries that retrieved nothing. */
+  without: string[];
+  /** Retrievals whose first conversation was not a labelled one, for a reader to look at. */
+  misread: string[];
+}
+
+/** Retrieval relevance: how the index ranked the team's past conversations a person labelled as the question's kind. */
+export function retrievalFigures(tries: TryRecord[]): RetrievalFigures {
+  const labelled = tries.filter((t) => t.labels?.examples && t.examples_read !== undefined);
+  const figures: RetrievalFigures = { retrievals: 0, first: 0, found: 0, mrr: 0, without: [], misread: [] };
+  let reciprocalRanks = 0;
+  for (const t of labelled) {
+    const relevant = new Set(t.labels!.examples);
+    const ranked = t.examples_read;
+    if (!ranked) {
+      figures.without.push(`${t.scenario} (try ${t.try})`);
+      continue;
+    }
+    figures.retrievals += 1;
+    const rank = ranked.findIndex((id) => relevant.has(id)) + 1;
+    if (rank === 1) figures.first += 1;
+    if (rank > 0) {
+      figures.found += 1;
+      reciprocalRanks += 1 / rank;
+    }
+    if (rank !== 1) {
+      const got = ranked[0] ?? 'none';
+      figures.misread.push(`${t.scenario} (try ${t.try}: ${got}, labelled ${[...relevant].join(' or ')})`);
+    }
+  }
+  figures.mrr = figures.retrievals ? reciprocalRanks / figures.retrievals : 0;
+  return figures;
+}

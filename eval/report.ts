@@ -14,7 +14,16 @@ import {
 } from './pass-k';
 import { MODEL_TIERS, TIER_OF_STEP, type ModelTier } from '../src/schemas';
 import type { TierUsage } from '../src/state';
-import { actionFigures, stageFigures, toneFigures, type ToneFigures } from './labelled';
+import { TOP_K } from '../src/resolved-index/ranking';
+import { historyNotIndexed, type HistoryIndexed } from './team-history';
+import {
+  actionFigures,
+  retrievalFigures,
+  stageFigures,
+  toneFigures,
+  type RetrievalFigures,
+  type ToneFigures,
+} from './labelled';
 import type { TryRecord } from './tries';
 
 export interface TierFigures {
@@ -66,7 +75,14 @@ export interface EvalResults {
   /** How good the answers were, beside pass^k: false hand-overs, wrong answers, hygiene failures (answer-figures.ts). */
   answers: AnswerFigures;
   /** Plan's reading against what a person labelled the scenarios with (eval/labelled.ts); absent in older results. */
-  labelled?: { tone: ToneFigures; stage?: ReturnType<typeof stageFigures>; action?: ReturnType<typeof actionFigures> };
+  labelled?: {
+    tone: ToneFigures;
+    stage?: ReturnType<typeof stageFigures>;
+    action?: ReturnType<typeof actionFigures>;
+    retrieval?: RetrievalFigures;
+  };
+  /** Whether the team's history was indexed before the first try; absent in older results. */
+  team_history?: HistoryIndexed;
   expectations: KindFigures[];
   cost: {
     llm_calls: number;
@@ -149,6 +165,8 @@ export function summarize(input: {
   triesTimeMs: number;
   machine: string;
   baseline?: { file: string; data: Baseline; selected?: Set<string> };
+  /** Whether the team's history was indexed before the first try (eval/team-history.ts). */
+  history?: HistoryIndexed;
   now?: Date;
 }): EvalResults {
   const { tries, k } = input;
@@ -193,7 +211,13 @@ export function summarize(input: {
       pass_hat: overallPassHat(figures, k),
     },
     answers: answerFigures(tries),
-    labelled: { tone: toneFigures(tries), stage: stageFigures(tries), action: actionFigures(tries) },
+    ...(input.history && { team_history: input.history }),
+    labelled: {
+      tone: toneFigures(tries),
+      stage: stageFigures(tries),
+      action: actionFigures(tries),
+      retrieval: retrievalFigures(tries),
+    },
     expectations: expectationFigures(tries),
     cost: {
       llm_calls: sum((t) => t.usage.calls),
@@ -325,11 +349,12 @@ const share = (part: number, whole: number) => `${part}/${whole} (${percent(part
 
 /**
  * The labelled figures over the labelled scenarios' tries (first turn): complaint detection (recall and precision),
- * urgency, stage accuracy, and the suggested next step's precision and recall.
+ * urgency, stage accuracy, the suggested next step's precision and recall, and the retrieval's relevance.
  */
 function labelledSection(labelled: NonNullable<EvalResults['labelled']>): string {
-  const { tone, stage, action } = labelled;
-  if (!tone.tries && !stage?.labelled && !action?.read && !action?.labelled)
+  const { tone, stage, action, retrieval } = labelled;
+  const retrieved = retrieval && retrieval.retrievals + retrieval.without.length;
+  if (!tone.tries && !stage?.labelled && !action?.read && !action?.labelled && !retrieved)
     return 'Labelled figures: no scenario of this run has labels.';
   const c = tone.complaints;
   const rows = [
@@ -344,11 +369,24 @@ function labelledSection(labelled: NonNullable<EvalResults['labelled']>): string
     rows.push(['next steps right (precision)', share(action.right, action.read), 'tries whose draft proposed one']);
     rows.push(['next steps found (recall)', share(action.found, action.labelled), 'tries labelled with one']);
   }
+  if (retrieval && retrieved) {
+    const over = 'tries labelled with examples that retrieved';
+    rows.push(['examples retrieved', share(retrieval.retrievals, retrieved), 'tries labelled with examples']);
+    rows.push(['labelled example ranked first (hit@1)', share(retrieval.first, retrieval.retrievals), over]);
+    rows.push([
+      `labelled example in the top ${TOP_K} (hit@${TOP_K})`,
+      share(retrieval.found, retrieval.retrievals),
+      over,
+    ]);
+    rows.push(['mean reciprocal rank', retrieval.mrr.toFixed(2), over]);
+  }
   const lines = [markdownTable(rows)];
   const misread = [
     ...tone.misread.map((m) => `tone: ${m}`),
     ...(stage?.misread ?? []).map((m) => `stage: ${m}`),
     ...(action?.misread ?? []).map((m) => `next step: ${m}`),
+    ...(retrieval?.misread ?? []).map((m) => `examples: ${m}`),
+    ...(retrieval?.without ?? []).map((m) => `examples: ${m} retrieved none`),
   ];
   if (misread.length) lines.push('', `Read otherwise than labelled: ${misread.join('; ')}`);
   return lines.join('\n');
@@ -449,6 +487,7 @@ export function renderReport(results: EvalResults): string {
     '',
     answersSection(results.answers),
     '',
+    ...(results.team_history?.error ? [`Warning: ${historyNotIndexed(results.team_history)}`, ''] : []),
     ...(results.labelled ? [labelledSection(results.labelled), ''] : []),
     markdownTable(kindRows),
     '',

@@ -7,7 +7,7 @@ import { ScenarioRunner, type ExpectationResult, type TurnOutcome } from '../san
 import type { Scenario, ScenarioLabels } from '../sandbox/scenario';
 import type { JudgeRequest } from '../sandbox/model/judge';
 import type { ModelTier } from '../src/schemas';
-import type { AgentState, LlmUsage, TierUsage } from '../src/state';
+import { INDEX_SOURCE, type AgentState, type LlmUsage, type TierUsage } from '../src/state';
 import { complains } from '../src/workflows/tone';
 import type { Judge, Judgement } from './judge';
 import { checkReplies, loadHelpCenter, type ReplyCheck } from './reply-checks';
@@ -46,6 +46,11 @@ export interface TryRecord {
   /** The first turn's stage and the step its draft proposed for the team (null: none). */
   stage_read?: string | null;
   action_read?: string | null;
+  /**
+   * The team's past conversations the first turn's retrieval from the index ranked, best first, each once; null when
+   * the turn retrieved nothing from the index (it handed over before Draft, or the examples came from elsewhere).
+   */
+  examples_read?: string[] | null;
 }
 
 /** Tries get conversation ids of their own: the scenario's id times 100 plus the try's number (tries ≤ 99). */
@@ -96,14 +101,15 @@ function drawIndex(seed: number, name: string, n: number): number {
 
 /**
  * What a scenario seeds into the sandbox's talent store and Intercom, keyed as they key it: users by email, jobs by
- * id, contacts by id; and whether it seeds the help center or the resolved conversations, which every try searches.
+ * id, contacts by id; and whether it seeds the help center or the team's history, which every try searches.
  */
 function seededKeys(scenario: Scenario): { keys: Set<string>; searched: boolean } {
   const keys = new Set<string>();
   for (const user of scenario.talent.users) keys.add(`user:${user.email.toLowerCase()}`);
   for (const job of scenario.talent.jobs) keys.add(`job:${job.id}`);
   keys.add(`contact:${scenario.conversation.contact.id}`);
-  return { keys, searched: scenario.docs.length > 0 || scenario.resolved_conversations.length > 0 };
+  const searched = [scenario.docs, scenario.resolved_conversations, scenario.closed_by_team].some((l) => l.length > 0);
+  return { keys, searched };
 }
 
 /**
@@ -126,6 +132,9 @@ export function unfitForEvaluation(scenario: Scenario): string | null {
     scenario.decision && "a lead's decision",
   ].filter(Boolean);
   if (reasons.length) return `${reasons.join(', ')} (an evaluation draws its faults at random)`;
+  if (scenario.resolved_conversations.length) {
+    return "resolved_conversations (an evaluation keeps the team's history in Intercom and the index: list them as closed_by_team)";
+  }
   const vague = [scenario.expect, ...scenario.turns.map((t) => t.expect)].flatMap((expect, index) => {
     const where = index === 0 ? 'expect' : `turns[${index - 1}].expect`;
     return unpinned(expect).map((what) => `${where} ${what}`);
@@ -179,6 +188,13 @@ export async function runPool<T>(
 function toneRead(state: AgentState | undefined): TryRecord['tone_read'] {
   const tone = state?.hops.find((h) => h.plan?.tone)?.plan?.tone;
   return tone ? { complains: complains(tone), urgency: tone.urgency } : null;
+}
+
+/** The conversations the turn's retrieval from the index ranked, best first, each once (see TryRecord). */
+function examplesRead(state: AgentState | undefined): string[] | null {
+  const found = state?.metadata.style_examples;
+  if (found?.tool !== INDEX_SOURCE || !found.retrieved) return null;
+  return [...new Set(found.retrieved.map((r) => r.conversation_id))];
 }
 
 const noUsage = (): LlmUsage => ({ calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
@@ -272,6 +288,7 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
           tone_read: toneRead(states[0]),
           stage_read: states[0]?.metadata.stage?.stage ?? null,
           action_read: states[0]?.draft?.suggested_action?.action ?? null,
+          examples_read: examplesRead(states[0]),
         }),
       };
       if (options.judge && scenario.rubric && result.error === null) {

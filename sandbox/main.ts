@@ -15,6 +15,11 @@ const Env = z.object({
   SANDBOX_WEBHOOK_URL: z.url().default('http://127.0.0.1:8780/webhooks/intercom'),
   /** The kind of endpoint the sandbox model behaves like: `strict` (OpenAI), `json_object`, `text` or `text-prose`. */
   SANDBOX_MODEL_ENDPOINT: z.enum(['strict', 'json_object', 'text', 'text-prose']).default('strict'),
+  /**
+   * `off`: the talent MCP server offers no `search_resolved_conversations`, as for a team whose history lives only in
+   * Intercom (Draft's examples then come from the resolved-conversation index alone).
+   */
+  SANDBOX_RESOLVED_SEARCH: z.enum(['on', 'off']).default('on'),
 });
 
 async function main(): Promise<void> {
@@ -26,7 +31,9 @@ async function main(): Promise<void> {
   const read = (file: string) => JSON.parse(readFileSync(path.join(__dirname, file), 'utf8')) as unknown;
   const seed = {
     ...(read('demo-data.json') as SeedData),
-    resolved_conversations: read('talent-mcp/resolved-conversations.json'),
+    ...(env.SANDBOX_RESOLVED_SEARCH === 'on' && {
+      resolved_conversations: read('talent-mcp/resolved-conversations.json'),
+    }),
   } as SeedData;
   const sandbox = await startSandboxServices({
     ports: {

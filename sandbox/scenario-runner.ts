@@ -8,7 +8,7 @@ import { decideReply, turnOver } from '../src/conversations';
 import { forceEscalationSignal, progressQuery, stateQuery, workflowIdFor } from '../src/shared';
 import type { AgentState } from '../src/state';
 import type { GateSpec } from './gates';
-import { Scenario, type ScenarioDecision } from './scenario';
+import { Scenario, type ClosedConversation, type ScenarioDecision } from './scenario';
 import { waitFor } from './wait';
 import { errorMessage } from '../src/error-message';
 import { INDEX_SCHEDULE_ID } from '../src/resolved-index/schedule';
@@ -276,7 +276,7 @@ export class ScenarioRunner {
     const starts = new Map<number, number>();
     try {
       await this.endOpenConversation(scenario.conversation.id);
-      await this.closeAndIndex(scenario);
+      await this.closeAndIndex(scenario.closed_by_team, scenario.id);
       await this.control('POST', '/scenarios', scenario);
       starts.set(-1, await this.partCount(scenario.conversation.id));
       const [first, ...rest] = scenario.signals;
@@ -602,13 +602,18 @@ export class ScenarioRunner {
    * index's Schedule is run once now (after any run under way) and its workflow awaited, so the scenario's reply can
    * draw on them. The scenario itself is seeded afterwards, so its faults are the ones in force.
    */
-  private async closeAndIndex(scenario: Scenario): Promise<void> {
-    if (!scenario.closed_by_team.length) return;
-    for (const conversation of scenario.closed_by_team) {
+  /**
+   * Seeds each conversation in the sandbox's Intercom and closes it as a teammate would, then triggers the
+   * resolved-conversation index's Schedule and waits for that run: when this resolves, the index holds them. `closedFor`
+   * (kebab-case) names what they are closed for.
+   */
+  async closeAndIndex(conversations: ClosedConversation[], closedFor: string): Promise<void> {
+    if (!conversations.length) return;
+    for (const conversation of conversations) {
       await this.endOpenConversation(conversation.id);
       await this.control('POST', '/scenarios', {
-        id: `${scenario.id}-closed-${conversation.id}`,
-        description: `closed by the team before ${scenario.id}`,
+        id: `${closedFor}-closed-${conversation.id}`,
+        description: `closed by the team before ${closedFor}`,
         conversation,
         expect: {},
       });

@@ -257,8 +257,17 @@ export const ScenarioLabels = z.strictObject({
   stage: z.enum(LABEL_STAGES).nullable().optional(),
   /** The step only the team can take that the first reply should propose; `none` when it should propose none. */
   action: z.enum([...LABEL_ACTIONS, 'none']).optional(),
+  /**
+   * The team's past conversations (ids in the evaluation's eval/team-history.json) that answer the same kind of
+   * question: the ones the first turn's retrieval should rank first.
+   */
+  examples: z.array(z.string().regex(/^\d+$/, 'must be a conversation id (digits)')).min(1).optional(),
 });
 export type ScenarioLabels = z.infer<typeof ScenarioLabels>;
+
+/** A conversation a teammate answered and closed: what the resolved-conversation index takes in. */
+export const ClosedConversation = ScenarioConversation.pick({ id: true, contact: true, parts: true });
+export type ClosedConversation = z.infer<typeof ClosedConversation>;
 
 export const Scenario = z
   .strictObject({
@@ -274,7 +283,7 @@ export const Scenario = z
      * closes each, then runs the resolved-conversation index once and waits for it, before the scenario's own
      * conversation starts. Needs a stack whose worker keeps the index (`npm start` does).
      */
-    closed_by_team: z.array(ScenarioConversation.pick({ id: true, contact: true, parts: true })).default([]),
+    closed_by_team: z.array(ClosedConversation).default([]),
     faults: Faults.optional(),
     signals: z.array(ScenarioSignal).default([]),
     decision: ScenarioDecision.optional(),

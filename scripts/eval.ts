@@ -14,6 +14,7 @@ import {
   type EvalEnv,
   type EvalOptions,
 } from '../eval/options';
+import { historyNotIndexed, historyProblems, indexTeamHistory, loadTeamHistory } from '../eval/team-history';
 import { Baseline, baselineOf, renderReport, summarize, type EvaluatedModel } from '../eval/report';
 import { runTries, unfitForEvaluation, type LoadedScenario } from '../eval/tries';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
@@ -30,6 +31,8 @@ const DEFAULT_SET = path.join(ROOT, 'eval', 'scenarios');
 /** Kept out of daily development: run only with --holdout, to see whether what passes the daily set was fitted to it. */
 const HOLDOUT_SET = path.join(ROOT, 'eval', 'holdout');
 const DEFAULT_BASELINE = path.join(ROOT, 'eval', 'baseline.json');
+/** The team's closed conversations every evaluation indexes before its first try. */
+const TEAM_HISTORY = path.join(ROOT, 'eval', 'team-history.json');
 
 /** The set to run: every scenario file under the targets, checked, fit for an evaluation, filtered by `--only`. */
 function loadSet(targets: string[], only: string[] | undefined): LoadedScenario[] {
@@ -86,6 +89,9 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
   const started = Date.now();
   if (options.holdout && targets.length) throw new UsageError('--holdout runs the holdout set: give no files with it');
   const set = loadSet(targets.length ? targets : [options.holdout ? HOLDOUT_SET : DEFAULT_SET], options.only);
+  const history = loadTeamHistory(TEAM_HISTORY);
+  const misfits = historyProblems(set, history);
+  if (misfits.length) throw new UsageError(`the scenarios do not fit the team's history:\n  ${misfits.join('\n  ')}`);
   // The committed baseline and figures are the daily set's.
   const wholeDefaultSet = targets.length === 0 && !options.holdout;
   // The committed baseline is the default set's: a run over other files compares only with a baseline it is given.
@@ -152,7 +158,14 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
       temporal,
       echo: (line) => stackLog.write(`${line}\n`),
       workerLogLevel: 'WARN',
-      workerEnv: endpoint && workerModelEnvironment(env),
+      // The team's history lives in Intercom, as for a team on real Intercom: the index (embedded, beside the run's
+      // history; its Schedule runs only when triggered) is where Draft's examples come from, never an MCP search.
+      workerEnv: {
+        INDEX_DATA_DIR: path.join(dataDir, 'resolved-index'),
+        INDEX_INTERVAL: String(7 * 86_400),
+        ...(endpoint && workerModelEnvironment(env)),
+      },
+      sandboxEnv: { SANDBOX_RESOLVED_SEARCH: 'off' },
     });
     const controlUrl = stack.urls.sandboxControl;
     await control(`${controlUrl}/faults/random`, { rate, seed });
@@ -160,6 +173,12 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
     const judge = endpoint && createJudge(endpoint);
     const rubrics = set.filter((s) => s.scenario.rubric).length;
 
+    const indexed = await indexTeamHistory(history, {
+      controlUrl,
+      client: temporal.client,
+      timeoutMs: env.SCENARIO_TIMEOUT_MS,
+    });
+    if (indexed.error) console.error(`Warning: ${historyNotIndexed(indexed)}`);
     const triesStarted = Date.now();
     const tries = await runTries(set, {
       controlUrl,
@@ -201,6 +220,7 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
       wallTimeMs: Date.now() - started,
       triesTimeMs,
       machine: machine(),
+      history: indexed,
       baseline: baseline && {
         file: path.relative(ROOT, baselineFile),
         data: baseline,

@@ -280,6 +280,8 @@ export async function startStack(options: {
   workerLogLevel?: string;
   /** Variables that replace the sandbox's in the worker's environment, e.g. a real model endpoint for an evaluation. */
   workerEnv?: Record<string, string>;
+  /** Variables added to the sandbox's environment, e.g. `SANDBOX_RESOLVED_SEARCH` (sandbox/main.ts). */
+  sandboxEnv?: Record<string, string>;
 }): Promise<Stack> {
   const { ports, temporal } = options;
   const echo = options.echo ?? (() => undefined);
@@ -333,6 +335,9 @@ export async function startStack(options: {
           SANDBOX_WEBHOOK_URL: urls.webhook,
           // `SANDBOX_MODEL_ENDPOINT=json_object npm start` runs the stack against a JSON-mode-only model endpoint.
           ...(process.env.SANDBOX_MODEL_ENDPOINT && { SANDBOX_MODEL_ENDPOINT: process.env.SANDBOX_MODEL_ENDPOINT }),
+          // `SANDBOX_RESOLVED_SEARCH=off npm start`: the team's voice from the index alone, as on real Intercom.
+          ...(process.env.SANDBOX_RESOLVED_SEARCH && { SANDBOX_RESOLVED_SEARCH: process.env.SANDBOX_RESOLVED_SEARCH }),
+          ...options.sandboxEnv,
         },
         echo,
       ),

@@ -495,6 +495,9 @@ export interface OperatorRequest {
 }
 
 /** Past conversations a teammate resolved, retrieved by similarity to the question, as the draft's style examples. */
+/** What `StyleExamples.tool` says when the examples came from the resolved-conversation index. */
+export const INDEX_SOURCE = 'resolved-conversation-index';
+
 export interface StyleExamples {
   tool: string;
   query: string;

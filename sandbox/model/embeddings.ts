@@ -10,8 +10,8 @@ const MAX_INPUT_TOKENS = 8192;
 const MAX_REQUEST_TOKENS = 300_000;
 
 /**
- * Words that mean the same kind of work to a person, as a real embedding model knows them: "the coffee shop job" is
- * near "Barista". A stand-in's small world knowledge, not Melvin's: Melvin's code never reads it.
+ * Words that mean the same thing to a person, as a real embedding model knows them: "the coffee shop job" is near
+ * "Barista", "payout" near "paid". A stand-in's small world knowledge, not Melvin's: Melvin's code never reads it.
  */
 const CONCEPTS: string[][] = [
   ['barista', 'coffee', 'cafe', 'espresso', 'latte'],
@@ -24,6 +24,8 @@ const CONCEPTS: string[][] = [
   ['cleaner', 'cleaning', 'housekeeping', 'janitor', 'custodian'],
   ['host', 'hostess', 'greeter', 'front'],
   ['cashier', 'checkout', 'till', 'register', 'retail'],
+  // Not a kind of work: what a question about money is about, whatever the job ("my catering payout" is near "paid").
+  ['pay', 'paid', 'payment', 'payments', 'payout', 'payouts', 'paycheck', 'money', 'wage', 'wages', 'earnings'],
 ];
 
 /** Words that carry little meaning, which a real model weighs lightly. */

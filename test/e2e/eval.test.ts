@@ -5,10 +5,12 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { EvalResults } from '../../eval/report';
+import { loadTeamHistory } from '../../eval/team-history';
 import { sandboxReasoning } from '../../sandbox/model/reasoning';
 import { SandboxModel } from '../../sandbox/model/server';
 
 const ROOT = path.join(__dirname, '..', '..');
+const TEAM_HISTORY = path.join(ROOT, 'eval', 'team-history.json');
 const SET = path.join(ROOT, 'eval', 'scenarios');
 const running = new Set<ChildProcess>();
 
@@ -126,6 +128,16 @@ test('against the sandbox model: the pass^k table, the JSON, random faults, and 
     judge: { enabled: false },
   });
   expect(results.overall).toMatchObject({ scenarios: 3, tries: 6, passed: 4 });
+  // The team's history went into the index first, and Draft's examples came from it, ranked for the labelled figure.
+  expect(results.team_history).toEqual({
+    conversations: loadTeamHistory(TEAM_HISTORY).conversations.length,
+    error: null,
+  });
+  const labelled = results.tries.filter((t) => t.labels?.examples);
+  expect(labelled.length).toBeGreaterThan(0);
+  for (const t of labelled) expect(t.examples_read?.length).toBeGreaterThan(0);
+  expect(results.labelled?.retrieval?.retrievals).toBe(labelled.length);
+  expect(stdout).toMatch(/\| mean reciprocal rank +\| [01]\.\d\d +\|/);
   // Each try was a conversation of its own.
   expect(new Set(results.tries.map((t) => t.conversation_id)).size).toBe(6);
   // The two tries of a scenario with a paraphrase were written in its two wordings.
@@ -170,6 +182,9 @@ test('against an endpoint the environment names: the worker and the judge use it
 
     expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
     expect(stderr).toContain(`Evaluating endpoint-under-test at ${baseURL} (from OPENAI_BASE_URL)`);
+    // This endpoint embeds nothing: the evaluation goes on without the team's history, and says so.
+    expect(stderr).toMatch(/Warning: the team's history \(\d+ conversations\) could not be indexed, so no try had/);
+    expect(stdout).toContain("Warning: the team's history");
     expect(stdout).toContain(
       `Model: endpoint-under-test, ${baseURL} (OPENAI_BASE_URL); answered as the sandbox stand-in`,
     );

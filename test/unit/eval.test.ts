@@ -1,9 +1,11 @@
 // The evaluation's arithmetic and bookkeeping: pass^k as τ-bench defines it, checks by kind, the baseline comparison,
 // the report, the command line, and how tries are numbered and scheduled side by side.
+import path from 'node:path';
 import { Baseline, baselineOf, renderReport, summarize } from '../../eval/report';
 import { answerFigures, scenariosBehind } from '../../eval/answer-figures';
 import { checkReplies, loadHelpCenter } from '../../eval/reply-checks';
-import { toneFigures } from '../../eval/labelled';
+import { retrievalFigures, toneFigures } from '../../eval/labelled';
+import { historyProblems, loadTeamHistory, TeamHistory } from '../../eval/team-history';
 import { UsageError, parseCommandLine, workerModelEnvironment } from '../../eval/options';
 import {
   binomial,
@@ -17,7 +19,7 @@ import {
 } from '../../eval/pass-k';
 import { forTry, runPool, seedConflict, tryConversationId, unfitForEvaluation, type TryRecord } from '../../eval/tries';
 import { Scenario } from '../../sandbox/scenario';
-import { evaluate, type TurnOutcome } from '../../sandbox/scenario-runner';
+import { evaluate, loadScenario, scenarioFiles, type TurnOutcome } from '../../sandbox/scenario-runner';
 import type { AgentState } from '../../src/state';
 
 const outcome = (scenario: string, passed: boolean, extra: Partial<TryOutcome> = {}): TryOutcome => ({
@@ -621,6 +623,18 @@ describe('tries', () => {
     expect(
       seedConflict(other('b', 'bo@example.com', { resolved_conversations: [{ question: 'q', answer: 'a' }] }), base),
     ).toBe(true);
+    // A conversation closed by the team goes into the index every try retrieves from.
+    const closed = {
+      id: '7901',
+      contact: { id: 'c-7901', email: 'kai@example.com', name: 'Kai' },
+      parts: [{ author: 'user', body: 'q' }],
+    };
+    expect(seedConflict(base, other('b', 'bo@example.com', { closed_by_team: [closed] }))).toBe(true);
+  });
+
+  test('an evaluation keeps the team’s history in Intercom and the index, never in a scenario’s MCP search', () => {
+    const searched = Scenario.parse({ ...base, resolved_conversations: [{ question: 'q', answer: 'a' }] });
+    expect(unfitForEvaluation(searched)).toMatch(/^resolved_conversations .*closed_by_team/);
   });
 
   test('an evaluation’s scenario pins every turn: its status, one reply or none, and the facts a reply carries', () => {
@@ -691,5 +705,108 @@ describe('the labelled figures', () => {
       urgency: { right: 2, labelled: 3 },
       misread: ['quietly-angry (try 1)', 'plain (try 1)', 'urgent (try 1)', 'never-planned (try 1)'],
     });
+  });
+});
+
+describe('retrieval relevance', () => {
+  const tried = (scenario: string, labelled: string[] | undefined, ranked: string[] | null) =>
+    ({ scenario, try: 1, labels: labelled && { examples: labelled }, examples_read: ranked }) as unknown as TryRecord;
+
+  test('hit@1, hit@k and the mean reciprocal rank over the tries that retrieved, with the misses named', () => {
+    const figures = retrievalFigures([
+      tried('first', ['7001'], ['7001', '7002']),
+      tried('either-label', ['7003', '7002'], ['7002', '7003']),
+      tried('third', ['7005'], ['7016', '7007', '7005']),
+      tried('missed', ['7009'], ['7005', '7007']),
+      tried('empty-index', ['7010'], []),
+      tried('handed-over', ['7004'], null),
+      tried('unlabelled', undefined, ['7001']),
+      { scenario: 'no-labels', try: 1 } as unknown as TryRecord,
+    ]);
+    expect(figures).toEqual({
+      retrievals: 5,
+      first: 2,
+      found: 3,
+      mrr: (1 + 1 + 1 / 3 + 0 + 0) / 5,
+      without: ['handed-over (try 1)'],
+      misread: [
+        'third (try 1: 7016, labelled 7005)',
+        'missed (try 1: 7005, labelled 7009)',
+        'empty-index (try 1: none, labelled 7010)',
+      ],
+    });
+    expect(retrievalFigures([tried('handed-over', ['7004'], null)]).mrr).toBe(0);
+  });
+
+  test('the report gives the figures in its labelled section and names the misses', () => {
+    const base = { file: 'f.json', passed: true, error: null, duration_ms: 1, expectations: [], turns: [] };
+    const tries = [tried('first', ['7001'], ['7001']), tried('missed', ['7009'], ['7005', '7009'])].map(
+      (t) =>
+        ({ ...base, ...t, usage: { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } }) as TryRecord,
+    );
+    const results = summarize({
+      tries,
+      k: 1,
+      concurrency: 1,
+      model: { configured_by: 'sandbox', base_url: 'http://127.0.0.1:1/v1', name: 'melvin-sandbox-model' },
+      faults: null,
+      variation: { seed: 1, jitter_ms: 0, worded_scenarios: 0 },
+      judge: { enabled: false, note: 'n', rubrics: 0 },
+      wallTimeMs: 1,
+      triesTimeMs: 1,
+      machine: 'test machine',
+    });
+    expect(results.labelled?.retrieval).toMatchObject({ retrievals: 2, first: 1, found: 2, mrr: 0.75 });
+    const report = renderReport(results);
+    expect(report).toMatch(/labelled example ranked first \(hit@1\)\s*\|\s*1\/2 \(50\.0%\)/);
+    expect(report).toMatch(/mean reciprocal rank\s*\|\s*0\.75/);
+    expect(report).toContain('examples: missed (try 1: 7005, labelled 7009)');
+  });
+});
+
+describe('the team’s history', () => {
+  const q = { author: 'user', body: 'q' };
+  const history = TeamHistory.parse({
+    description: 'd',
+    conversations: [
+      { id: '7001', contact: { id: 'c-7001', email: 'sam@example.net', name: 'Sam' }, parts: [q] },
+      { id: '400102', contact: { id: 'c-7002', email: 'nia@example.net', name: 'Nia' }, parts: [q] },
+    ],
+  });
+  const scenario = (id: string, conversationId: string, examples?: string[]) => ({
+    file: `${id}.json`,
+    scenario: Scenario.parse({
+      id,
+      description: 'd',
+      conversation: {
+        id: conversationId,
+        contact: { id: `c-${id}`, email: 'ana@example.com', name: 'Ana' },
+        parts: [q],
+      },
+      expect: {},
+      ...(examples && { labels: { examples } }),
+    }),
+  });
+
+  test('example labels name conversations of the history, and no try shares an id with one', () => {
+    expect(historyProblems([scenario('fine', '4005', ['7001'])], history)).toEqual([]);
+    expect(historyProblems([scenario('unknown', '4006', ['7001', '7999'])], history)).toEqual([
+      'unknown.json: labels.examples names no conversation of the history: 7999',
+    ]);
+    // Try 2 of conversation 4001 is conversation 400102.
+    expect(historyProblems([scenario('taken', '4001')], history)).toEqual([
+      'taken.json: its conversations share ids with the history: 400102',
+    ]);
+  });
+
+  test('the committed history loads, and every label of the daily and holdout sets names one of it', () => {
+    const committed = loadTeamHistory(path.join(__dirname, '../../eval/team-history.json'));
+    expect(committed.conversations.length).toBeGreaterThan(10);
+    const set = scenarioFiles([
+      path.join(__dirname, '../../eval/scenarios'),
+      path.join(__dirname, '../../eval/holdout'),
+    ]).map((file) => ({ file, scenario: loadScenario(file) }));
+    expect(historyProblems(set, committed)).toEqual([]);
+    expect(set.filter(({ scenario }) => scenario.labels?.examples).length).toBeGreaterThan(40);
   });
 });

@@ -2,7 +2,7 @@
 import { isCancellation, patched } from '@temporalio/workflow';
 import type { LlmAnswer } from '../../activities/llm';
 import { ResolvedConversations, type DraftOutput } from '../../schemas';
-import type { StyleExamples } from '../../state';
+import { INDEX_SOURCE, type StyleExamples } from '../../state';
 import { draftContext, turnIntents } from '../contexts';
 import { TEAM_INDEX_PATCH } from '../patches';
 import { llm, retrieval } from '../policies';
@@ -16,8 +16,6 @@ import { describeFailure, enter, failed, recordModel, refetchIfNewMessages } fro
 /** Style examples: how many past answers Draft sees, and how much of each (the gist of the team's voice, not a thread). */
 const MAX_EXAMPLES = 3;
 const MAX_EXAMPLE_CHARS = 600;
-/** What `style_examples.tool` says when the examples came from the resolved-conversation index. */
-export const INDEX_SOURCE = 'resolved-conversation-index';
 
 /**
  * The team's voice: past conversations a teammate resolved, retrieved by similarity to the question, for
