@@ -594,18 +594,10 @@ export class ScenarioRunner {
   }
 
   /**
-   * A scenario seeds its conversation afresh, so a workflow still open for that id from an earlier run of the scenario
-   * (it waits days for the next message) would mix the two: it is terminated first.
-   */
-  /**
-   * The conversations the team closes while Melvin runs: each is seeded and closed in the sandbox's Intercom, then the
-   * index's Schedule is run once now (after any run under way) and its workflow awaited, so the scenario's reply can
-   * draw on them. The scenario itself is seeded afterwards, so its faults are the ones in force.
-   */
-  /**
-   * Seeds each conversation in the sandbox's Intercom and closes it as a teammate would, then triggers the
-   * resolved-conversation index's Schedule and waits for that run: when this resolves, the index holds them. `closedFor`
-   * (kebab-case) names what they are closed for.
+   * Conversations the team closes while Melvin runs (a scenario's `closed_by_team`, an evaluation's history): each is
+   * seeded and closed in the sandbox's Intercom, then the index's Schedule is run once now (after any run under way)
+   * and its workflow awaited, so a reply can draw on them. `closedFor` (kebab-case) names what they are closed for. A
+   * scenario is seeded afterwards, so its faults are the ones in force.
    */
   async closeAndIndex(conversations: ClosedConversation[], closedFor: string): Promise<void> {
     if (!conversations.length) return;
@@ -641,6 +633,10 @@ export class ScenarioRunner {
     );
   }
 
+  /**
+   * A scenario seeds its conversation afresh, so a workflow still open for that id from an earlier run of the scenario
+   * (it waits days for the next message) would mix the two: it is terminated first.
+   */
   private async endOpenConversation(conversationId: string): Promise<void> {
     const handle = this.options.client.workflow.getHandle(workflowIdFor(conversationId));
     const description = await handle.describe().catch(() => undefined);
