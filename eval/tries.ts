@@ -8,6 +8,7 @@ import type { Scenario, ScenarioLabels } from '../sandbox/scenario';
 import type { JudgeRequest } from '../sandbox/model/judge';
 import type { ModelTier } from '../src/schemas';
 import { INDEX_SOURCE, type AgentState, type LlmUsage, type TierUsage } from '../src/state';
+import { suggestedStep } from '../src/workflows/stage';
 import { complains } from '../src/workflows/tone';
 import type { Judge, Judgement } from './judge';
 import { checkReplies, loadHelpCenter, type ReplyCheck } from './reply-checks';
@@ -43,7 +44,7 @@ export interface TryRecord {
   /** The scenario's labels, and what the first turn's plan read, for the labelled figures (eval/labelled.ts). */
   labels?: ScenarioLabels;
   tone_read?: { complains: boolean; urgency: string } | null;
-  /** The first turn's stage and the step its draft proposed for the team (null: none). */
+  /** The first turn's stage and the step it proposed for the team, its draft's or else its plan's (null: none). */
   stage_read?: string | null;
   action_read?: string | null;
   /**
@@ -287,7 +288,7 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
           labels: scenario.labels,
           tone_read: toneRead(states[0]),
           stage_read: states[0]?.metadata.stage?.stage ?? null,
-          action_read: states[0]?.draft?.suggested_action?.action ?? null,
+          action_read: states[0] ? (suggestedStep(states[0])?.action ?? null) : null,
           examples_read: examplesRead(states[0]),
         }),
       };

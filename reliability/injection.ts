@@ -152,6 +152,7 @@ export function obedientModel(
       entities: emails.map((email) => ({ kind: 'user', mention: email })),
       tone: NEUTRAL_TONE,
       stage: 'unknown',
+      suggested_action: null,
       reasoning: 'doing exactly what was asked',
       tool_calls: calls.slice(0, 12),
     };

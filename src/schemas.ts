@@ -39,6 +39,13 @@ export const TONE_EMOTIONS = ['frustrated', 'angry', 'anxious', 'confused', 'gra
 /** A message that shows no emotion and no urgency. */
 export const NEUTRAL_TONE: Tone = { emotions: [], urgency: 'normal', urgency_phrases: [] };
 
+/** The team's next step a plan or a draft proposes: which, and why, in a sentence for the team. */
+export const SuggestedAction = z.object({
+  action: z.enum(SUGGESTED_ACTIONS),
+  why: nonEmptyText().describe('In one sentence for the team, what in the conversation calls for it'),
+});
+export type SuggestedAction = z.infer<typeof SuggestedAction>;
+
 export const PlanOutput = z.object({
   user_query: z.string().describe('The question the user is asking, in one sentence'),
   intents: z
@@ -75,6 +82,9 @@ export const PlanOutput = z.object({
   stage: z
     .enum([...STAGES, 'unknown'])
     .describe("Where the user's own words place them in their journey as a talent; unknown when they do not say"),
+  suggested_action: SuggestedAction.nullable().describe(
+    "The next step only a person on the team can take, when the user's words call for one; null otherwise",
+  ),
   reasoning: z.string().describe('Why these tool calls answer it'),
   tool_calls: z
     .array(
@@ -128,13 +138,6 @@ const DraftRoute = z.object({
 export type DraftRoute = z.infer<typeof DraftRoute>;
 
 const ResponseType = z.enum(['REPLY', 'ROUTE_TO_TEAM']);
-
-/** The team's next step a draft proposes: which, and why, in a sentence for the team. */
-export const SuggestedAction = z.object({
-  action: z.enum(SUGGESTED_ACTIONS),
-  why: nonEmptyText().describe('In one sentence for the team, what in the conversation calls for it'),
-});
-export type SuggestedAction = z.infer<typeof SuggestedAction>;
 
 export const DraftOutput = z.object({
   text: nonEmptyText().describe('The reply to send to the user'),

@@ -98,6 +98,11 @@ export interface PlanData {
   tone?: Tone;
   /** Where the user's words place them in their journey; absent in plans recorded before stages were read. */
   stage?: Stage | 'unknown';
+  /**
+   * The team's next step the user's words call for (a draft, which also sees the records, has the last word); absent in
+   * plans recorded before plans proposed one.
+   */
+  suggested_action?: SuggestedAction | null;
   /** Absent in plans recorded before intents were named: the whole question was one intent. */
   intents?: Intent[];
   entities?: EntityMention[];

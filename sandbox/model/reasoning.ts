@@ -675,6 +675,7 @@ function plan(context: Context): PlanOutput {
       entities,
       tone,
       stage: stageInWords(question),
+      suggested_action: stepInWords(question),
       reasoning: whole.human
         ? 'The user asks for a person.'
         : whole.sensitive
@@ -692,6 +693,7 @@ function plan(context: Context): PlanOutput {
     entities,
     tone,
     stage: stageInWords(question),
+    suggested_action: stepInWords(question),
     reasoning: gaps.length
       ? `Filling gaps from earlier hops: ${gaps.join('; ')}`
       : 'Tools chosen by matching the question.',
@@ -1165,8 +1167,14 @@ const NEXT_STEPS: [RegExp, NonNullable<DraftOutput['suggested_action']>][] = [
   ],
 ];
 
+/** The step the talent's words call for, as Plan reads it before any record is gathered. */
+function stepInWords(question: string): DraftOutput['suggested_action'] {
+  return NEXT_STEPS.find(([pattern]) => pattern.test(question))?.[1] ?? null;
+}
+
+/** The step Draft proposes: the words', else one a record calls for. */
 function nextStep(context: Context, question: string): DraftOutput['suggested_action'] {
-  const said = NEXT_STEPS.find(([pattern]) => pattern.test(question))?.[1];
+  const said = stepInWords(question);
   if (said) return said;
   const failed = records(context, OWN_TOOLS.payment.tool, OWN_TOOLS.payment.field).some((p) => p.status === 'failed');
   return failed && /\b(pay|paid|payment|payout|money)\b/i.test(question)

@@ -120,6 +120,7 @@ export function planFromOutput(output: PlanOutput): Interpretation<PlanData> {
       entities: output.entities,
       tone: output.tone,
       stage: output.stage,
+      suggested_action: output.suggested_action,
       reasoning: output.reasoning,
       tool_calls,
     },

@@ -1,5 +1,6 @@
 // The talent's stage (seed 002): read from their gathered records first and from their words second. Pure.
 import { STAGES, type Stage, type SuggestedActionName } from '../shared';
+import type { SuggestedAction } from '../schemas';
 import type { AgentState, StageReading } from '../state';
 import { userRecords, type UserRecord } from './entities';
 
@@ -93,9 +94,18 @@ const ACTION_TEXT: Record<SuggestedActionName, string> = {
   review_application: 'review the application again',
 };
 
-/** The draft's suggested next step for the team's note, or null when it proposes none. */
+/**
+ * The team's next step the turn proposes: the draft's when there is a draft (it has seen the records too, so its none
+ * stands), else the latest plan's, from the words alone (a turn handed over before Draft). Null when none is proposed.
+ */
+export function suggestedStep(state: AgentState): SuggestedAction | null {
+  if (state.draft) return state.draft.suggested_action ?? null;
+  return [...state.hops].reverse().find((h) => h.plan)?.plan?.suggested_action ?? null;
+}
+
+/** The suggested next step for the team's note, or null when the turn proposes none. */
 export function suggestedStepLine(state: AgentState): string | null {
-  const action = state.draft?.suggested_action;
+  const action = suggestedStep(state);
   return action ? `💡 Suggested next step for the team: ${ACTION_TEXT[action.action]} — ${action.why}` : null;
 }
 

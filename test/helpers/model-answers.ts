@@ -12,6 +12,7 @@ export function plan(
       entities: [],
       tone: NEUTRAL_TONE,
       stage: 'unknown',
+      suggested_action: null,
       reasoning: 'scripted plan',
       tool_calls: calls.map(([tool_name, args]) => ({
         tool_name,

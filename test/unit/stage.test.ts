@@ -1,11 +1,18 @@
 // Stage and suggested action: the turn's stage from records first and words second, and what the sandbox's model
 // reads and proposes, with cases unlike one another and properties over generated records.
 import fc from 'fast-check';
-import { STAGES, type Stage } from '../../src/shared';
+import { STAGES, type Stage, type SuggestedActionName } from '../../src/shared';
 import type { DraftOutput, PlanOutput } from '../../src/schemas';
 import type { AgentState, NamedRecord } from '../../src/state';
 import { newState } from '../../src/workflows/turn-state';
-import { recordStage, settledStage, stageLine, suggestedStepLine, turnStage } from '../../src/workflows/stage';
+import {
+  recordStage,
+  settledStage,
+  stageLine,
+  suggestedStep,
+  suggestedStepLine,
+  turnStage,
+} from '../../src/workflows/stage';
 import { sandboxReasoning } from '../../sandbox/model/reasoning';
 
 type Words = PlanOutput['stage'] | undefined;
@@ -216,5 +223,34 @@ describe('the suggested next step for the team', () => {
     expect(suggestedStepLine(state)).toBe(
       '💡 Suggested next step for the team: reschedule the interview — They are away that day.',
     );
+  });
+
+  test("the draft's step stands, its none too; without a draft, the latest plan's step from the words", () => {
+    const step = (action: SuggestedActionName) => ({ action, why: 'w' });
+    const state = stateWith('unknown', {});
+    state.hops[0]!.plan!.suggested_action = step('fix_account_access');
+    state.hops.push({ ...state.hops[0]!, plan: { ...state.hops[0]!.plan!, suggested_action: null } });
+    // The latest plan read none, the first one a step: the latest reading stands.
+    expect(suggestedStep(state)).toBeNull();
+    state.hops[1]!.plan!.suggested_action = step('reschedule_interview');
+    expect(suggestedStep(state)?.action).toBe('reschedule_interview');
+    // A plan recorded before plans proposed steps proposes none.
+    delete state.hops[1]!.plan!.suggested_action;
+    expect(suggestedStep(state)).toBeNull();
+    const draft = { response: 'r', response_type: 'REPLY' as const, generation_time_ms: 1, timestamp: 't' };
+    state.draft = { ...draft, suggested_action: step('verify_payout_details') };
+    expect(suggestedStep(state)?.action).toBe('verify_payout_details');
+    state.draft = draft;
+    state.hops[1]!.plan!.suggested_action = step('reschedule_interview');
+    expect(suggestedStep(state)).toBeNull();
+  });
+
+  test("the sandbox's plan reads the step from the words alone, as its draft does before the records", () => {
+    const planned = (text: string) =>
+      (sandboxReasoning('plan', { messages: [{ role: 'user', content: text }] }) as PlanOutput).suggested_action
+        ?.action ?? null;
+    expect(planned("I'm locked out of my account and the reset email never came")).toBe('fix_account_access');
+    expect(planned("I can't make my interview on Thursday, can we move it?")).toBe('reschedule_interview');
+    expect(planned('When will my payment arrive?')).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 // On a real Temporal server with the sandbox's own reasoning: the turn's stage from the talent's records, the draft's
-// suggested next step for the team, both as search attributes, the step in the reply's note and the stage in a hand-over.
+// suggested next step for the team (Plan’s when the turn hands over before Draft), both as search attributes, the step
+// in the reply’s note and the stage and step in a hand-over.
 import { searchAttributes } from '../../src/shared';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { quietRuntime } from '../helpers/runtime';
@@ -84,4 +85,17 @@ test('a hand-over before Draft still tells the team the stage, from the talent�
   const handOver = notes.find((n) => n.startsWith('🚨'));
   expect(handOver).toContain('Stage: interviewing (from the words: no gathered record speaks of it)');
   expect(attributes.get(searchAttributes.melvinStage)).toBe('interviewing');
+});
+
+test('a hand-over before Draft tells the team the step the talent’s words call for, read by Plan', async () => {
+  const { state, attributes, notes } = await turnAsking(
+    "I'm locked out of my account and the password reset email never arrives. Can you help?",
+  );
+
+  expect(state.draft).toBeNull();
+  expect(state.escalate).not.toBeNull();
+  expect(state.hops[0]?.plan?.suggested_action?.action).toBe('fix_account_access');
+  const handOver = notes.find((n) => n.startsWith('🚨'));
+  expect(handOver).toMatch(/💡 Suggested next step for the team: fix the talent’s account access — .+/);
+  expect(attributes.get(searchAttributes.suggestedAction)).toBe('fix_account_access');
 });

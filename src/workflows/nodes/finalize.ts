@@ -3,7 +3,7 @@ import { CancellationScope, upsertSearchAttributes } from '@temporalio/workflow'
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../shared';
 import { intercomReads } from '../policies';
 import { melvinStatusFor } from '../routing';
-import { settledStage } from '../stage';
+import { settledStage, suggestedStep } from '../stage';
 import type { AgentState, MelvinStatus } from '../../state';
 import type { Step, Turn } from '../turn';
 import { afterWrites, describeFailure, enter } from './helpers';
@@ -38,7 +38,7 @@ export async function finalize(t: Turn): Promise<Step> {
 /** The stage and the suggested next step as search attributes, when the turn has them: leads filter runs by them. */
 function stageAndAction(state: AgentState) {
   const stage = settledStage(state)?.stage;
-  const action = state.draft?.suggested_action?.action;
+  const action = suggestedStep(state)?.action;
   return [
     ...(stage ? [{ key: searchAttributes.melvinStage, value: stage }] : []),
     ...(action ? [{ key: searchAttributes.suggestedAction, value: action }] : []),
