@@ -9,6 +9,28 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const _sameStages: Same<(typeof LABEL_STAGES)[number], Stage> = true;
 const _sameActions: Same<(typeof LABEL_ACTIONS)[number], SuggestedActionName> = true;
 
+/** A try read otherwise than labelled, and what was read (and labelled), for a reader to look at. */
+interface Misread {
+  scenario: string;
+  try: number;
+  detail?: string;
+}
+
+/** "scenario (tries 1, 3: what was read)": the tries of a scenario read the same way, named once. */
+function misreadLines(cases: Misread[]): string[] {
+  const groups = new Map<string, { scenario: string; detail?: string; tries: number[] }>();
+  for (const c of cases) {
+    const key = `${c.scenario}\u0000${c.detail ?? ''}`;
+    const group = groups.get(key) ?? { scenario: c.scenario, detail: c.detail, tries: [] };
+    group.tries.push(c.try);
+    groups.set(key, group);
+  }
+  return [...groups.values()].map(({ scenario, detail, tries }) => {
+    const numbers = tries.sort((a, b) => a - b).join(', ');
+    return `${scenario} (tr${tries.length === 1 ? 'y' : 'ies'} ${numbers}${detail ? `: ${detail}` : ''})`;
+  });
+}
+
 export interface Detection {
   /** Tries labelled as a complaint that Plan read as one, of those labelled so (recall's parts). */
   found: number;
@@ -31,7 +53,7 @@ export function toneFigures(tries: TryRecord[]): ToneFigures {
   const labelled = tries.filter((t) => t.labels?.tone && t.tone_read !== undefined);
   const complaints: Detection = { found: 0, labelled: 0, right: 0, read: 0 };
   const urgency = { right: 0, labelled: 0 };
-  const misread: string[] = [];
+  const misread: Misread[] = [];
   for (const t of labelled) {
     const label = t.labels!.tone!;
     const read = t.tone_read ?? { complains: false, urgency: 'normal' };
@@ -47,9 +69,9 @@ export function toneFigures(tries: TryRecord[]): ToneFigures {
       if (label.urgency === read.urgency) urgency.right += 1;
       else ok = false;
     }
-    if (!ok) misread.push(`${t.scenario} (try ${t.try})`);
+    if (!ok) misread.push({ scenario: t.scenario, try: t.try });
   }
-  return { tries: labelled.length, complaints, urgency, misread };
+  return { tries: labelled.length, complaints, urgency, misread: misreadLines(misread) };
 }
 
 export interface StageFigures {
@@ -63,14 +85,19 @@ export function stageFigures(tries: TryRecord[]): StageFigures {
   const labelled = tries.filter((t) => t.labels?.stage !== undefined && t.stage_read !== undefined);
   const misread = labelled
     .filter((t) => t.labels!.stage !== t.stage_read)
-    .map((t) => `${t.scenario} (try ${t.try}: ${t.stage_read ?? 'none'}, labelled ${t.labels!.stage ?? 'none'})`);
-  return { right: labelled.length - misread.length, labelled: labelled.length, misread };
+    .map((t) => ({
+      scenario: t.scenario,
+      try: t.try,
+      detail: `${t.stage_read ?? 'none'}, labelled ${t.labels!.stage ?? 'none'}`,
+    }));
+  return { right: labelled.length - misread.length, labelled: labelled.length, misread: misreadLines(misread) };
 }
 
 /** The team's next step: proposals that match the label (precision over proposals, recall over labelled steps). */
 export function actionFigures(tries: TryRecord[]): Detection & { misread: string[] } {
   const labelled = tries.filter((t) => t.labels?.action !== undefined && t.action_read !== undefined);
-  const figures = { found: 0, labelled: 0, right: 0, read: 0, misread: [] as string[] };
+  const figures = { found: 0, labelled: 0, right: 0, read: 0 };
+  const misread: Misread[] = [];
   for (const t of labelled) {
     const label = t.labels!.action === 'none' ? null : t.labels!.action!;
     const read = t.action_read ?? null;
@@ -80,10 +107,11 @@ export function actionFigures(tries: TryRecord[]): Detection & { misread: string
       figures.found += 1;
       figures.right += 1;
     }
-    if (label !== read)
-      figures.misread.push(`${t.scenario} (try ${t.try}: ${read ?? 'none'}, labelled ${label ?? 'none'})`);
+    if (label !== read) {
+      misread.push({ scenario: t.scenario, try: t.try, detail: `${read ?? 'none'}, labelled ${label ?? 'none'}` });
+    }
   }
-  return figures;
+  return { ...figures, misread: misreadLines(misread) };
 }
 
 export interface RetrievalFigures {
@@ -104,13 +132,15 @@ export interface RetrievalFigures {
 /** Retrieval relevance: how the index ranked the team's past conversations a person labelled as the question's kind. */
 export function retrievalFigures(tries: TryRecord[]): RetrievalFigures {
   const labelled = tries.filter((t) => t.labels?.examples && t.examples_read !== undefined);
-  const figures: RetrievalFigures = { retrievals: 0, first: 0, found: 0, mrr: 0, without: [], misread: [] };
+  const figures = { retrievals: 0, first: 0, found: 0 };
+  const without: Misread[] = [];
+  const misread: Misread[] = [];
   let reciprocalRanks = 0;
   for (const t of labelled) {
     const relevant = new Set(t.labels!.examples);
     const ranked = t.examples_read;
     if (!ranked) {
-      figures.without.push(`${t.scenario} (try ${t.try})`);
+      without.push({ scenario: t.scenario, try: t.try });
       continue;
     }
     figures.retrievals += 1;
@@ -121,10 +151,14 @@ export function retrievalFigures(tries: TryRecord[]): RetrievalFigures {
       reciprocalRanks += 1 / rank;
     }
     if (rank !== 1) {
-      const got = ranked[0] ?? 'none';
-      figures.misread.push(`${t.scenario} (try ${t.try}: ${got}, labelled ${[...relevant].join(' or ')})`);
+      const detail = `${ranked[0] ?? 'none'}, labelled ${[...relevant].join(' or ')}`;
+      misread.push({ scenario: t.scenario, try: t.try, detail });
     }
   }
-  figures.mrr = figures.retrievals ? reciprocalRanks / figures.retrievals : 0;
-  return figures;
+  return {
+    ...figures,
+    mrr: figures.retrievals ? reciprocalRanks / figures.retrievals : 0,
+    without: misreadLines(without),
+    misread: misreadLines(misread),
+  };
 }

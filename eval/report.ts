@@ -366,7 +366,7 @@ function labelledSection(labelled: NonNullable<EvalResults['labelled']>): string
   if (stage)
     rows.push(['stage as labelled (accuracy)', share(stage.right, stage.labelled), 'tries with a stage label']);
   if (action) {
-    rows.push(['next steps right (precision)', share(action.right, action.read), 'tries whose draft proposed one']);
+    rows.push(['next steps right (precision)', share(action.right, action.read), 'tries that proposed one']);
     rows.push(['next steps found (recall)', share(action.found, action.labelled), 'tries labelled with one']);
   }
   if (retrieval && retrieved) {

@@ -736,6 +736,12 @@ describe('retrieval relevance', () => {
       ],
     });
     expect(retrievalFigures([tried('handed-over', ['7004'], null)]).mrr).toBe(0);
+    // The tries of a scenario read the same way are named once.
+    const again = (attempt: number, ranked: string[]) => ({ ...tried('missed', ['7009'], ranked), try: attempt });
+    expect(retrievalFigures([again(3, ['7005']), again(1, ['7005']), again(2, ['7007'])]).misread).toEqual([
+      'missed (tries 1, 3: 7005, labelled 7009)',
+      'missed (try 2: 7007, labelled 7009)',
+    ]);
   });
 
   test('the report gives the figures in its labelled section and names the misses', () => {
