@@ -499,10 +499,10 @@ export interface OperatorRequest {
   detail: string;
 }
 
-/** Past conversations a teammate resolved, retrieved by similarity to the question, as the draft's style examples. */
 /** What `StyleExamples.tool` says when the examples came from the resolved-conversation index. */
 export const INDEX_SOURCE = 'resolved-conversation-index';
 
+/** Past conversations a teammate resolved, retrieved by similarity to the question, as the draft's style examples. */
 export interface StyleExamples {
   tool: string;
   query: string;
