@@ -22,6 +22,23 @@ import { Scenario } from '../../sandbox/scenario';
 import { evaluate, loadScenario, scenarioFiles, type TurnOutcome } from '../../sandbox/scenario-runner';
 import type { AgentState } from '../../src/state';
 
+/** A run of `tries` summarized with the sandbox model, no faults and no judge, unless `given` says otherwise. */
+function summarizeRun(tries: TryRecord[], given: Partial<Parameters<typeof summarize>[0]> = {}) {
+  return summarize({
+    tries,
+    k: 1,
+    concurrency: 1,
+    model: { configured_by: 'sandbox', base_url: 'http://127.0.0.1:1/v1', name: 'melvin-sandbox-model' },
+    faults: null,
+    variation: { seed: 1, jitter_ms: 0, worded_scenarios: 0 },
+    judge: { enabled: false, note: 'the sandbox model is not a judge', rubrics: 0 },
+    wallTimeMs: 1000,
+    triesTimeMs: 1000,
+    machine: 'test machine',
+    ...given,
+  });
+}
+
 const outcome = (scenario: string, passed: boolean, extra: Partial<TryOutcome> = {}): TryOutcome => ({
   scenario,
   passed,
@@ -437,17 +454,11 @@ describe('the answer figures', () => {
   });
 
   test('the report prints them after pass^k with the scenarios behind them; results and the baseline carry them', () => {
-    const results = summarize({
-      tries,
+    const results = summarizeRun(tries, {
       k: 3,
       concurrency: 2,
-      model: { configured_by: 'sandbox', base_url: 'http://127.0.0.1:1/v1', name: 'melvin-sandbox-model' },
-      faults: null,
       variation: { seed: 3, jitter_ms: 0, worded_scenarios: 0 },
       judge: { enabled: true, note: 'gpt-4o-mini at http://127.0.0.1:9/v1', rubrics: 0 },
-      wallTimeMs: 1000,
-      triesTimeMs: 1000,
-      machine: 'test machine',
     });
     expect(results.answers.false_handover.count).toBe(1);
     const report = renderReport(results);
@@ -750,18 +761,7 @@ describe('retrieval relevance', () => {
       (t) =>
         ({ ...base, ...t, usage: { calls: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } }) as TryRecord,
     );
-    const results = summarize({
-      tries,
-      k: 1,
-      concurrency: 1,
-      model: { configured_by: 'sandbox', base_url: 'http://127.0.0.1:1/v1', name: 'melvin-sandbox-model' },
-      faults: null,
-      variation: { seed: 1, jitter_ms: 0, worded_scenarios: 0 },
-      judge: { enabled: false, note: 'n', rubrics: 0 },
-      wallTimeMs: 1,
-      triesTimeMs: 1,
-      machine: 'test machine',
-    });
+    const results = summarizeRun(tries);
     expect(results.labelled?.retrieval).toMatchObject({ retrievals: 2, first: 1, found: 2, mrr: 0.75 });
     const report = renderReport(results);
     expect(report).toMatch(/labelled example ranked first \(hit@1\)\s*\|\s*1\/2 \(50\.0%\)/);
