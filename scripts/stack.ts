@@ -130,6 +130,26 @@ async function checkPortsFree(ports: Partial<StackPorts>): Promise<void> {
   }
 }
 
+type LocalServerOptions = NonNullable<Parameters<typeof TestWorkflowEnvironment.createLocal>[0]>;
+const DEV_SERVER_START_TRIES = 3;
+
+/**
+ * `TestWorkflowEnvironment.createLocal`, tried again when the dev server did not answer within the SDK's fixed 5 s
+ * (a loaded machine: a CI run starting many servers on two cores). The SDK kills the slow server before it reports
+ * that, so a new try starts clean; any other failure is thrown at once.
+ */
+export async function createLocalTemporal(options: LocalServerOptions): Promise<TestWorkflowEnvironment> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createLocal(options);
+    } catch (error) {
+      const slowStart = error instanceof Error && /did not start within/.test(error.message);
+      if (!slowStart || attempt === DEV_SERVER_START_TRIES) throw error;
+      process.stderr.write(`the Temporal dev server was slow to start (try ${attempt}); starting it again\n`);
+    }
+  }
+}
+
 /** A Temporal server the stack runs against: the CLI's dev server, or a server started elsewhere. */
 export interface TemporalServer {
   address: string;
@@ -156,7 +176,7 @@ export async function startDevServer(options: {
 }): Promise<TemporalServer> {
   await checkPortsFree({ temporal: options.port, temporalUi: options.uiPort });
   mkdirSync(options.dataDir, { recursive: true });
-  const env = await TestWorkflowEnvironment.createLocal({
+  const env = await createLocalTemporal({
     server: {
       executable: options.cli ? { type: 'existing-path', path: options.cli } : undefined,
       ip: '127.0.0.1',

@@ -1,15 +1,16 @@
 // Starts a real Temporal dev server for a test file, with Melvin's search attributes registered and Melvin's data
 // converter on its client (plain text unless the test gives it keys), and the server settings Melvin runs with.
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createDataConverter, type PayloadKey } from '../../src/payload-codec';
 import { allSearchAttributes } from '../../src/shared';
+import { createLocalTemporal } from '../../scripts/stack';
 import { devServerDynamicConfigFlags } from '../../scripts/temporal-dynamic-config';
 
 export async function startTemporal(
   options: { payloadKeys?: readonly PayloadKey[] } = {},
 ): Promise<TestWorkflowEnvironment> {
   const cli = process.env.TEMPORAL_CLI_PATH;
-  return TestWorkflowEnvironment.createLocal({
+  return createLocalTemporal({
     server: {
       executable: cli ? { type: 'existing-path', path: cli } : undefined,
       ip: '127.0.0.1',
