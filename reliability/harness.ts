@@ -50,6 +50,8 @@ export interface HarnessOptions {
   log?: (line: string) => void;
   /** The worker's LOG_LEVEL; INFO unless set (the bench reads the SDK's DEBUG lines on local activities). */
   workerLogLevel?: string;
+  /** Arguments to the worker's Node process (the profile's `--cpu-prof`). */
+  workerNodeArgs?: readonly string[];
 }
 
 /**
@@ -156,7 +158,13 @@ export class Harness {
 
   /** Starts a worker process and waits until it polls the task queue. */
   async startWorker(): Promise<void> {
-    this.worker = startChild('worker', 'src/worker.ts', this.workerEnv, (line) => this.options.log?.(line));
+    this.worker = startChild(
+      'worker',
+      'src/worker.ts',
+      this.workerEnv,
+      (line) => this.options.log?.(line),
+      this.options.workerNodeArgs,
+    );
     const worker = this.worker;
     await waitFor(
       'the worker to start polling',

@@ -23,6 +23,10 @@ it: [evaluation.md](../evaluation.md).`,
 
 Written by \`npm run eval -- --holdout\` (\`scripts/eval.ts\`) when it runs the whole holdout set, which is kept out of
 daily development; do not edit by hand. How to read it: [evaluation.md](../evaluation.md).`,
+  'profile.md': `# Profile figures
+
+Written by \`npm run profile\` (\`scripts/profile.ts\`); do not edit by hand. How to read them:
+[performance.md](../performance.md#where-a-turns-cpu-goes).`,
   'reliability.md': `# Reliability figures
 
 Written by \`npm run reliability\` (\`scripts/reliability.ts\`); do not edit by hand. A run replaces the sections of the

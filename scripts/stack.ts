@@ -233,11 +233,20 @@ export interface Child {
   output: string[];
 }
 
-/** Starts `node --import tsx <script>` with `env` (plus PATH and HOME), echoing its output lines prefixed by name. */
-export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, echo: (line: string) => void): Child {
+/**
+ * Starts `node --import tsx <script>` with `env` (plus PATH and HOME), echoing its output lines prefixed by name.
+ * `nodeArgs` go to Node itself: some (`--cpu-prof`) are refused in NODE_OPTIONS.
+ */
+export function startChild(
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  echo: (line: string) => void,
+  nodeArgs: readonly string[] = [],
+): Child {
   const child: Child = {
     name,
-    process: spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+    process: spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, script)], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -163,6 +163,19 @@ test('docs/figures/bench.md is what a default npm run bench writes, and the READ
   expect(measured?.slice(1)).toEqual([run.command, run.date, run.machine]);
 });
 
+test('docs/figures/profile.md is what a default npm run profile writes, the worker’s time split by thread and kind', () => {
+  const text = figuresFile('profile.md');
+  const run = committedRun(text.slice(PREAMBLES['profile.md'].length).trim(), 'profile', (args) => args.length === 0);
+  expect(text).toBe(`${PREAMBLES['profile.md']}\n\n${figuresBlock(run)}\n`);
+  const experiments = reportsOf(run.output).map((r) => r.experiment);
+  expect(experiments).toEqual([
+    'CPU a turn, by process (/proc)',
+    "The worker's busy time, by thread (V8 samples that are not idle)",
+    "The worker's busy time, by kind of work (where the running code lives)",
+    "The worker's 15 functions of most own time",
+  ]);
+});
+
 test.each([
   ['eval.md', 'scenarios', false],
   ['eval-holdout.md', 'holdout', true],
