@@ -32,8 +32,16 @@ export const NAMED_RECORDS_PATCH = 'named-records-tiers';
 export const TEAM_INDEX_PATCH = 'team-examples-from-index';
 
 /**
- * Recorded at the start of every run with EVERY_MESSAGE_PATCH: the patches before it (such a run has them all), and any
- * patch added later (a run from before that one replays it as absent, here and wherever the code asks).
+ * The one marker of every run since: it stands for all the patches above, so a turn records one marker instead of seven
+ * (each is a history event). A run that has it takes every patch as present without asking; a run recorded before it
+ * replays its own markers as they were recorded. A patch added later gets an id of its own and is asked for as before.
+ */
+export const CURRENT_RULES_PATCH = 'current-rules-2026-11-27';
+
+/**
+ * Recorded at the start of every run from EVERY_MESSAGE_PATCH until CURRENT_RULES_PATCH: the patches before it (such a
+ * run has them all), and any patch added later (a run from before that one replays it as absent, here and wherever the
+ * code asks).
  */
 const STARTING_PATCHES = [
   REPLY_GUARD_ID_TOKENS_PATCH,
@@ -44,15 +52,30 @@ const STARTING_PATCHES = [
   TEAM_INDEX_PATCH,
 ];
 
+/** Whether this run has CURRENT_RULES_PATCH; module state is the run's own (the SDK loads workflow modules per run). */
+let currentRulesRun = false;
+
 /**
- * Called first thing in a run: whether it is a run from before EVERY_MESSAGE_PATCH. Every later run records all its
- * markers here, so the `patched` calls further on only read them. A marker first recorded later could land in a workflow
- * task after the one its code ran in: a worker stopped right after a local activity completes its task with the
- * activity's marker alone, a replay then reaches the `patched` call a task before its marker, and fails as
- * nondeterministic (the model-based test found it).
+ * Called first thing in a run: whether it is a run from before EVERY_MESSAGE_PATCH. Every later run records its markers
+ * here, so the `since` calls further on only read them. A marker first recorded later could land in a workflow task
+ * after the one its code ran in: a worker stopped right after a local activity completes its task with the activity's
+ * marker alone, a replay then reaches the `patched` call a task before its marker, and fails as nondeterministic (the
+ * model-based test found it).
  */
 export function isLegacyRun(): boolean {
+  currentRulesRun = patched(CURRENT_RULES_PATCH);
+  if (currentRulesRun) return false;
   if (!patched(EVERY_MESSAGE_PATCH)) return true;
   for (const patch of STARTING_PATCHES) patched(patch);
   return false;
+}
+
+/** Whether the run follows `patch`: every run of the current rules does; an earlier one if it recorded the marker. */
+export function since(patch: (typeof STARTING_PATCHES)[number]): boolean {
+  return currentRulesRun || patched(patch);
+}
+
+/** Whether the run follows the current rules: what changed with CURRENT_RULES_PATCH asks this. */
+export function currentRules(): boolean {
+  return currentRulesRun;
 }

@@ -1,11 +1,5 @@
 // Every activity's timeouts and retries in one place: a named retry policy per external system, one proxy per policy.
-import {
-  ActivityCancellationType,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type { EmbeddingActivities } from '../activities/embeddings';
 import type { IntercomActivities } from '../activities/intercom';
@@ -14,7 +8,7 @@ import type { McpActivities } from '../activities/mcp';
 import type { PromptActivities } from '../activities/prompts';
 import type { ResolvedIndexActivities } from '../activities/resolved-index';
 import type { ValidationActivities } from '../activities/validation';
-import { LOCAL_ACTIVITIES_PATCH } from './patches';
+import { LOCAL_ACTIVITIES_PATCH, since } from './patches';
 
 /**
  * A cancelled activity (a forced escalation or a cancelled run) is waited for until it has stopped, so the escalation
@@ -160,7 +154,7 @@ const mcpList = proxyActivities<McpActivities>(mcpListPolicy);
 const prompts = proxyActivities<PromptActivities>(promptPolicy);
 
 function sincePatchLocal<Remote, Local>(remote: Remote, localProxy: Local): Remote | Local {
-  return patched(LOCAL_ACTIVITIES_PATCH) ? localProxy : remote;
+  return since(LOCAL_ACTIVITIES_PATCH) ? localProxy : remote;
 }
 
 /** For the conversation read and the settings writes (Melvin Status, the snooze). */

@@ -60,7 +60,7 @@ import {
 } from './operator-requests';
 import { newTurn, recordTurnSummary, runGraph } from './turn';
 import { durationText, newState } from './turn-state';
-import { isLegacyRun } from './patches';
+import { currentRules, isLegacyRun } from './patches';
 
 const CANCELLED_REASON = 'The run was cancelled in Temporal before Melvin finished';
 
@@ -261,7 +261,11 @@ export async function supportConversation(input: SupportConversationInput): Prom
     },
   );
 
-  upsertSearchAttributes([{ key: searchAttributes.conversationId, value: conversationId }]);
+  // Set at the start by the ingress and the CLI, and kept by continue-as-new: written here only for a run started
+  // without it (runs from before the current rules always wrote it, and replay so).
+  if (!currentRules() || workflowInfo().typedSearchAttributes.get(searchAttributes.conversationId) !== conversationId) {
+    upsertSearchAttributes([{ key: searchAttributes.conversationId, value: conversationId }]);
+  }
   // Workflow logs carry the workflow and run ids; message text never goes into a log line.
   log.info('turn started', { topic: input.trigger?.topic ?? null, max_hops: state.max_hops });
 

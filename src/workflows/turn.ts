@@ -5,7 +5,6 @@ import {
   isCancellation,
   log,
   metricMeter,
-  patched,
   upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -25,7 +24,7 @@ import { initialize } from './nodes/initialize';
 import { plan } from './nodes/plan';
 import { response } from './nodes/response';
 import { validate } from './nodes/validate';
-import { TURN_SUMMARY_PATCH } from './patches';
+import { TURN_SUMMARY_PATCH, since } from './patches';
 
 /** What a node decides: where the turn goes next and, when it goes to Escalate, why. */
 export interface Step {
@@ -148,7 +147,7 @@ export async function runGraph(t: Turn, from: NodeName): Promise<void> {
  * the conversation over after the turn ended.
  */
 export function recordTurnSummary(t: Turn, reopenedByTeam: string | null = null): void {
-  if (!patched(TURN_SUMMARY_PATCH)) return;
+  if (!since(TURN_SUMMARY_PATCH)) return;
   t.endedAt ??= Date.now();
   upsertMemo({
     [TURN_SUMMARY_MEMO]: turnSummary(t.state, { startedAt: t.startedAt, endedAt: t.endedAt }, reopenedByTeam),

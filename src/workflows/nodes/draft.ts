@@ -1,10 +1,10 @@
 // The Draft node: the reply, written by the model in the team's voice from the data gathered.
-import { isCancellation, patched } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import type { LlmAnswer } from '../../activities/llm';
 import { ResolvedConversations, type DraftOutput } from '../../schemas';
 import { INDEX_SOURCE, type StyleExamples } from '../../state';
 import { draftContext, turnIntents } from '../contexts';
-import { TEAM_INDEX_PATCH } from '../patches';
+import { TEAM_INDEX_PATCH, since } from '../patches';
 import { llm, retrieval } from '../policies';
 import { partialAnswer, routeAfterDraft } from '../routing';
 import { turnStage } from '../stage';
@@ -90,7 +90,7 @@ export async function draft(t: Turn): Promise<Step> {
   // The stage first: the examples of the team's voice are ranked by it too.
   state.metadata.stage = turnStage(state);
   state.metadata.style_examples = await retrieveStyleExamples(t, callToolActivity);
-  if (patched(TEAM_INDEX_PATCH) && !state.metadata.style_examples?.examples.length) {
+  if (since(TEAM_INDEX_PATCH) && !state.metadata.style_examples?.examples.length) {
     state.metadata.style_examples = (await retrieveIndexedExamples(t)) ?? state.metadata.style_examples;
   }
   let answer: LlmAnswer<DraftOutput>;

@@ -1,11 +1,11 @@
 // The Gather node: the hop's planned tool calls, each scoped to the user, reused while fresh, or made.
-import { isCancellation, patched } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import type { McpActivities, ToolCallOutcome } from '../../activities/mcp';
 import type { GatheredCall, Hop, NamedRecord, PlannedToolCall, ToolResult } from '../../state';
 import { resolveContext } from '../contexts';
 import { freshResult } from '../conversation-record';
 import { mentionArguments, resolveCall, resolveNamedRecord, resolveSemantically, userRecords } from '../entities';
-import { NAMED_RECORDS_PATCH } from '../patches';
+import { NAMED_RECORDS_PATCH, since } from '../patches';
 import { embeddings, llm, tools } from '../policies';
 import { docsQueryOf, isDocsTool, offeredTools, scopeToolCall, serverToolName, summarizeGather } from '../tool-calls';
 import type { Step, Turn } from '../turn';
@@ -109,7 +109,7 @@ async function resolveNamedRecords(t: Turn, hop: Hop): Promise<void> {
   const named = (hop.plan?.entities ?? []).flatMap((entity) => resolveNamedRecord(entity, records) ?? []);
   if (!named.length) return;
   // Runs from before the semantic and model tiers replay without their calls.
-  const tiers = patched(NAMED_RECORDS_PATCH);
+  const tiers = since(NAMED_RECORDS_PATCH);
   for (const [i, open] of named.entries()) {
     if (!tiers || open.id !== null || !open.candidates.length) continue;
     named[i] = await resolveByMeaning(open);

@@ -1,5 +1,4 @@
 // The Validate node: Melvin's own reply guard, then the validation service, and the route its answer gives.
-import { patched } from '@temporalio/workflow';
 import type { ValidationRequest } from '../../activities/validation';
 import { checkReply } from '../../reply-checks';
 import type { AgentState } from '../../state';
@@ -10,7 +9,7 @@ import type { Step, Turn } from '../turn';
 import { readValidationAnswer } from '../turn-state';
 import { suggestedStepLine } from '../stage';
 import { enter, failed, postNote } from './helpers';
-import { NOTE_BESIDE_REPLY_PATCH, REPLY_GUARD_ID_TOKENS_PATCH } from '../patches';
+import { NOTE_BESIDE_REPLY_PATCH, REPLY_GUARD_ID_TOKENS_PATCH, since } from '../patches';
 
 /**
  * Melvin's own checks, before the validation service is asked: when they block the reply, their verdict in the
@@ -86,7 +85,7 @@ export function validationFailed(t: Pick<Turn, 'state'>, err: unknown): Step {
 
 export async function validate(t: Turn): Promise<Step> {
   enter(t, 'validate');
-  const raw = guardVerdict(t, !patched(REPLY_GUARD_ID_TOKENS_PATCH)) ?? (await askValidationService(t));
+  const raw = guardVerdict(t, !since(REPLY_GUARD_ID_TOKENS_PATCH)) ?? (await askValidationService(t));
   if (typeof raw !== 'string') return raw;
   const step = routeValidation(t, raw, false);
   // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why. A reply that
@@ -97,7 +96,7 @@ export async function validate(t: Turn): Promise<Step> {
   const note = postNote(t, text, 'note validation result').then((posted) => {
     t.state.validate!.validation_note_added = posted.added;
   });
-  if (step.next === 'response' && patched(NOTE_BESIDE_REPLY_PATCH)) t.validationNote = note;
+  if (step.next === 'response' && since(NOTE_BESIDE_REPLY_PATCH)) t.validationNote = note;
   else await note;
   return step;
 }
