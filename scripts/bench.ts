@@ -3,13 +3,13 @@
 // printed as one table (`--quick`: a smoke-sized run; `--turns N`: turns per hop count). The table goes to
 // test-output/bench.md, and a run of the default sizes also to docs/figures/bench.md, with its headline in the README:
 // a smoke run must not replace the figures the docs report.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as prettier from 'prettier';
 import { bench, benchOptions } from '../bench/bench';
 import { headline } from '../bench/headline';
 import { table } from '../reliability/report';
-import { PREAMBLES, commandLine, figuresBlock, machine, writeFigures } from './figures';
+import { commandLine, keepTable, machine } from './figures';
 
 const README = path.join(__dirname, '..', 'README.md');
 const HEADLINE = /(<!-- bench:start -->\n)[\s\S]*?(<!-- bench:end -->)/;
@@ -32,19 +32,14 @@ async function main(): Promise<number> {
   const run = { command: commandLine('bench', args), date: new Date().toISOString(), machine: machine() };
   const output = table(reports);
   console.log(`Machine: ${run.machine}\nDate: ${run.date}\n\n${output}\n\n${headline(reports)}\n`);
-  const dir = path.join(__dirname, '..', 'test-output');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'bench.md'), `${figuresBlock({ ...run, output })}\n`);
+  const kept = keepTable('bench.md', { ...run, output }, args.length === 0);
   const seconds = Math.round((Date.now() - started) / 1000);
-  if (args.length > 0) {
-    console.error(`Table: test-output/bench.md (docs/figures/ keeps the default run's); the run took ${seconds} s`);
-    return 0;
+  if (args.length === 0) {
+    await writeReadmeHeadline(
+      `${headline(reports)}\n\nMeasured by \`${run.command}\` in ${seconds} s on ${run.date}, on ${run.machine}.`,
+    );
   }
-  const figures = writeFigures('bench.md', `${PREAMBLES['bench.md']}\n\n${figuresBlock({ ...run, output })}\n`);
-  await writeReadmeHeadline(
-    `${headline(reports)}\n\nMeasured by \`${run.command}\` in ${seconds} s on ${run.date}, on ${run.machine}.`,
-  );
-  console.error(`Figures: ${path.relative(process.cwd(), figures)}; the run took ${seconds} s`);
+  console.error(`${kept}; the run took ${seconds} s`);
   return 0;
 }
 

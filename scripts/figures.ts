@@ -133,3 +133,16 @@ export function writeFigures(name: string, text: string | ((existing: string) =>
   writeFileSync(file, typeof text === 'string' ? text : text(existing));
   return file;
 }
+
+/**
+ * Keeps a measuring script's table: always in test-output/<name>, and, for a run of the default sizes only, in
+ * docs/figures/<name> under its preamble (a smoke run must not replace the figures the docs report). Says where it went.
+ */
+export function keepTable(name: 'bench.md' | 'profile.md', run: FiguresRun, defaultRun: boolean): string {
+  const dir = path.join(__dirname, '..', 'test-output');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, name), `${figuresBlock(run)}\n`);
+  if (!defaultRun) return `Table: test-output/${name} (docs/figures/ keeps the default run's)`;
+  const figures = writeFigures(name, `${PREAMBLES[name]}\n\n${figuresBlock(run)}\n`);
+  return `Figures: ${path.relative(process.cwd(), figures)}`;
+}

@@ -2,7 +2,7 @@
 // by function (V8's sampling profiler on each of its threads), over turns run at a steady concurrency on the bench's
 // stack. `--turns N` and `--concurrency C` change the size; a run of the default size also writes
 // docs/figures/profile.md, any other run only test-output/profile.md.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
@@ -11,7 +11,7 @@ import { benchResponder } from '../bench/responder';
 import { inPool, melvinTurn } from '../bench/turns';
 import { Harness } from '../reliability/harness';
 import { table, type Report } from '../reliability/report';
-import { PREAMBLES, commandLine, figuresBlock, machine, writeFigures } from './figures';
+import { commandLine, keepTable, machine } from './figures';
 import { cpuMs } from './proc';
 
 interface ProfileOptions {
@@ -184,16 +184,8 @@ async function main(): Promise<number> {
     const output = table(await report(measured, log));
     const run = { command: commandLine('profile', args), date: new Date().toISOString(), machine: machine() };
     console.log(`Machine: ${run.machine}\nDate: ${run.date}\n\n${output}\n`);
-    const dir = path.join(__dirname, '..', 'test-output');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, 'profile.md'), `${figuresBlock({ ...run, output })}\n`);
-    const seconds = Math.round((Date.now() - started) / 1000);
-    if (args.length > 0) {
-      log(`Table: test-output/profile.md (docs/figures/ keeps the default run's); the run took ${seconds} s`);
-      return 0;
-    }
-    const figures = writeFigures('profile.md', `${PREAMBLES['profile.md']}\n\n${figuresBlock({ ...run, output })}\n`);
-    log(`Figures: ${path.relative(process.cwd(), figures)}; the run took ${seconds} s`);
+    const kept = keepTable('profile.md', { ...run, output }, args.length === 0);
+    log(`${kept}; the run took ${Math.round((Date.now() - started) / 1000)} s`);
     return 0;
   } finally {
     rmSync(profileDir, { recursive: true, force: true });
