@@ -32,16 +32,26 @@ export const NAMED_RECORDS_PATCH = 'named-records-tiers';
 export const TEAM_INDEX_PATCH = 'team-examples-from-index';
 
 /**
- * The one marker of every run since: it stands for all the patches above, so a turn records one marker instead of seven
- * (each is a history event). A run that has it takes every patch as present without asking; a run recorded before it
- * replays its own markers as they were recorded. A patch added later gets an id of its own and is asked for as before.
+ * The one marker of a run: it stands for all the patches above, so a turn records one marker instead of seven (each is
+ * a history event). A run that has it takes every patch as present without asking; a run recorded before it replays
+ * its own markers as they were recorded.
  */
 export const CURRENT_RULES_PATCH = 'current-rules-2026-11-27';
 
 /**
+ * The rules that followed: the agent's model, embedding and retrieval calls and its tool calls that cannot write run as
+ * local activities, and a message that came while the draft was checked sends the turn back to Draft once. A change
+ * of rules later gets the next marker here: a run records the marker of the newest rules only, still one event.
+ */
+export const LOCAL_AGENT_CALLS_RULES = 'rules-2026-11-27-local-agent-calls';
+
+/** The rules' markers, oldest first; a run of any of them has every patch before them. */
+const RULES = [CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES] as const;
+type Rules = (typeof RULES)[number];
+
+/**
  * Recorded at the start of every run from EVERY_MESSAGE_PATCH until CURRENT_RULES_PATCH: the patches before it (such a
- * run has them all), and any patch added later (a run from before that one replays it as absent, here and wherever the
- * code asks).
+ * run has them all).
  */
 const STARTING_PATCHES = [
   REPLY_GUARD_ID_TOKENS_PATCH,
@@ -52,30 +62,38 @@ const STARTING_PATCHES = [
   TEAM_INDEX_PATCH,
 ];
 
-/** Whether this run has CURRENT_RULES_PATCH; module state is the run's own (the SDK loads workflow modules per run). */
-let currentRulesRun = false;
+/**
+ * Which of RULES the run follows (its index), -1 for a run from before them; module state is the run's own (the SDK
+ * loads workflow modules per run).
+ */
+let runRules = -1;
 
 /**
  * Called first thing in a run: whether it is a run from before EVERY_MESSAGE_PATCH. Every later run records its markers
  * here, so the `since` calls further on only read them. A marker first recorded later could land in a workflow task
  * after the one its code ran in: a worker stopped right after a local activity completes its task with the activity's
  * marker alone, a replay then reaches the `patched` call a task before its marker, and fails as nondeterministic (the
- * model-based test found it).
+ * model-based test found it). The newest rules are asked first: a new run records their marker, and a replay finds the
+ * one it recorded (`patched` is false, and records nothing, for a marker a replayed history does not have).
  */
 export function isLegacyRun(): boolean {
-  currentRulesRun = patched(CURRENT_RULES_PATCH);
-  if (currentRulesRun) return false;
+  for (let i = RULES.length - 1; i >= 0; i--) {
+    if (patched(RULES[i]!)) {
+      runRules = i;
+      return false;
+    }
+  }
   if (!patched(EVERY_MESSAGE_PATCH)) return true;
   for (const patch of STARTING_PATCHES) patched(patch);
   return false;
 }
 
-/** Whether the run follows `patch`: every run of the current rules does; an earlier one if it recorded the marker. */
+/** Whether the run follows `patch`: every run of the rules does; an earlier one if it recorded the marker. */
 export function since(patch: (typeof STARTING_PATCHES)[number]): boolean {
-  return currentRulesRun || patched(patch);
+  return runRules >= 0 || patched(patch);
 }
 
-/** Whether the run follows the current rules: what changed with CURRENT_RULES_PATCH asks this. */
-export function currentRules(): boolean {
-  return currentRulesRun;
+/** Whether the run follows `rules` or later ones: what changed with a marker of RULES asks this. */
+export function rulesSince(rules: Rules): boolean {
+  return runRules >= RULES.indexOf(rules);
 }

@@ -8,7 +8,7 @@ import type { McpActivities } from '../activities/mcp';
 import type { PromptActivities } from '../activities/prompts';
 import type { ResolvedIndexActivities } from '../activities/resolved-index';
 import type { ValidationActivities } from '../activities/validation';
-import { LOCAL_ACTIVITIES_PATCH, since } from './patches';
+import { LOCAL_ACTIVITIES_PATCH, LOCAL_AGENT_CALLS_RULES, rulesSince, since } from './patches';
 
 /**
  * A cancelled activity (a forced escalation or a cancelled run) is waited for until it has stopped, so the escalation
@@ -108,9 +108,9 @@ export const validationPolicy: ActivityOptions = {
 };
 
 export const intercom = proxyActivities<IntercomActivities>(intercomPolicy);
-export const tools = proxyActivities<McpActivities>(toolPolicy);
-export const embeddings = proxyActivities<EmbeddingActivities>(embeddingsPolicy);
-export const llm = proxyActivities<LlmActivities>(llmPolicy);
+const tools = proxyActivities<McpActivities>(toolPolicy);
+const embeddings = proxyActivities<EmbeddingActivities>(embeddingsPolicy);
+const llm = proxyActivities<LlmActivities>(llmPolicy);
 /**
  * The validation check stays an activity: an operator's escalation that comes while it runs (seconds, against a real
  * service) must reach the workflow before the reply is sent, and a signal reaches it only between workflow tasks.
@@ -135,12 +135,13 @@ export const validation = () =>
 
 /**
  * The same policy for a local activity: the worker that runs the workflow task runs the activity too and records its
- * result with the task, so no task of its own is dispatched and no extra workflow task follows it. Only short calls
- * that are safe to run again qualify, since a worker lost before its task completed leaves the next worker to run them
- * again as a first attempt: the reads (the conversation, the tool listing, the prompts) and the writes that set a value
- * (Melvin Status, the snooze). Posts stay activities: their retries find an earlier attempt's part only from attempt 2.
- * The model and tool calls stay too: long, heartbeating, and a tool may write. A signal that comes while a local
- * activity runs waits for the workflow task to end, so none may stand between a signal and what it must stop.
+ * result with the task, so no task of its own is dispatched and no extra workflow task follows it. Only calls that are
+ * safe to run again qualify, since a worker lost before its task completed leaves the next worker to run them again as
+ * a first attempt: the reads (the conversation, the tool listing, the prompts), the writes that set a value (Melvin
+ * Status, the snooze), and since LOCAL_AGENT_CALLS_RULES the agent's model, embedding and retrieval calls and its tool
+ * calls that cannot write. Posts stay activities: their retries find an earlier attempt's part only from attempt 2; so
+ * does a tool that may write, and the validation check (below). A local activity does not heartbeat: a lost worker is
+ * noticed by its workflow task's timeout, and the task is extended while its local activities run.
  */
 function local(policy: ActivityOptions): LocalActivityOptions {
   const { cancellationType, startToCloseTimeout, retry } = policy;
@@ -161,6 +162,25 @@ function sincePatchLocal<Remote, Local>(remote: Remote, localProxy: Local): Remo
 export const intercomReads = () => sincePatchLocal(intercom, localIntercom);
 export const mcpListing = () => sincePatchLocal(mcpList, localMcpList);
 export const promptLoading = () => sincePatchLocal(prompts, localPrompts);
+
+const localLlm = proxyLocalActivities<LlmActivities>(local(llmPolicy));
+const localTools = proxyLocalActivities<McpActivities>(local(toolPolicy));
+const localEmbeddings = proxyLocalActivities<EmbeddingActivities>(local(embeddingsPolicy));
+
+/**
+ * The agent's calls as local activities since LOCAL_AGENT_CALLS_RULES. A signal that comes while one runs waits for its
+ * workflow task to end (the task is extended every few seconds while they run, and the signal comes with the next):
+ * the validation check, an activity, is where an operator's escalation and a new message are sure to have come in
+ * before the reply goes out.
+ */
+function sinceRulesLocal<Remote, Local>(remote: Remote, localProxy: Local): Remote | Local {
+  return rulesSince(LOCAL_AGENT_CALLS_RULES) ? localProxy : remote;
+}
+
+export const modelCalls = () => sinceRulesLocal(llm, localLlm);
+export const embeddingCalls = () => sinceRulesLocal(embeddings, localEmbeddings);
+/** A tool that may write stays an activity: a lost worker's local attempt would be made again as a first attempt. */
+export const toolCalls = (writes: boolean) => (writes ? tools : sinceRulesLocal(tools, localTools));
 
 /**
  * The resolved-conversation index. Indexing one conversation fetches it, embeds its messages and upserts them: all
@@ -209,4 +229,6 @@ export const retrievalPolicy: ActivityOptions = {
 export const indexSearch = proxyActivities<ResolvedIndexActivities>(intercomPolicy);
 export const indexing = proxyActivities<ResolvedIndexActivities>(indexConversationPolicy);
 export const indexStore = proxyActivities<ResolvedIndexActivities>(indexStorePolicy);
-export const retrieval = proxyActivities<ResolvedIndexActivities>(retrievalPolicy);
+const retrieval = proxyActivities<ResolvedIndexActivities>(retrievalPolicy);
+const localRetrieval = proxyLocalActivities<ResolvedIndexActivities>(local(retrievalPolicy));
+export const exampleRetrieval = () => sinceRulesLocal(retrieval, localRetrieval);

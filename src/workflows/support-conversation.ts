@@ -60,7 +60,7 @@ import {
 } from './operator-requests';
 import { newTurn, recordTurnSummary, runGraph } from './turn';
 import { durationText, newState } from './turn-state';
-import { currentRules, isLegacyRun } from './patches';
+import { CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES, isLegacyRun, rulesSince } from './patches';
 
 const CANCELLED_REASON = 'The run was cancelled in Temporal before Melvin finished';
 
@@ -72,6 +72,18 @@ const CANCELLED_REASON = 'The run was cancelled in Temporal before Melvin finish
 function isStale(event: TeamAction | undefined, since: string | null): boolean {
   if (typeof event?.at !== 'string' || !since) return false;
   return Math.floor(Date.parse(event.at) / 1000) < Math.floor(Date.parse(since) / 1000);
+}
+
+/**
+ * When a teammate's action happened, as its notification says: the new owner's `since`, which a later delivery of an
+ * older action is compared with. A signal can reach the workflow seconds after it came (it waits while the agent's
+ * local activities run), and dating the change then would make an action that happened meanwhile look older than it.
+ * Runs from before dated it when it reached them, and replay so.
+ */
+function whenItHappened(event: TeamAction | undefined): string {
+  const at = typeof event?.at === 'string' ? Date.parse(event.at) : NaN;
+  if (!rulesSince(LOCAL_AGENT_CALLS_RULES) || Number.isNaN(at)) return new Date().toISOString();
+  return new Date(at).toISOString();
 }
 
 export async function supportConversation(input: SupportConversationInput): Promise<ConversationOutcome> {
@@ -210,7 +222,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
     const notificationId = String(event?.notificationId ?? '');
     if (teamActionsSeen.has(notificationId)) return;
     teamActionsSeen.add(notificationId);
-    const at = now();
+    const at = whenItHappened(event);
     const ownerBefore = record.ownership.owner;
     const stale = !turn.legacy && isStale(event, record.ownership.since);
     ownerInDoubt = !turn.legacy;
@@ -263,7 +275,10 @@ export async function supportConversation(input: SupportConversationInput): Prom
 
   // Set at the start by the ingress and the CLI, and kept by continue-as-new: written here only for a run started
   // without it (runs from before the current rules always wrote it, and replay so).
-  if (!currentRules() || workflowInfo().typedSearchAttributes.get(searchAttributes.conversationId) !== conversationId) {
+  if (
+    !rulesSince(CURRENT_RULES_PATCH) ||
+    workflowInfo().typedSearchAttributes.get(searchAttributes.conversationId) !== conversationId
+  ) {
     upsertSearchAttributes([{ key: searchAttributes.conversationId, value: conversationId }]);
   }
   // Workflow logs carry the workflow and run ids; message text never goes into a log line.

@@ -71,6 +71,8 @@ export interface Turn {
   validationNote: Promise<void> | null;
   /** What Draft saw: the user parts of its fetch and how many deliveries that fetch held. A reply answers those. */
   draftSaw: Omit<TurnCoverage, 'handsOver'> | null;
+  /** Set when Validate sent the turn back to Draft for messages that came meanwhile: it does so once a turn. */
+  draftedAgain: boolean;
   /** Set when a hand-over note went out: the conversation as it stood then goes to the team. */
   handedOver: TurnCoverage | null;
 }
@@ -93,6 +95,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     decision: null,
     validationNote: null,
     draftSaw: null,
+    draftedAgain: false,
     handedOver: null,
     legacy: false,
   };

@@ -48,7 +48,7 @@ export function sourceId(id: string): string {
   return testbed.sandbox.intercom.mustGet(id).source.id;
 }
 
-/** With RECORD_HISTORIES=1, keeps one run's history for the determinism gate (./histories). */
+/** With RECORD_HISTORIES set, keeps one run's history for the determinism gate (./histories). */
 export async function recordHistory(id: string, runId: string, name: string): Promise<void> {
   await keepHistory(testbed.env.client.workflow.getHandle(workflowIdFor(id), runId), name);
 }

@@ -83,7 +83,7 @@ export async function runTurn(
   };
 }
 
-/** With RECORD_HISTORIES=1, keeps the run's history for the determinism gate (./histories). */
+/** With RECORD_HISTORIES set, keeps the run's history for the determinism gate (./histories). */
 export const recordHistory = keepHistory;
 
 export function expectSnoozedFiveMinutes(turn: Turn): void {

@@ -40,6 +40,12 @@ type Activities = Record<string, (input: never) => Promise<unknown>>;
 export class ActivityGates {
   private readonly armed = new Map<string, Armed>();
   private readonly inFlight = new Map<string, number>();
+  /** Each local activity's input by run and activity id: its history marker holds only the result. */
+  private readonly localInputs = new Map<string, unknown>();
+
+  localInput(runId: string, activityId: string): unknown {
+    return this.localInputs.get(`${runId}/${activityId}`) ?? null;
+  }
 
   arm(conversationId: string, point: GatePoint): void {
     this.release(conversationId);
@@ -68,7 +74,9 @@ export class ActivityGates {
       Object.entries(activities).map(([name, run]) => [
         name,
         async (input: never) => {
-          const conversationId = conversationIdOf(Context.current().info.workflowExecution?.workflowId ?? '') ?? '';
+          const { info } = Context.current();
+          const conversationId = conversationIdOf(info.workflowExecution?.workflowId ?? '') ?? '';
+          if (info.isLocal) this.localInputs.set(`${info.workflowExecution?.runId}/${info.activityId}`, input);
           this.inFlight.set(conversationId, (this.inFlight.get(conversationId) ?? 0) + 1);
           try {
             await this.pass(conversationId, name, 'start');

@@ -36,7 +36,16 @@ export type Fact =
     }
   | { kind: 'completed'; id: number; scheduledId: number; result: unknown }
   | { kind: 'failed'; id: number; scheduledId: number; message: string }
-  | { kind: 'local'; id: number; activity: string; input: null; result: unknown; failed: boolean }
+  /** A local activity's marker; its input is not in the history, but the worker's gates saw it (`ActivityGates`). */
+  | {
+      kind: 'local';
+      id: number;
+      activity: string;
+      activityId: string;
+      input: unknown;
+      result: unknown;
+      failed: boolean;
+    }
   | { kind: 'cancelRequested'; id: number; time: string }
   | { kind: 'taskFailed'; id: number; cause: string; message: string }
   | { kind: 'closed'; id: number; how: string };
@@ -143,11 +152,12 @@ export function readFacts(json: { events?: JsonEvent[] }): Fact[] {
         const a = attributes(event, 'markerRecordedEventAttributes');
         if (a.markerName !== 'core_local_activity') break;
         const details = a.details as { data?: JsonPayloads; result?: JsonPayloads };
-        const data = decode(details.data) as { activity_type?: string } | null;
+        const data = decode(details.data) as { activity_type?: string; activity_id?: string } | null;
         facts.push({
           kind: 'local',
           id,
           activity: String(data?.activity_type),
+          activityId: String(data?.activity_id),
           input: null,
           result: decode(details.result),
           failed: 'failure' in a,

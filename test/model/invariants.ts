@@ -368,8 +368,12 @@ function answersOf(o: Observation): Map<string, number> {
       (post.activity === 'sendReply' && !o.handoverTexts.includes(post.text)) ||
       (post.activity === 'addNote' && post.text.startsWith(SHADOW_MARK));
     if (!answering) continue;
+    // The draft is an activity in runs from before the agent's calls were local, a local activity since.
     const draft = post.run.facts
-      .filter((f): f is Extract<Fact, { kind: 'scheduled' }> => f.kind === 'scheduled' && f.activity === 'draft')
+      .filter(
+        (f): f is Extract<Fact, { kind: 'scheduled' | 'local' }> =>
+          (f.kind === 'scheduled' || (f.kind === 'local' && !f.failed)) && f.activity === 'draft',
+      )
       .filter((f) => f.id < post.scheduled.id)
       .at(-1);
     const context = (draft?.input as { context?: DraftContextSeen } | undefined)?.context;

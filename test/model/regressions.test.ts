@@ -52,9 +52,43 @@ interface Regression {
 }
 
 const REGRESSIONS: Record<string, Regression> = {
-  'a follow-up written while the reply is drafted is answered by the next turn': {
+  // A message written while the agent's calls run (local activities) reaches the workflow with the validation check:
+  // the draft that passed is written again, once, so one reply answers both.
+  'a follow-up written while the reply is drafted is answered by the same reply, drafted again': {
     c: { mode: 'auto', first: 'payment', steps: [step({ kind: 'user', message: 'application' }, inside('draft'))] },
-    expect: (o) => expect(replies(o)).toHaveLength(2),
+    expect: (o) => expect(replies(o)).toHaveLength(1),
+  },
+  // Found by the model: with the agent's calls local, a teammate's webhook waits for the workflow task with the ones
+  // before it, and an action dated when it reached the workflow made a later one look stale. Its neighbours: a reply,
+  // an assignment to a teammate, in other nodes.
+  'a teammate who closes the conversation while Melvin plans gets no reply from Melvin': {
+    c: {
+      mode: 'auto',
+      first: 'long',
+      steps: [step({ kind: 'assign', to: 'melvin', late: false }, now), step({ kind: 'close' }, inside('plan'))],
+    },
+  },
+  'a teammate who replies while Melvin drafts, after assigning it to Melvin, gets no reply from Melvin': {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      steps: [
+        step({ kind: 'assign', to: 'melvin', late: false }, now),
+        step({ kind: 'teammateReplies' }, inside('draft')),
+      ],
+    },
+    expect: (o) => expect(replies(o)).toHaveLength(0),
+  },
+  'a teammate assigned while Melvin gathers, after an assignment to Melvin, gets the turn': {
+    c: {
+      mode: 'auto',
+      first: 'application',
+      steps: [
+        step({ kind: 'assign', to: 'melvin', late: false }, now),
+        step({ kind: 'assign', to: 'teammate', late: false }, inside('callTool')),
+      ],
+    },
+    expect: (o) => expect(replies(o)).toHaveLength(0),
   },
   'a follow-up written while a lead reviews the draft is answered after the approval': {
     c: {

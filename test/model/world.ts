@@ -497,7 +497,10 @@ class ConversationDriver {
         listed.map(async ({ runId, startTime }) => {
           const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
           const json = JSON.parse(historyToJSON(history)) as { events?: [] };
-          return { runId, startTime: startTime.toISOString(), facts: readFacts(json), json };
+          const facts = readFacts(json).map((fact) =>
+            fact.kind === 'local' ? { ...fact, input: this.lane.gates.localInput(runId, fact.activityId) } : fact,
+          );
+          return { runId, startTime: startTime.toISOString(), facts, json };
         }),
       );
     }

@@ -129,6 +129,7 @@ describe('no reply against the owner', () => {
           kind: 'local',
           id: 3,
           activity: 'fetchConversation',
+          activityId: '1',
           input: null,
           result: { part_ids: ['n1'] },
           failed: false,
@@ -225,6 +226,30 @@ describe('every message answered or handed over', () => {
       runs: [run([...answering('refa', 'r1'), ...answering('refa', 'r2', 10)])],
     });
     expect(everyMessageAnsweredOrHandedOver(twice)).toEqual(['the user\'s message "refa" was answered 2 times']);
+  });
+
+  test('a local draft answers what its input held; the last draft before the reply counts, a failed one does not', () => {
+    const userMessages = [
+      { partId: 'u1', tag: 'refa' },
+      { partId: 'u2', tag: 'refb' },
+    ];
+    const parts = [user('u1', '(refa) Q'), user('u2', '(refb) Q'), melvin('r1', 'comment', 'Paid Friday.')];
+    const localDraft = (id: number, unanswered: string[], failed = false): Fact => ({
+      kind: 'local',
+      id,
+      activity: 'draft',
+      activityId: String(id),
+      input: { context: { unanswered_messages: unanswered } },
+      result: null,
+      failed,
+    });
+    const reply = [scheduled(5, 'sendReply', { text: 'Paid Friday.' }), completed(6, 5, { part_id: 'r1' })];
+    const draftedAgain = run([localDraft(1, ['(refa) Q']), localDraft(2, ['(refa) Q', '(refb) Q']), ...reply]);
+    expect(everyMessageAnsweredOrHandedOver(observation({ userMessages, parts, runs: [draftedAgain] }))).toEqual([]);
+    const lastFailed = run([localDraft(1, ['(refa) Q']), localDraft(2, ['(refa) Q', '(refb) Q'], true), ...reply]);
+    expect(everyMessageAnsweredOrHandedOver(observation({ userMessages, parts, runs: [lastFailed] }))).toEqual([
+      'the user\'s message "refb" was neither answered nor handed over',
+    ]);
   });
 });
 

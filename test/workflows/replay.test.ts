@@ -9,7 +9,7 @@ import {
   replayAll,
   splitsAfterLocalActivities,
 } from '../../reliability/determinism';
-import { CURRENT_RULES_PATCH } from '../../src/workflows/patches';
+import { CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES } from '../../src/workflows/patches';
 import { quietRuntime } from '../helpers/runtime';
 
 quietRuntime();
@@ -36,12 +36,11 @@ test('every version of every history ever committed replays: one recorded again 
 
 /**
  * The runs that record their markers first: `every-message-answered-or-handed-over` with the patches before it, or the
- * one marker of the current rules (src/workflows/patches.ts).
+ * one marker of their rules (src/workflows/patches.ts).
  */
+const FIRST_MARKERS = new Set(['every-message-answered-or-handed-over', CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES]);
 const currentRuns = () =>
-  committedHistories().filter(({ history }) =>
-    recordedPatches(history).some((p) => p === 'every-message-answered-or-handed-over' || p === CURRENT_RULES_PATCH),
-  );
+  committedHistories().filter(({ history }) => recordedPatches(history).some((p) => FIRST_MARKERS.has(p)));
 
 /** Each history split wherever a worker stopped right after local activities could have split a workflow task. */
 function splitHistories(histories: { workflowId: string; history: unknown }[]) {

@@ -1,5 +1,6 @@
 // supportConversation on a real Temporal dev server, with real activities against the sandbox: the turns that end in
 // a reply, with tools failing or misused, a second message mid-run and a redelivered webhook.
+import type { WorkflowHandle } from '@temporalio/client';
 import { newUserMessageSignal, searchAttributes } from '../../src/shared';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { waitFor } from '../helpers/runtime';
@@ -12,6 +13,7 @@ import {
   sandbox,
   useSupportTestbed,
   validationNotes,
+  type Turn,
 } from '../helpers/support-testbed';
 import { ANA, PAY_REPLY } from '../helpers/turns';
 
@@ -212,30 +214,98 @@ describe('success paths', () => {
     expect(turn.replies).toEqual([PAY_REPLY]);
   });
 
-  test('a second message arriving mid-run is fetched before Draft and answered in the same reply', async () => {
-    const id = newConversation();
-    sandbox.model.faults.set({ plan: [{ delay_ms: 1500 }] });
-    sandbox.model
-      .script('plan', plan('Pay', ['get_user_payments']))
-      .script('coverage', coverage(true))
-      .script('draft', draft(PAY_REPLY));
+  describe('a second message typed while Melvin works is answered in the same reply, drafted again once', () => {
+    const FIRST = { role: 'user', content: 'When will I get paid?' };
+    const SECOND = { role: 'user', content: 'Also, is it the Austin shift?' };
+    const BOTH_REPLY = `${PAY_REPLY} And yes, it is the Austin shift.`;
 
-    const turn = await runTurn(id, async (handle) => {
-      await waitFor('the plan request', () => sandbox.model.requests.length > 0);
-      sandbox.intercom.addUserMessage(id, 'Also, is it the Austin shift?');
+    /** The user writes again (a webhook, redelivered once) when `ready` holds. */
+    const writeAgainWhen = (id: string, ready: () => boolean) => async (handle: WorkflowHandle) => {
+      await waitFor('the moment to write again', ready);
+      sandbox.intercom.addUserMessage(id, SECOND.content);
       await handle.signal(newUserMessageSignal, { notificationId: `notif-${id}-2` });
       // A redelivered webhook for the same notification is the same message.
       await handle.signal(newUserMessageSignal, { notificationId: `notif-${id}-2` });
+    };
+
+    const scriptTurn = () =>
+      sandbox.model
+        .script('plan', plan('Pay', ['get_user_payments']))
+        .script('coverage', coverage(true))
+        .script('draft', draft(PAY_REPLY), draft(BOTH_REPLY));
+
+    function expectAnsweredTogether(turn: Turn): void {
+      const drafts = sandbox.model.requests.filter((r) => r.step === 'draft');
+      expect(drafts.at(-1)!.context.messages).toEqual([FIRST, SECOND]);
+      expect(turn.state.metadata.user_messages).toHaveLength(2);
+      expect(turn.replies).toEqual([drafts.length === 1 ? PAY_REPLY : BOTH_REPLY]);
+      // One reply, one validation note: the verdict on a draft that was written again is not noted.
+      expect(validationNotes(turn)).toHaveLength(1);
+      expect(turn.status).toBe('success');
+    }
+
+    test.each([
+      ['Plan', 'plan' as const],
+      ['Coverage', 'coverage' as const],
+      ['Draft', 'draft' as const],
+    ])('written during %s', async (_node, step) => {
+      const id = newConversation();
+      sandbox.model.faults.set({ [step]: [{ delay_ms: 1500 }] });
+      scriptTurn();
+
+      const turn = await runTurn(
+        id,
+        writeAgainWhen(id, () => sandbox.model.requests.some((r) => r.step === step)),
+      );
+
+      expectAnsweredTogether(turn);
     });
 
-    expect(turn.state.metadata.conversation_fetches).toBe(2);
-    expect(turn.state.metadata.user_messages).toHaveLength(2);
-    const draftRequest = sandbox.model.requests.find((r) => r.step === 'draft')!;
-    expect(draftRequest.context.messages).toEqual([
-      { role: 'user', content: 'When will I get paid?' },
-      { role: 'user', content: 'Also, is it the Austin shift?' },
-    ]);
-    expect(turn.replies).toEqual([PAY_REPLY]);
+    test('written while the draft is checked: drafted again from a new fetch, checked again, then sent', async () => {
+      const id = newConversation();
+      sandbox.validation.faults.set({ validate: [{ delay_ms: 1500 }] });
+      scriptTurn();
+
+      const turn = await runTurn(
+        id,
+        writeAgainWhen(id, () => sandbox.validation.requests.length === 1),
+      );
+
+      await recordHistory(turn.handle, 'message-while-checked');
+      expectAnsweredTogether(turn);
+      expect(sandbox.model.requests.filter((r) => r.step === 'draft')).toHaveLength(2);
+      expect(sandbox.validation.requests.map((r) => r.response)).toEqual([PAY_REPLY, BOTH_REPLY]);
+      expect(turn.state.metadata.conversation_fetches).toBe(2);
+      expect(turn.state.metadata.path).toEqual([
+        'initialize',
+        'plan',
+        'gather',
+        'coverage',
+        'draft',
+        'validate',
+        'draft',
+        'validate',
+        'response',
+        'finalize',
+        'end',
+      ]);
+    });
+
+    test('a draft that does not pass is not drafted again: the hand-over takes the conversation as it stands', async () => {
+      const id = newConversation();
+      sandbox.validation.faults.set({ validate: [{ delay_ms: 1500, overall_passed: false }] });
+      scriptTurn();
+
+      const turn = await runTurn(
+        id,
+        writeAgainWhen(id, () => sandbox.validation.requests.length === 1),
+      );
+
+      expect(sandbox.model.requests.filter((r) => r.step === 'draft')).toHaveLength(1);
+      expect(turn.replies).toEqual([]);
+      expect(turn.status).toBe('VALIDATION_FAILED');
+      expect(turn.state.metadata.path).not.toContain('response');
+    });
   });
 
   test('a redelivered webhook for a message already answered leaves the conversation untouched', async () => {

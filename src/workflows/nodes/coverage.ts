@@ -2,7 +2,7 @@
 import type { LlmAnswer } from '../../activities/llm';
 import type { CoverageAnalysis } from '../../state';
 import { coverageContext } from '../contexts';
-import { llm } from '../policies';
+import { modelCalls } from '../policies';
 import { routeAfterCoverage } from '../routing';
 import type { Step, Turn } from '../turn';
 import { enter, failed, recordModel, refetchIfNewMessages } from './helpers';
@@ -15,7 +15,7 @@ export async function coverage(t: Turn): Promise<Step> {
   enter(t, 'coverage');
   let answer: LlmAnswer<CoverageAnalysis>;
   try {
-    answer = await llm.coverage.executeWithOptions({ summary: `coverage hop ${hopNumber}` }, [
+    answer = await modelCalls().coverage.executeWithOptions({ summary: `coverage hop ${hopNumber}` }, [
       { prompt: t.prompts!.coverage, context: coverageContext(state, hopNumber) },
     ]);
   } catch (err) {

@@ -5,12 +5,12 @@ import { ResolvedConversations, type DraftOutput } from '../../schemas';
 import { INDEX_SOURCE, type StyleExamples } from '../../state';
 import { draftContext, turnIntents } from '../contexts';
 import { TEAM_INDEX_PATCH, since } from '../patches';
-import { llm, retrieval } from '../policies';
+import { exampleRetrieval, modelCalls } from '../policies';
 import { partialAnswer, routeAfterDraft } from '../routing';
 import { turnStage } from '../stage';
 import { EXAMPLES_TOOL, serverToolName } from '../tool-calls';
 import type { Step, Turn } from '../turn';
-import { callToolActivity, type CallTool } from './gather';
+import { callToolActivity, mayWrite, type CallTool } from './gather';
 import { describeFailure, enter, failed, recordModel, refetchIfNewMessages } from './helpers';
 
 /** Style examples: how many past answers Draft sees, and how much of each (the gist of the team's voice, not a thread). */
@@ -34,6 +34,7 @@ export async function retrieveStyleExamples(t: Pick<Turn, 'state'>, callTool: Ca
     const outcome = await callTool(
       { server: tool.server, name: serverToolName(tool), arguments: { query, limit: MAX_EXAMPLES } },
       "find the team's past answers",
+      mayWrite(tool),
     );
     const parsed = ResolvedConversations.safeParse(outcome.data);
     if (outcome.is_error || !parsed.success) {
@@ -66,7 +67,7 @@ async function retrieveIndexedExamples(t: Pick<Turn, 'state'>): Promise<StyleExa
     .slice(0, 500);
   const found: StyleExamples = { tool: INDEX_SOURCE, query, examples: [], error: null };
   try {
-    const result = await retrieval.retrieveTeamExamples.executeWithOptions(
+    const result = await exampleRetrieval().retrieveTeamExamples.executeWithOptions(
       { summary: "find the team's past answers" },
       [{ query, conversationId: state.conversation_id, stage }],
     );
@@ -95,7 +96,7 @@ export async function draft(t: Turn): Promise<Step> {
   }
   let answer: LlmAnswer<DraftOutput>;
   try {
-    answer = await llm.draft.executeWithOptions({ summary: 'draft reply' }, [
+    answer = await modelCalls().draft.executeWithOptions({ summary: 'draft reply' }, [
       { prompt: t.prompts!.draft, context: draftContext(state) },
     ]);
   } catch (err) {

@@ -1,12 +1,12 @@
 // The Gather node: the hop's planned tool calls, each scoped to the user, reused while fresh, or made.
 import { isCancellation } from '@temporalio/workflow';
 import type { McpActivities, ToolCallOutcome } from '../../activities/mcp';
-import type { GatheredCall, Hop, NamedRecord, PlannedToolCall, ToolResult } from '../../state';
+import type { GatheredCall, Hop, NamedRecord, PlannedToolCall, ToolDefinition, ToolResult } from '../../state';
 import { resolveContext } from '../contexts';
 import { freshResult } from '../conversation-record';
 import { mentionArguments, resolveCall, resolveNamedRecord, resolveSemantically, userRecords } from '../entities';
 import { NAMED_RECORDS_PATCH, since } from '../patches';
-import { embeddings, llm, tools } from '../policies';
+import { embeddingCalls, modelCalls, toolCalls } from '../policies';
 import { docsQueryOf, isDocsTool, offeredTools, scopeToolCall, serverToolName, summarizeGather } from '../tool-calls';
 import type { Step, Turn } from '../turn';
 import { storeGathered } from '../turn-state';
@@ -14,12 +14,20 @@ import { describeFailure, enter, recordModel } from './helpers';
 
 /**
  * How a call reaches its tool: here the callTool activity with the policy's retries; the bench's LangGraph peer passes
- * its own, so both run the same Gather.
+ * its own, so both run the same Gather. `writes`: whether the tool may change something (its retry must not repeat it).
  */
-export type CallTool = (input: Parameters<McpActivities['callTool']>[0], summary: string) => Promise<ToolCallOutcome>;
+export type CallTool = (
+  input: Parameters<McpActivities['callTool']>[0],
+  summary: string,
+  writes: boolean,
+) => Promise<ToolCallOutcome>;
 
 /** The callTool activity, under the tool policy's timeouts and retries. */
-export const callToolActivity: CallTool = (input, summary) => tools.callTool.executeWithOptions({ summary }, [input]);
+export const callToolActivity: CallTool = (input, summary, writes) =>
+  toolCalls(writes).callTool.executeWithOptions({ summary }, [input]);
+
+/** Whether a listed tool may write: what the MCP tool policy granted it; a listing from before the policy may. */
+export const mayWrite = (tool: Pick<ToolDefinition, 'grant'>): boolean => tool.grant?.writes ?? true;
 
 /** One planned call: scoped to the conversation's user, reused while an earlier turn's result is fresh, else made. */
 async function runToolCall(
@@ -72,6 +80,7 @@ async function runToolCall(
     const outcome = await callTool(
       { server: scoped.tool.server, name: serverToolName(scoped.tool), arguments: resolution.arguments },
       `${summary} (hop ${hopNumber})`,
+      mayWrite(scoped.tool),
     );
     const error = typeof outcome.data === 'string' ? outcome.data : JSON.stringify(outcome.data);
     return {
@@ -121,7 +130,7 @@ async function resolveNamedRecords(t: Turn, hop: Hop): Promise<void> {
 
 async function resolveByMeaning(open: NamedRecord): Promise<NamedRecord> {
   try {
-    const { vectors } = await embeddings.embedTexts.executeWithOptions(
+    const { vectors } = await embeddingCalls().embedTexts.executeWithOptions(
       { summary: `embed "${open.mention}" and ${open.candidates.length} record(s)` },
       [{ texts: [open.mention, ...open.candidates.map((c) => c.label)] }],
     );
@@ -134,7 +143,7 @@ async function resolveByMeaning(open: NamedRecord): Promise<NamedRecord> {
 
 async function resolveByModel(t: Turn, open: NamedRecord): Promise<NamedRecord> {
   try {
-    const answer = await llm.resolve.executeWithOptions(
+    const answer = await modelCalls().resolve.executeWithOptions(
       { summary: `pick "${open.mention}" among ${open.candidates.length} record(s)` },
       [{ prompt: t.prompts!.resolve!, context: resolveContext(t.state, open) }],
     );

@@ -3,7 +3,7 @@ import { upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_TONE_HANDOVER, searchAttributes } from '../../shared';
 import type { Hop } from '../../state';
 import { planContext } from '../contexts';
-import { llm } from '../policies';
+import { modelCalls } from '../policies';
 import type { Step, Turn } from '../turn';
 import { escalation } from '../routing';
 import { toneHandoverReason } from '../tone';
@@ -18,7 +18,7 @@ export async function plan(t: Turn): Promise<Step> {
   upsertSearchAttributes([{ key: searchAttributes.hopCount, value: hopNumber }]);
   enter(t, 'plan');
   try {
-    const answer = await llm.plan.executeWithOptions({ summary: `plan hop ${hopNumber}` }, [
+    const answer = await modelCalls().plan.executeWithOptions({ summary: `plan hop ${hopNumber}` }, [
       { prompt: t.prompts!.plan, context: planContext(state, hopNumber) },
     ]);
     recordModel(t, answer);

@@ -1,4 +1,5 @@
 // The Validate node: Melvin's own reply guard, then the validation service, and the route its answer gives.
+import { log } from '@temporalio/workflow';
 import type { ValidationRequest } from '../../activities/validation';
 import { checkReply } from '../../reply-checks';
 import type { AgentState } from '../../state';
@@ -9,7 +10,13 @@ import type { Step, Turn } from '../turn';
 import { readValidationAnswer } from '../turn-state';
 import { suggestedStepLine } from '../stage';
 import { enter, failed, postNote } from './helpers';
-import { NOTE_BESIDE_REPLY_PATCH, REPLY_GUARD_ID_TOKENS_PATCH, since } from '../patches';
+import {
+  LOCAL_AGENT_CALLS_RULES,
+  NOTE_BESIDE_REPLY_PATCH,
+  REPLY_GUARD_ID_TOKENS_PATCH,
+  rulesSince,
+  since,
+} from '../patches';
 
 /**
  * Melvin's own checks, before the validation service is asked: when they block the reply, their verdict in the
@@ -88,6 +95,7 @@ export async function validate(t: Turn): Promise<Step> {
   const raw = guardVerdict(t, !since(REPLY_GUARD_ID_TOKENS_PATCH)) ?? (await askValidationService(t));
   if (typeof raw !== 'string') return raw;
   const step = routeValidation(t, raw, false);
+  if (step.next === 'response' && draftAgain(t)) return { next: 'draft' };
   // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why. A reply that
   // passed does not wait for the note: both go out at once, and Response waits for the note before the turn goes on.
   // The team's next step the draft proposes goes with the reply's note: the team reads it beside the reply.
@@ -99,6 +107,23 @@ export async function validate(t: Turn): Promise<Step> {
   if (step.next === 'response' && since(NOTE_BESIDE_REPLY_PATCH)) t.validationNote = note;
   else await note;
   return step;
+}
+
+/**
+ * A draft that passed goes back to Draft once when the user wrote again since Draft's fetch: the agent's calls run as
+ * local activities, and a message that comes while they run reaches the workflow only with the validation check, so
+ * without this a message typed while Melvin drafts would wait for the next turn. Drafted again, the reply answers it
+ * too (or leaves it open for the team); a message after that is the next turn's. The first draft's verdict is not
+ * noted: the team sees the reply that went out with its own. A draft that does not pass escalates with what it saw,
+ * and the hand-over takes the conversation as it stands then.
+ */
+function draftAgain(t: Turn): boolean {
+  if (!rulesSince(LOCAL_AGENT_CALLS_RULES) || t.draftedAgain || !t.draftSaw) return false;
+  const newer = t.state.metadata.user_messages.length - t.draftSaw.deliveries;
+  if (newer <= 0) return false;
+  t.draftedAgain = true;
+  log.info('drafting again: the user wrote while the draft was written', { new_deliveries: newer });
+  return true;
 }
 
 /** The service's answer (or the guard's) into the state, and the route it gives; an unreadable answer escalates. */
