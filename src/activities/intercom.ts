@@ -157,6 +157,21 @@ export interface PostedPart {
   already_posted: boolean;
 }
 
+/** A reply, with the note to post beside it for the team (the validation result), if any. */
+export interface ReplyInput extends PostInput {
+  note?: string;
+  /**
+   * The retry policy the activity is scheduled with, which decides whether a failed note is thrown (to be retried with
+   * the reply) or answered: the activity's own Info does not always carry it (the tests' dev server sent none).
+   */
+  retry?: { maximumAttempts: number; nonRetryableErrorTypes: string[] };
+}
+
+/** The reply's part, and what became of the note beside it: its part, or why it could not be posted. */
+export interface PostedReply extends PostedPart {
+  note?: PostedPart | { error: string };
+}
+
 const USER_AUTHORS = new Set(['user', 'lead', 'contact']);
 const ASSISTANT_AUTHORS = new Set(['admin', 'bot', 'team']);
 
@@ -385,6 +400,12 @@ function sameTextKey(text: string): string {
   return comparableText(text).slice(0, 200);
 }
 
+/** Whether the retry policy will try the activity again after `err`: attempts left, and a type it does not refuse. */
+function retriedByPolicy(err: unknown, policy: NonNullable<ReplyInput['retry']>): boolean {
+  if (Context.current().info.attempt >= policy.maximumAttempts) return false;
+  return !policy.nonRetryableErrorTypes.includes(err instanceof Error ? err.name : '');
+}
+
 export function createIntercomActivities(intercom: IntercomClient, options: { adminId: string }) {
   const { adminId } = options;
   const requestOptions = () => ({
@@ -498,8 +519,24 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
       };
     },
 
-    async sendReply(input: PostInput): Promise<PostedPart> {
-      return postPartOnce(input, 'comment');
+    /**
+     * The reply, then the note beside it when one is given: in one activity, so the workflow hears of both at once (one
+     * workflow task, not two). Each keeps its own duplicate check from attempt 2, so a retry posts neither twice. The
+     * reply decides the outcome: its failure fails the activity before the note is tried. Once the reply is out, a
+     * note that fails is retried with it (the reply is found, not posted again) while the policy has attempts left and
+     * the error is one it retries; after that its error is part of the answer, since failing would tell the workflow
+     * the reply did not go out.
+     */
+    async sendReply(input: ReplyInput): Promise<PostedReply> {
+      const { note, retry, ...reply } = input;
+      const posted = await postPartOnce(reply, 'comment');
+      if (note === undefined) return posted;
+      try {
+        return { ...posted, note: await postPartOnce({ ...reply, text: note }, 'note') };
+      } catch (err) {
+        if (retry && retriedByPolicy(err, retry)) throw err;
+        return { ...posted, note: { error: err instanceof Error ? err.message : String(err) } };
+      }
     },
 
     async addNote(input: PostInput): Promise<PostedPart> {

@@ -108,6 +108,9 @@ export const validationPolicy: ActivityOptions = {
 };
 
 export const intercom = proxyActivities<IntercomActivities>(intercomPolicy);
+/** The reply with the validation note beside it: two posts, and from attempt 2 their duplicate checks, in one activity. */
+export const replyWithNotePolicy: ActivityOptions = { ...intercomPolicy, startToCloseTimeout: '60s' };
+export const replyWithNote = proxyActivities<IntercomActivities>(replyWithNotePolicy);
 const tools = proxyActivities<McpActivities>(toolPolicy);
 const embeddings = proxyActivities<EmbeddingActivities>(embeddingsPolicy);
 const llm = proxyActivities<LlmActivities>(llmPolicy);

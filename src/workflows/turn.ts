@@ -69,6 +69,11 @@ export interface Turn {
   decision: ReplyDecision | null;
   /** The validation note while it is being posted beside the reply: Response waits for it before the turn goes on. */
   validationNote: Promise<void> | null;
+  /**
+   * Since LOCAL_AGENT_CALLS_RULES, the validation note of a draft that passed waits here for the reply: it goes out with
+   * it in one activity, or on its own before whatever Response does instead.
+   */
+  validationNoteText: string | null;
   /** What Draft saw: the user parts of its fetch and how many deliveries that fetch held. A reply answers those. */
   draftSaw: Omit<TurnCoverage, 'handsOver'> | null;
   /** Set when Validate sent the turn back to Draft for messages that came meanwhile: it does so once a turn. */
@@ -94,6 +99,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     replyStarted: false,
     decision: null,
     validationNote: null,
+    validationNoteText: null,
     draftSaw: null,
     draftedAgain: false,
     handedOver: null,

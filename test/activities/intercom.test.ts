@@ -107,6 +107,68 @@ describe('fetchConversation', () => {
   });
 });
 
+describe('sendReply with the note beside it', () => {
+  const retryPolicy = {
+    maximumAttempts: intercomPolicy.retry!.maximumAttempts!,
+    nonRetryableErrorTypes: intercomPolicy.retry!.nonRetryableErrorTypes!,
+  };
+  const reply = (id: string) => ({
+    conversationId: id,
+    text: 'Your payment is on its way.',
+    note: 'Validation result: {"overall_passed":true}',
+    notBefore: Math.floor(Date.now() / 1000),
+    retry: retryPolicy,
+  });
+
+  test('the reply, then the note: both once, each part in the answer', async () => {
+    const id = seedConversation('user', false);
+
+    const posted = await runAttempt(1, activities.sendReply, reply(id));
+
+    expect(emulator.replies(id)).toEqual(['Your payment is on its way.']);
+    expect(emulator.notes(id)).toEqual(['Validation result: {"overall_passed":true}']);
+    expect(posted).toMatchObject({ part_id: expect.any(String), note: { part_id: expect.any(String) } });
+  });
+
+  test('a note that fails while attempts are left fails the attempt; the retry finds the reply and posts the note', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ note: [{ status: 503 }] });
+
+    const first = await failureOf(runAttempt(1, activities.sendReply, reply(id)));
+    const second = await runAttempt(2, activities.sendReply, reply(id));
+
+    expect(first.name).toBe('IntercomUnavailableError');
+    expect(second).toMatchObject({ already_posted: true, note: { already_posted: false } });
+    expect(emulator.replies(id)).toHaveLength(1);
+    expect(emulator.notes(id)).toHaveLength(1);
+  });
+
+  test.each([
+    ['on the last attempt', { status: 503 }, retryPolicy.maximumAttempts],
+    ['refused by Intercom (never retried)', { status: 422 }, 1],
+  ])('a note that fails %s is answered, not thrown: the reply went out', async (_when, fault, attempt) => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ note: [fault] });
+
+    const posted = await runAttempt(attempt, activities.sendReply, reply(id));
+
+    expect(posted.part_id).toEqual(expect.any(String));
+    expect(posted.note).toEqual({ error: expect.stringContaining(`Intercom answered ${fault.status}`) });
+    expect(emulator.replies(id)).toHaveLength(1);
+    expect(emulator.notes(id)).toEqual([]);
+  });
+
+  test('a reply that fails fails the activity before the note is tried', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ reply: [{ status: 422 }] });
+
+    const failure = await failureOf(runAttempt(1, activities.sendReply, reply(id)));
+
+    expect(failure.name).toBe('IntercomRejectedError');
+    expect(emulator.notes(id)).toEqual([]);
+  });
+});
+
 describe('sendReply', () => {
   test('a 500 that came after Intercom accepted the reply: the retry finds it and does not post again', async () => {
     const id = seedConversation('user', false);

@@ -91,9 +91,13 @@ function completedPosts(runs: RunFacts[]): Post[] {
       if (fact.kind !== 'completed') continue;
       const s = scheduled.get(fact.scheduledId);
       if (!s || (s.activity !== 'sendReply' && s.activity !== 'addNote')) continue;
-      const input = s.input as { text?: string };
-      const result = fact.result as { part_id?: string | null } | null;
+      const input = s.input as { text?: string; note?: string };
+      const result = fact.result as { part_id?: string | null; note?: { part_id?: string | null } } | null;
       posts.push({ activity: s.activity, text: input.text ?? '', partId: result?.part_id ?? null, run, scheduled: s });
+      // A reply can carry the validation note beside it: a post of its own, made by the same activity.
+      if (input.note !== undefined && result?.note && 'part_id' in result.note) {
+        posts.push({ activity: 'addNote', text: input.note, partId: result.note.part_id ?? null, run, scheduled: s });
+      }
     }
   }
   return posts;

@@ -68,6 +68,17 @@ const REGRESSIONS: Record<string, Regression> = {
       steps: [step({ kind: 'assign', to: 'melvin', late: false }, now), step({ kind: 'close' }, inside('plan'))],
     },
   },
+  // Found by the model: the validation note, posted with the reply, accepted but answered 500 in a later turn.
+  'a validation note accepted but answered 500 beside a later turn’s reply is posted once': {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      steps: [
+        step({ kind: 'fault', on: 'note', afterAccept: true }, settled),
+        step({ kind: 'user', message: 'long' }, settled),
+      ],
+    },
+  },
   'a teammate who replies while Melvin drafts, after assigning it to Melvin, gets no reply from Melvin': {
     c: {
       mode: 'auto',

@@ -85,6 +85,30 @@ describe('posted once', () => {
     const twice = observation({ ...good, parts: [...good.parts, melvin('p3', 'note', 'Validation result: ok')] });
     expect(postedOnce(twice)).toEqual(['Melvin\'s note "Validation result: ok" was posted more than once']);
   });
+
+  test('a reply that carries the validation note makes two posts: each part is one post’s, and checked', () => {
+    const parts = [
+      user('u1', 'Q'),
+      melvin('r1', 'comment', 'Paid Friday.'),
+      melvin('n1', 'note', 'Validation result: ok'),
+    ];
+    const reply = scheduled(1, 'sendReply', { text: 'Paid Friday.', note: 'Validation result: ok' });
+    const withNote = observation({
+      parts,
+      runs: [run([reply, completed(2, 1, { part_id: 'r1', note: { part_id: 'n1' } })])],
+    });
+    expect(postedOnce(withNote)).toEqual([]);
+    const noteFailed = observation({
+      parts: parts.slice(0, 2),
+      runs: [run([reply, completed(2, 1, { part_id: 'r1', note: { error: 'Intercom answered 422' } })])],
+    });
+    expect(postedOnce(noteFailed)).toEqual([]);
+    const noteTookTheReply = observation({
+      parts,
+      runs: [run([reply, completed(2, 1, { part_id: 'r1', note: { part_id: 'r1' } })])],
+    });
+    expect(postedOnce(noteTookTheReply).join('\n')).toMatch(/2 posts took part r1 as theirs/);
+  });
 });
 
 describe('no reply against the owner', () => {

@@ -6,7 +6,16 @@ import { escalationNote, isDraftRoute, type Escalation } from '../routing';
 import { runMap } from '../run-summary';
 import { settledStage, stageLine, suggestedStepLine } from '../stage';
 import type { Step, Turn } from '../turn';
-import { describeFailure, enter, fetchConversation, inShadowMode, markHandedOver, post, postNote } from './helpers';
+import {
+  describeFailure,
+  enter,
+  fetchConversation,
+  inShadowMode,
+  markHandedOver,
+  post,
+  postNote,
+  postWaitingValidationNote,
+} from './helpers';
 
 /** The hand-over message, sent once like a reply (a retry finds an accepted attempt); never cancelled. */
 async function tellUser(t: Turn, kind: EscalationKind): Promise<UserTold | null> {
@@ -41,6 +50,8 @@ export async function escalate(t: Turn): Promise<Step> {
   const e = t.escalation!;
   enter(t, 'escalate', `Reason: ${e.reason}`);
   state.escalation_reason = e.reason;
+  // An operator's escalation right after a draft passed: its validation note, which waited for the reply, goes first.
+  await postWaitingValidationNote(t);
   // An Initialize that failed has just tried to read it: the configured mode applies then.
   if (!t.legacy && !state.metadata.reply_mode && e.source !== 'initialization') await readConversationFirst(t);
   // When a teammate has already taken over, a person is with the user: nothing to tell them. Shadow mode never writes

@@ -9,12 +9,12 @@ import {
   log,
   setCurrentDetails,
 } from '@temporalio/workflow';
-import type { FetchedConversation, PostedPart } from '../../activities/intercom';
+import type { FetchedConversation, PostInput, PostedPart } from '../../activities/intercom';
 import type { LlmAnswer } from '../../activities/llm';
 import { errorMessage } from '../../error-message';
 import type { AgentState, ConversationRecord, EscalationKind, LlmUsage, NodeName, OwnershipEvent } from '../../state';
 import { handBackToMelvin, handOverToTeam, markHandled } from '../conversation-record';
-import { intercom, intercomReads } from '../policies';
+import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../policies';
 import { escalation, type Escalation } from '../routing';
 import { runMap, turnOutcomeDetails } from '../run-summary';
 import type { Step, Turn } from '../turn';
@@ -163,15 +163,54 @@ function addUsage(total: LlmUsage, answer: LlmAnswer<unknown>): void {
  * the part it made joins the parts its successors' retries compare against.
  */
 export async function post(t: Turn, kind: 'sendReply' | 'addNote', text: string, summary: string): Promise<PostedPart> {
-  const input = {
+  const posted = await CancellationScope.nonCancellable(() =>
+    intercom[kind].executeWithOptions({ summary }, [postInput(t, text)]),
+  );
+  if (posted.part_id) t.knownPartIds?.add(posted.part_id);
+  return posted;
+}
+
+function postInput(t: Turn, text: string): PostInput {
+  return {
     conversationId: t.input.conversationId,
     text,
     notBefore: t.notBefore,
     knownPartIds: t.knownPartIds ? [...t.knownPartIds] : null,
   };
-  const posted = await CancellationScope.nonCancellable(() => intercom[kind].executeWithOptions({ summary }, [input]));
-  if (posted.part_id) t.knownPartIds?.add(posted.part_id);
+}
+
+/**
+ * The reply, with the validation note that waits for it (since LOCAL_AGENT_CALLS_RULES) in the same activity: the
+ * turn then hears of both in one workflow task. The note's outcome goes into the state; a reply that fails leaves the
+ * note waiting, for Response to post on its own.
+ */
+const REPLY_WITH_NOTE_RETRY = {
+  maximumAttempts: replyWithNotePolicy.retry!.maximumAttempts!,
+  nonRetryableErrorTypes: replyWithNotePolicy.retry!.nonRetryableErrorTypes!,
+};
+
+export async function postReply(t: Turn, text: string): Promise<PostedPart> {
+  const note = t.validationNoteText;
+  if (note === null) return post(t, 'sendReply', text, 'reply');
+  const posted = await CancellationScope.nonCancellable(() =>
+    replyWithNote.sendReply.executeWithOptions({ summary: 'reply, and the validation note beside it' }, [
+      { ...postInput(t, text), note, retry: REPLY_WITH_NOTE_RETRY },
+    ]),
+  );
+  t.validationNoteText = null;
+  const noted = posted.note && 'part_id' in posted.note ? posted.note : null;
+  for (const part of [posted.part_id, noted?.part_id]) if (part) t.knownPartIds?.add(part);
+  t.state.validate!.validation_note_added = noted !== null;
+  if (posted.note && 'error' in posted.note) log.warn('could not add note', { error: posted.note.error });
   return posted;
+}
+
+/** The validation note still waiting for a reply that Response will not send now, posted on its own. */
+export async function postWaitingValidationNote(t: Turn): Promise<void> {
+  const text = t.validationNoteText;
+  if (text === null) return;
+  t.validationNoteText = null;
+  t.state.validate!.validation_note_added = (await postNote(t, text, 'note validation result')).added;
 }
 
 export async function postNote(

@@ -3,7 +3,15 @@ import type { AgentState } from '../../state';
 import type { Step, Turn } from '../turn';
 import { awaitDecision, noteShadowDraft } from './approval';
 import { UNDELIVERED_MARK, WITHHELD_MARK } from '../../notes';
-import { afterWrites, describeFailure, enter, markHandedOver, post, postNote } from './helpers';
+import {
+  afterWrites,
+  describeFailure,
+  enter,
+  markHandedOver,
+  postNote,
+  postReply,
+  postWaitingValidationNote,
+} from './helpers';
 
 /**
  * Sends the validated reply, unless a teammate took over meanwhile or the reply mode holds it back (approval waits for
@@ -16,17 +24,21 @@ export async function response(t: Turn): Promise<Step> {
     // The validation note, posted beside the reply (see ./validate): the turn's record says whether it was added.
     await t.validationNote;
     t.validationNote = null;
+    await postWaitingValidationNote(t);
   }
 }
 
 async function respond(t: Turn): Promise<Step> {
   const { state } = t;
-  if (state.metadata.conversation.ownership.owner === 'team') {
+  // Set at every fetch, from the conversation's attributes or the configuration.
+  const { mode } = state.metadata.reply_mode!;
+  const teamOwns = state.metadata.conversation.ownership.owner === 'team';
+  // The validation note goes out with the reply; when the reply does not go out now, it goes first, on its own.
+  if (teamOwns || mode !== 'auto') await postWaitingValidationNote(t);
+  if (teamOwns) {
     // A teammate replied or was assigned while Melvin worked: theirs is the answer, Melvin's draft goes to them.
     return withhold(t, 'a teammate took over during the turn: the reply was not sent');
   }
-  // Set at every fetch, from the conversation's attributes or the configuration.
-  const { mode } = state.metadata.reply_mode!;
   if (mode === 'shadow') {
     await noteShadowDraft(t);
     state.metadata.skipped_reason = 'shadow mode: the draft was noted for the team, not sent';
@@ -40,11 +52,12 @@ async function respond(t: Turn): Promise<Step> {
   enter(t, 'response');
   const started = Date.now();
   try {
-    const posted = await post(t, 'sendReply', state.response ?? '', 'reply');
+    const posted = await postReply(t, state.response ?? '');
     recordDelivery(state, started, posted);
   } catch (err) {
     recordDelivery(state, started, { error: describeFailure(err) });
-    // The user got nothing: the team gets the drafted reply so a person can send it.
+    // The user got nothing: the team gets the drafted reply so a person can send it, after the draft's validation.
+    await postWaitingValidationNote(t);
     await postNote(t, undeliveredNote(state), 'note failed reply');
     markHandedOver(t, true);
   }

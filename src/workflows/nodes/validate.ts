@@ -101,6 +101,10 @@ export async function validate(t: Turn): Promise<Step> {
   // The team's next step the draft proposes goes with the reply's note: the team reads it beside the reply.
   const nextStep = suggestedStepLine(t.state);
   const text = `Validation result:\n${raw}${nextStep ? `\n\n${nextStep}` : ''}`;
+  if (step.next === 'response' && rulesSince(LOCAL_AGENT_CALLS_RULES)) {
+    t.validationNoteText = text;
+    return step;
+  }
   const note = postNote(t, text, 'note validation result').then((posted) => {
     t.state.validate!.validation_note_added = posted.added;
   });
