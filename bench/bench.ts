@@ -10,7 +10,7 @@ import { ensurePeerDeps } from './peer-deps';
 import { PEER, PeerProcess, type PeerTurnMeasures } from './peer-process';
 import { benchResponder, type BenchShape } from './responder';
 import { saturationOnDevServer, saturationOnPostgres, type SaturationOptions } from './saturation';
-import { localActivityCount, turnSpans, type TurnSpans } from './spans';
+import { melvinSpans, type TurnSpans } from './spans';
 import { melvinTurn, plannedHops } from './turns';
 
 export interface BenchOptions {
@@ -66,8 +66,7 @@ export function melvinSystem(harness: Harness, localActivities: LocalActivityLog
     name: 'Melvin',
     async turn(conversation) {
       const handle = await melvinTurn(harness, conversation);
-      const history = await handle.fetchHistory();
-      return turnSpans(history, await localActivities.intervals(handle.workflowId, localActivityCount(history)));
+      return melvinSpans(await handle.fetchHistory(), handle.workflowId, localActivities);
     },
   };
 }
@@ -79,7 +78,7 @@ export function peerSystem(peer: PeerProcess): System<PeerTurnMeasures> {
 
 export class Bench {
   private readonly shape: BenchShape = { hops: 1 };
-  private readonly localActivities = new LocalActivityLog();
+  readonly localActivities = new LocalActivityLog();
   readonly harness = new Harness({
     responder: benchResponder(this.shape),
     workerLogLevel: 'DEBUG',

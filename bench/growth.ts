@@ -5,7 +5,7 @@ import { percentile } from '../reliability/harness';
 import { check, type Report } from '../reliability/report';
 import type { Bench } from './bench';
 import type { BenchShape } from './responder';
-import { turnSpans } from './spans';
+import { melvinSpans } from './spans';
 import { melvinTurn, plannedHops } from './turns';
 
 export interface GrowthOptions {
@@ -52,7 +52,7 @@ export async function growth(b: Bench, options: GrowthOptions): Promise<Report> 
     const conversation = harness.addConversation('payment', { earlierParts });
     const handle = await melvinTurn(harness, conversation);
     const history = await handle.fetchHistory();
-    const spans = turnSpans(history);
+    const spans = await melvinSpans(history, handle.workflowId, b.localActivities);
     return {
       turnMs: spans.turnMs,
       historyBytes: temporal.api.history.v1.History.encode(history).finish().length,

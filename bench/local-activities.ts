@@ -6,16 +6,24 @@ interface ActivityCompleted {
   time: string;
   message: string;
   isLocal?: boolean;
+  activityType?: string;
   workflowId?: string;
   durationMs?: number;
 }
 
+/** One attempt of a local activity: its type, and when it ran (epoch ms). */
+export interface LocalAttempt {
+  type: string;
+  from: number;
+  to: number;
+}
+
 /**
- * Collects, per workflow, the interval of each local activity attempt the worker ran: the SDK's line when an attempt
- * ends says when and how long it took. (A local activity's marker holds workflow time, not when it ran.)
+ * Collects, per workflow, each local activity attempt the worker ran: the SDK's line when an attempt ends says which,
+ * when and how long it took. (A local activity's marker holds workflow time, not when it ran.)
  */
 export class LocalActivityLog {
-  private readonly byWorkflow = new Map<string, [number, number][]>();
+  private readonly byWorkflow = new Map<string, LocalAttempt[]>();
 
   /** Takes one line of the worker's output, as the harness echoes it (`[worker] {json}`). */
   readonly collect = (line: string): void => {
@@ -23,13 +31,13 @@ export class LocalActivityLog {
     const entry = JSON.parse(line.slice(line.indexOf('{'))) as ActivityCompleted;
     if (!entry.workflowId || entry.durationMs === undefined) return;
     const end = Date.parse(entry.time);
-    const intervals = this.byWorkflow.get(entry.workflowId) ?? [];
-    intervals.push([end - entry.durationMs, end]);
-    this.byWorkflow.set(entry.workflowId, intervals);
+    const attempts = this.byWorkflow.get(entry.workflowId) ?? [];
+    attempts.push({ type: entry.activityType ?? '', from: end - entry.durationMs, to: end });
+    this.byWorkflow.set(entry.workflowId, attempts);
   };
 
-  /** The workflow's intervals, once all `count` of its local activities are logged (the pipe may lag the result). */
-  async intervals(workflowId: string, count: number): Promise<[number, number][]> {
+  /** The workflow's attempts, once all `count` of its local activities are logged (the pipe may lag the result). */
+  async attempts(workflowId: string, count: number): Promise<LocalAttempt[]> {
     const logged = () => this.byWorkflow.get(workflowId) ?? [];
     if (logged().length < count) {
       await waitFor(`the worker to log ${count} local activities of ${workflowId}`, () => logged().length >= count, {

@@ -1,5 +1,6 @@
 // What one turn's history says about its time: the turn's span, the activities' busy time within it, the Gather span.
 import { temporal } from '@temporalio/proto';
+import type { LocalActivityLog, LocalAttempt } from './local-activities';
 
 const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -27,7 +28,10 @@ export interface TurnSpans {
   queueMs: number;
   workflowTasks: number;
   events: number;
-  /** First tool activity scheduled → last tool activity closed; undefined when the turn called no tool. */
+  /**
+   * First tool call scheduled (an activity) or started (a local one) → last tool call closed; undefined when the turn
+   * called no tool.
+   */
   gatherMs: number | undefined;
   toolCalls: number;
 }
@@ -67,7 +71,7 @@ const CLOSES_RUN = new Set<number>([
  * gives no quiet period), so the turn ends at the run's close. A local activity has no events of its own, only a
  * marker whose times are the workflow's: `localActivities` are their execution intervals from the worker's log.
  */
-export function turnSpans(history: History, localActivities: [number, number][] = []): TurnSpans {
+export function turnSpans(history: History, localActivities: LocalAttempt[] = []): TurnSpans {
   const events = history.events ?? [];
   const byId = new Map(events.map((e) => [Number(e.eventId), e]));
   const started = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
@@ -79,9 +83,10 @@ export function turnSpans(history: History, localActivities: [number, number][] 
     const scheduled = start && byId.get(Number(start.scheduledEventId));
     if (scheduled) queueMs += ms(event.eventTime) - ms(scheduled.eventTime);
   }
-  const activities: [number, number][] = [...localActivities];
-  const toolScheduled: number[] = [];
-  const toolClosed: number[] = [];
+  const activities: [number, number][] = localActivities.map((a) => [a.from, a.to]);
+  const localTools = localActivities.filter((a) => a.type === TOOL_ACTIVITY);
+  const toolScheduled = localTools.map((a) => a.from);
+  const toolClosed = localTools.map((a) => a.to);
   for (const event of events) {
     const close =
       event.activityTaskCompletedEventAttributes ??
@@ -108,4 +113,13 @@ export function turnSpans(history: History, localActivities: [number, number][] 
     gatherMs: toolScheduled.length ? Math.max(...toolClosed) - Math.min(...toolScheduled) : undefined,
     toolCalls: toolScheduled.length,
   };
+}
+
+/** A run's spans, with its local activities' attempts from the worker's log. */
+export async function melvinSpans(
+  history: History,
+  workflowId: string,
+  localActivities: LocalActivityLog,
+): Promise<TurnSpans> {
+  return turnSpans(history, await localActivities.attempts(workflowId, localActivityCount(history)));
 }

@@ -70,6 +70,25 @@ test('a turn of two parallel tool calls: overhead is the turn minus the stretch 
   });
 });
 
+test('local activities from the worker log: busy time counted once with the rest, local tool calls make the Gather', () => {
+  const spans = turnSpans(
+    history([
+      [T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, 1000],
+      [T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, 1000],
+      [T.EVENT_TYPE_WORKFLOW_TASK_STARTED, 1010, { workflowTaskStartedEventAttributes: { scheduledEventId: 2 } }],
+      [T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, 1400],
+      [T.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, 1400],
+    ]),
+    [
+      { type: 'plan', from: 1020, to: 1100 },
+      { type: 'callTool', from: 1100, to: 1300 },
+      { type: 'callTool', from: 1105, to: 1250 },
+      { type: 'draft', from: 1300, to: 1390 },
+    ],
+  );
+  expect(spans).toMatchObject({ turnMs: 400, activityMs: 370, overheadMs: 30, gatherMs: 200, toolCalls: 2 });
+});
+
 test('a run that has not closed is refused rather than measured', () => {
   expect(() => turnSpans(history([[T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, 0]]))).toThrow('no complete run');
 });
