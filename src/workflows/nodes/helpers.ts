@@ -179,16 +179,17 @@ function postInput(t: Turn, text: string): PostInput {
   };
 }
 
-/**
- * The reply, with the validation note that waits for it (since LOCAL_AGENT_CALLS_RULES) in the same activity: the
- * turn then hears of both in one workflow task. The note's outcome goes into the state; a reply that fails leaves the
- * note waiting, for Response to post on its own.
- */
+/** The policy that activity is scheduled with, which it is told: it decides when a failed note is answered. */
 const REPLY_WITH_NOTE_RETRY = {
   maximumAttempts: replyWithNotePolicy.retry!.maximumAttempts!,
   nonRetryableErrorTypes: replyWithNotePolicy.retry!.nonRetryableErrorTypes!,
 };
 
+/**
+ * The reply, with the validation note that waits for it (since LOCAL_AGENT_CALLS_RULES) in the same activity: the
+ * turn then hears of both in one workflow task. The note's outcome goes into the state; a reply that fails leaves the
+ * note waiting, for Response to post on its own.
+ */
 export async function postReply(t: Turn, text: string): Promise<PostedPart> {
   const note = t.validationNoteText;
   if (note === null) return post(t, 'sendReply', text, 'reply');
