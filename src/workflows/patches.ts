@@ -40,13 +40,17 @@ export const CURRENT_RULES_PATCH = 'current-rules-2026-11-27';
 
 /**
  * The rules that followed: the agent's model, embedding and retrieval calls and its tool calls that cannot write run as
- * local activities, and a message that came while the draft was checked sends the turn back to Draft once. A change
- * of rules later gets the next marker here: a run records the marker of the newest rules only, still one event.
+ * local activities, the reply and its validation note go out in one activity, and a message that came while the agent
+ * worked sends a draft that passed back to Draft once. A change of rules later gets the next marker here: a run
+ * records the marker of the newest rules only, still one event.
  */
 export const LOCAL_AGENT_CALLS_RULES = 'rules-2026-11-27-local-agent-calls';
 
+/** Then: such a message sends the draft back to Coverage instead, while a hop is left, so a hop can gather its data. */
+export const LATE_MESSAGES_RULES = 'rules-2026-11-27-late-messages-to-coverage';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
-const RULES = [CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES] as const;
+export const RULES = [CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES, LATE_MESSAGES_RULES] as const;
 type Rules = (typeof RULES)[number];
 
 /**

@@ -76,8 +76,8 @@ export interface Turn {
   validationNoteText: string | null;
   /** What Draft saw: the user parts of its fetch and how many deliveries that fetch held. A reply answers those. */
   draftSaw: Omit<TurnCoverage, 'handsOver'> | null;
-  /** Set when Validate sent the turn back to Draft for messages that came meanwhile: it does so once a turn. */
-  draftedAgain: boolean;
+  /** Set when Validate sent the turn back to Coverage for messages that came meanwhile: it does so once a turn. */
+  reconsidered: boolean;
   /** Set when a hand-over note went out: the conversation as it stood then goes to the team. */
   handedOver: TurnCoverage | null;
 }
@@ -101,7 +101,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     validationNote: null,
     validationNoteText: null,
     draftSaw: null,
-    draftedAgain: false,
+    reconsidered: false,
     handedOver: null,
     legacy: false,
   };

@@ -46,7 +46,7 @@ function expectQuotient(what: string, quotient: number, melvin: number, peer: nu
   });
 }
 
-test('the overhead of a 1-hop and a 2-hop turn: positive, Melvin ÷ peer is their quotient, a second hop costs more tasks and events', () => {
+test('the overhead of a 1-hop and a 2-hop turn: positive, Melvin ÷ peer is their quotient, a second hop costs more events', () => {
   for (const hops of [1, 2]) {
     const experiment = `overhead, ${hops}-hop turn`;
     // The overhead is the turn time less the time in activities: at or below 0, the spans were read wrong.
@@ -59,7 +59,8 @@ test('the overhead of a 1-hop and a 2-hop turn: positive, Melvin ÷ peer is thei
   }
   const [tasks1] = numbers(row('overhead, 1-hop turn', 'workflow tasks per turn'));
   const [tasks2] = numbers(row('overhead, 2-hop turn', 'workflow tasks per turn'));
-  expect(tasks2).toBeGreaterThan(tasks1!);
+  // A hop's calls are local activities in the workflow task that runs them: a second hop adds events, not tasks.
+  expect(tasks2).toBeGreaterThanOrEqual(tasks1!);
   const [events1] = numbers(row('overhead, 1-hop turn', 'history events per turn'));
   const [events2] = numbers(row('overhead, 2-hop turn', 'history events per turn'));
   expect(events2).toBeGreaterThan(events1!);

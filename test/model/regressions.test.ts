@@ -53,8 +53,8 @@ interface Regression {
 
 const REGRESSIONS: Record<string, Regression> = {
   // A message written while the agent's calls run (local activities) reaches the workflow with the validation check:
-  // the draft that passed is written again, once, so one reply answers both.
-  'a follow-up written while the reply is drafted is answered by the same reply, drafted again': {
+  // the draft that passed goes back to Coverage, once, so one reply answers both.
+  'a follow-up written while the reply is drafted is answered by the same reply': {
     c: { mode: 'auto', first: 'payment', steps: [step({ kind: 'user', message: 'application' }, inside('draft'))] },
     expect: (o) => expect(replies(o)).toHaveLength(1),
   },

@@ -9,7 +9,7 @@ import {
   replayAll,
   splitsAfterLocalActivities,
 } from '../../reliability/determinism';
-import { CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES } from '../../src/workflows/patches';
+import { RULES } from '../../src/workflows/patches';
 import { quietRuntime } from '../helpers/runtime';
 
 quietRuntime();
@@ -38,7 +38,7 @@ test('every version of every history ever committed replays: one recorded again 
  * The runs that record their markers first: `every-message-answered-or-handed-over` with the patches before it, or the
  * one marker of their rules (src/workflows/patches.ts).
  */
-const FIRST_MARKERS = new Set(['every-message-answered-or-handed-over', CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES]);
+const FIRST_MARKERS = new Set<string>(['every-message-answered-or-handed-over', ...RULES]);
 const currentRuns = () =>
   committedHistories().filter(({ history }) => recordedPatches(history).some((p) => FIRST_MARKERS.has(p)));
 

@@ -214,7 +214,7 @@ describe('success paths', () => {
     expect(turn.replies).toEqual([PAY_REPLY]);
   });
 
-  describe('a second message typed while Melvin works is answered in the same reply, drafted again once', () => {
+  describe('a second message typed while Melvin works: the same reply answers it while a hop is left', () => {
     const FIRST = { role: 'user', content: 'When will I get paid?' };
     const SECOND = { role: 'user', content: 'Also, is it the Austin shift?' };
     const BOTH_REPLY = `${PAY_REPLY} And yes, it is the Austin shift.`;
@@ -231,11 +231,13 @@ describe('success paths', () => {
     const scriptTurn = () =>
       sandbox.model
         .script('plan', plan('Pay', ['get_user_payments']))
-        .script('coverage', coverage(true))
+        .script('coverage', coverage(true), coverage(true))
         .script('draft', draft(PAY_REPLY), draft(BOTH_REPLY));
 
+    const requests = (step: string) => sandbox.model.requests.filter((r) => r.step === step);
+
     function expectAnsweredTogether(turn: Turn): void {
-      const drafts = sandbox.model.requests.filter((r) => r.step === 'draft');
+      const drafts = requests('draft');
       expect(drafts.at(-1)!.context.messages).toEqual([FIRST, SECOND]);
       expect(turn.state.metadata.user_messages).toHaveLength(2);
       expect(turn.replies).toEqual([drafts.length === 1 ? PAY_REPLY : BOTH_REPLY]);
@@ -255,13 +257,13 @@ describe('success paths', () => {
 
       const turn = await runTurn(
         id,
-        writeAgainWhen(id, () => sandbox.model.requests.some((r) => r.step === step)),
+        writeAgainWhen(id, () => requests(step).length > 0),
       );
 
       expectAnsweredTogether(turn);
     });
 
-    test('written while the draft is checked: drafted again from a new fetch, checked again, then sent', async () => {
+    test('written while the draft is checked: Coverage again from a new fetch, drafted and checked again, sent', async () => {
       const id = newConversation();
       sandbox.validation.faults.set({ validate: [{ delay_ms: 1500 }] });
       scriptTurn();
@@ -273,7 +275,7 @@ describe('success paths', () => {
 
       await recordHistory(turn.handle, 'message-while-checked');
       expectAnsweredTogether(turn);
-      expect(sandbox.model.requests.filter((r) => r.step === 'draft')).toHaveLength(2);
+      expect(requests('coverage').at(-1)!.context.messages).toEqual([FIRST, SECOND]);
       expect(sandbox.validation.requests.map((r) => r.response)).toEqual([PAY_REPLY, BOTH_REPLY]);
       expect(turn.state.metadata.conversation_fetches).toBe(2);
       expect(turn.state.metadata.path).toEqual([
@@ -283,6 +285,7 @@ describe('success paths', () => {
         'coverage',
         'draft',
         'validate',
+        'coverage',
         'draft',
         'validate',
         'response',
@@ -291,7 +294,44 @@ describe('success paths', () => {
       ]);
     });
 
-    test('a draft that does not pass is not drafted again: the hand-over takes the conversation as it stands', async () => {
+    test('a message that asks for data the turn has not gathered gets a hop of its own, then one reply', async () => {
+      const id = newConversation();
+      sandbox.validation.faults.set({ validate: [{ delay_ms: 1500 }] });
+      sandbox.model
+        .script('plan', plan('Pay', ['get_user_payments']), plan('Shift', ['get_user_applications_detailed']))
+        .script('coverage', coverage(true), coverage(false), coverage(true))
+        .script('draft', draft(PAY_REPLY), draft(BOTH_REPLY));
+
+      const turn = await runTurn(
+        id,
+        writeAgainWhen(id, () => sandbox.validation.requests.length === 1),
+      );
+
+      expectAnsweredTogether(turn);
+      expect(turn.state.hops).toHaveLength(2);
+      expect(sandbox.talent.calls.map((c) => c.tool)).toEqual(['get_user_payments', 'get_user_applications_detailed']);
+    });
+
+    test('without a hop left the reply goes out as checked, and the next turn answers the new message', async () => {
+      const id = newConversation();
+      const SECOND_REPLY = 'Yes, it is the Austin shift.';
+      sandbox.validation.faults.set({ validate: [{ delay_ms: 1500 }] });
+      sandbox.model
+        .script('plan', plan('Pay', ['get_user_payments']), plan('Pay', ['get_user_payments']), plan('Shift'))
+        .script('coverage', coverage(false), coverage(true), coverage(true))
+        .script('draft', draft(PAY_REPLY), draft(SECOND_REPLY));
+
+      const turn = await runTurn(
+        id,
+        writeAgainWhen(id, () => sandbox.validation.requests.length === 1),
+      );
+
+      expect(turn.replies).toEqual([PAY_REPLY, SECOND_REPLY]);
+      expect(requests('draft')[0]!.context.messages).toEqual([FIRST]);
+      expect(validationNotes(turn)).toHaveLength(2);
+    });
+
+    test('a draft that does not pass goes no further: the hand-over takes the conversation as it stands', async () => {
       const id = newConversation();
       sandbox.validation.faults.set({ validate: [{ delay_ms: 1500, overall_passed: false }] });
       scriptTurn();
@@ -301,7 +341,7 @@ describe('success paths', () => {
         writeAgainWhen(id, () => sandbox.validation.requests.length === 1),
       );
 
-      expect(sandbox.model.requests.filter((r) => r.step === 'draft')).toHaveLength(1);
+      expect(requests('draft')).toHaveLength(1);
       expect(turn.replies).toEqual([]);
       expect(turn.status).toBe('VALIDATION_FAILED');
       expect(turn.state.metadata.path).not.toContain('response');

@@ -11,6 +11,7 @@ import { readValidationAnswer } from '../turn-state';
 import { suggestedStepLine } from '../stage';
 import { enter, failed, postNote } from './helpers';
 import {
+  LATE_MESSAGES_RULES,
   LOCAL_AGENT_CALLS_RULES,
   NOTE_BESIDE_REPLY_PATCH,
   REPLY_GUARD_ID_TOKENS_PATCH,
@@ -95,7 +96,8 @@ export async function validate(t: Turn): Promise<Step> {
   const raw = guardVerdict(t, !since(REPLY_GUARD_ID_TOKENS_PATCH)) ?? (await askValidationService(t));
   if (typeof raw !== 'string') return raw;
   const step = routeValidation(t, raw, false);
-  if (step.next === 'response' && draftAgain(t)) return { next: 'draft' };
+  const back = step.next === 'response' ? reconsideredAt(t) : null;
+  if (back) return { next: back };
   // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why. A reply that
   // passed does not wait for the note: both go out at once, and Response waits for the note before the turn goes on.
   // The team's next step the draft proposes goes with the reply's note: the team reads it beside the reply.
@@ -114,20 +116,25 @@ export async function validate(t: Turn): Promise<Step> {
 }
 
 /**
- * A draft that passed goes back to Draft once when the user wrote again since Draft's fetch: the agent's calls run as
- * local activities, and a message that comes while they run reaches the workflow only with the validation check, so
- * without this a message typed while Melvin drafts would wait for the next turn. Drafted again, the reply answers it
- * too (or leaves it open for the team); a message after that is the next turn's. The first draft's verdict is not
+ * A draft that passed goes back to Coverage once when the user wrote again since Draft's fetch and the turn has a hop
+ * left. The agent's calls run as local activities, and a message that comes while they run reaches the workflow only
+ * with the validation check; Coverage fetches it, judges the data against it too, plans a hop for what it asks when the
+ * data falls short, and the reply answers both. Without a hop left, or once back already, the message is the next
+ * turn's, as one after Draft always was (Coverage could only hand the turn over). The first draft's verdict is not
  * noted: the team sees the reply that went out with its own. A draft that does not pass escalates with what it saw,
- * and the hand-over takes the conversation as it stands then.
+ * and the hand-over takes the conversation as it stands then. Runs of LOCAL_AGENT_CALLS_RULES went back to Draft, without
+ * a new hop.
  */
-function draftAgain(t: Turn): boolean {
-  if (!rulesSince(LOCAL_AGENT_CALLS_RULES) || t.draftedAgain || !t.draftSaw) return false;
-  const newer = t.state.metadata.user_messages.length - t.draftSaw.deliveries;
-  if (newer <= 0) return false;
-  t.draftedAgain = true;
-  log.info('drafting again: the user wrote while the draft was written', { new_deliveries: newer });
-  return true;
+function reconsideredAt(t: Turn): 'coverage' | 'draft' | null {
+  const { state } = t;
+  if (!rulesSince(LOCAL_AGENT_CALLS_RULES) || t.reconsidered || !t.draftSaw) return null;
+  const newer = state.metadata.user_messages.length - t.draftSaw.deliveries;
+  if (newer <= 0) return null;
+  const toCoverage = rulesSince(LATE_MESSAGES_RULES);
+  if (toCoverage && state.hops.length >= state.max_hops) return null;
+  t.reconsidered = true;
+  log.info('the user wrote while the agent worked: the turn goes back', { new_deliveries: newer });
+  return toCoverage ? 'coverage' : 'draft';
 }
 
 /** The service's answer (or the guard's) into the state, and the route it gives; an unreadable answer escalates. */
