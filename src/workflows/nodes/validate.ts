@@ -99,8 +99,8 @@ export async function validate(t: Turn): Promise<Step> {
   const back = step.next === 'response' ? reconsideredAt(t) : null;
   if (back) return { next: back };
   // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why. A reply that
-  // passed does not wait for the note: both go out at once, and Response waits for the note before the turn goes on.
-  // The team's next step the draft proposes goes with the reply's note: the team reads it beside the reply.
+  // passed takes its note along (one activity: see `postReply`); runs from before posted the note beside the reply,
+  // and Response waited for it. The team's next step the draft proposes goes with the reply's note.
   const nextStep = suggestedStepLine(t.state);
   const text = `Validation result:\n${raw}${nextStep ? `\n\n${nextStep}` : ''}`;
   if (step.next === 'response' && rulesSince(LOCAL_AGENT_CALLS_RULES)) {
