@@ -143,7 +143,7 @@ export const validation = () =>
  * a first attempt: the reads (the conversation, the tool listing, the prompts), the writes that set a value (Melvin
  * Status, the snooze), and since LOCAL_AGENT_CALLS_RULES the agent's model, embedding and retrieval calls and its tool
  * calls that cannot write. Posts stay activities: their retries find an earlier attempt's part only from attempt 2; so
- * does a tool that may write, and the validation check (below). A local activity does not heartbeat: a lost worker is
+ * does a tool that may write, and the validation check (above). A local activity does not heartbeat: a lost worker is
  * noticed by its workflow task's timeout, and the task is extended while its local activities run.
  */
 function local(policy: ActivityOptions): LocalActivityOptions {
