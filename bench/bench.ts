@@ -27,8 +27,23 @@ export interface BenchOptions {
   saturation: SaturationOptions;
   memory: MemoryOptions;
   growth: GrowthOptions;
+  /** The phases to run, by name (`--only`); all of them when absent. */
+  only?: PhaseName[];
   log: (line: string) => void;
 }
+
+/** The bench's phases in the order they run; `--only` picks some of them by these names. */
+export const PHASES = [
+  'overhead',
+  'critical-path',
+  'fan-out',
+  'growth',
+  'saturation',
+  'saturation-postgres',
+  'memory',
+  'ingress',
+] as const;
+export type PhaseName = (typeof PHASES)[number];
 
 const REALISTIC = { llm: [300, 800] as [number, number], tools: [50, 200] as [number, number] };
 const TOOL_MS = 200;
@@ -290,7 +305,12 @@ export function benchOptions(args: string[], log: (line: string) => void): Bench
   const at = args.indexOf('--turns');
   const turns = at === -1 ? (quick ? 5 : 50) : Number(args[at + 1]);
   if (!Number.isInteger(turns) || turns < 1) throw new Error('--turns takes a whole number of turns, at least 1');
+  const only = args.indexOf('--only');
+  const phases = only === -1 ? undefined : (args[only + 1] ?? '').split(',');
+  const unknown = phases?.filter((name) => !(PHASES as readonly string[]).includes(name));
+  if (unknown?.length) throw new Error(`--only takes phases from ${PHASES.join(', ')}; not: ${unknown.join(', ')}`);
   return {
+    ...(phases && { only: phases as PhaseName[] }),
     turns,
     latencyTurns: quick ? 5 : 30,
     fanOutTurns: quick ? 2 : 5,
@@ -321,21 +341,22 @@ export async function bench(options: BenchOptions): Promise<Report[]> {
   await b.start();
   try {
     const reports: Report[] = [];
-    for (const phase of [
-      () => b.overhead(1),
-      () => b.overhead(2),
-      () => b.criticalPath(),
-      () => b.fanOut(),
-      () => growth(b, options.growth),
-      () => saturationOnDevServer(b, options.saturation),
-      () => saturationOnPostgres(options.saturation),
+    const phases: [PhaseName, () => Promise<Report | Report[]>][] = [
+      ['overhead', async () => [await b.overhead(1), await b.overhead(2)]],
+      ['critical-path', () => b.criticalPath()],
+      ['fan-out', () => b.fanOut()],
+      ['growth', () => growth(b, options.growth)],
+      ['saturation', () => saturationOnDevServer(b, options.saturation)],
+      ['saturation-postgres', () => saturationOnPostgres(options.saturation)],
       // Last before the ingress phase, which stops the worker: the worker keeps the runs it opened in its cache.
-      () => memory(b, options.memory),
-      () => b.ingress(),
-    ]) {
-      const report = await phase();
-      options.log(`${report.experiment} done`);
-      reports.push(report);
+      ['memory', () => memory(b, options.memory)],
+      ['ingress', () => b.ingress()],
+    ];
+    for (const [, phase] of phases.filter(([name]) => !options.only || options.only.includes(name))) {
+      for (const report of [await phase()].flat()) {
+        options.log(`${report.experiment} done`);
+        reports.push(report);
+      }
     }
     return reports;
   } finally {
