@@ -32,7 +32,11 @@ function outcomeChecks(outcomes: Outcome[]) {
   const completed = outcomes.filter((o) => o.closed).length;
   const wrong = outcomes
     .filter((o) => !o.correct)
-    .map((o) => `${o.id}: ${o.status}, ${o.replies} replies, ${o.escalationNotes} notes`);
+    .map(
+      (o) =>
+        `${o.id}: ${o.status}, ${o.replies} replies, ${o.escalationNotes} notes` +
+        (o.escalation ? ` (${o.escalation})` : ''),
+    );
   return {
     figures: [
       ['runs completed / started', `${completed} / ${outcomes.length}`],

@@ -36,6 +36,8 @@ export interface Outcome {
   status: string | null;
   replies: number;
   escalationNotes: number;
+  /** The first escalation note's opening, which names the reason: what an operator reads first when a run ended wrong. */
+  escalation?: string;
   correct: boolean;
   startTime: number | null;
   closeTime: number | null;
@@ -249,7 +251,8 @@ export class Harness {
         // The result is compact: its last turn says whether Finalize ran (a skipped turn never finalizes).
         const result = closed ? ((await handle.result()) as ConversationOutcome) : undefined;
         const replies = this.sandbox.intercom.replies(c.id).length;
-        const escalationNotes = this.sandbox.intercom.notes(c.id).filter((n) => n.startsWith('🚨')).length;
+        const escalations = this.sandbox.intercom.notes(c.id).filter((n) => n.startsWith('🚨'));
+        const escalationNotes = escalations.length;
         const status = (this.sandbox.intercom.melvinStatus(c.id) as string | undefined) ?? null;
         const correct =
           c.kind === 'payment'
@@ -262,6 +265,7 @@ export class Harness {
           status,
           replies,
           escalationNotes,
+          ...(escalations[0] && { escalation: escalations[0].replace(/\s+/g, ' ').slice(0, 160) }),
           correct,
           startTime: description?.startTime.getTime() ?? null,
           closeTime: description?.closeTime?.getTime() ?? null,
