@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { createDataConverter, generatePayloadKey } from '../src/payload-codec';
+import { workflowBundleOptions } from '../src/workflow-bundle';
 import { check, type Report } from './report';
 
 export const HISTORIES_DIR = path.join(__dirname, '..', 'test', 'histories');
@@ -154,7 +155,9 @@ export async function replayAll(
 ): Promise<Map<string, Error | undefined>> {
   const results = new Map<string, Error | undefined>();
   const dataConverter = createDataConverter([generatePayloadKey('replay')]);
-  for await (const result of Worker.runReplayHistories({ workflowsPath, dataConverter }, histories)) {
+  const { preloadModules } = workflowBundleOptions();
+  const options = { workflowsPath, bundlerOptions: { preloadModules }, dataConverter };
+  for await (const result of Worker.runReplayHistories(options, histories)) {
     results.set(result.workflowId, result.error);
   }
   return results;

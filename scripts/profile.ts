@@ -13,6 +13,7 @@ import { Harness } from '../reliability/harness';
 import { table, type Report } from '../reliability/report';
 import { commandLine, keepTable, machine } from './figures';
 import { cpuMs } from './proc';
+import { workflowBundleOptions } from '../src/workflow-bundle';
 
 interface ProfileOptions {
   turns: number;
@@ -101,7 +102,7 @@ async function measure(options: ProfileOptions, profileDir: string, log: (line: 
 async function workerBundle(ran: string | undefined, log: (line: string) => void): Promise<BundleMap | undefined> {
   if (!ran) return undefined;
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../src/workflows'),
+    ...workflowBundleOptions(),
     // The harness encrypts, and an encrypting worker bundles the failure converter (src/payload-codec.ts).
     failureConverterPath: require.resolve('../src/failure-converter'),
     logger: new DefaultLogger('WARN'),

@@ -23,6 +23,7 @@ import { startEmbeddedIndexDatabase, type EmbeddedIndexDatabase } from './resolv
 import { ensureIndexSchedule } from './resolved-index/schedule';
 import { ResolvedIndexStore } from './resolved-index/store';
 import { MAX_PLANNED_CALLS } from './schemas';
+import { workflowBundleOptions } from './workflow-bundle';
 import { installWorkerRuntime, workerSettings } from './worker-telemetry';
 
 async function main(): Promise<void> {
@@ -31,19 +32,19 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const clients = activityClients(config);
   const tracing = config.LANGSMITH_TRACING === 'true';
+  const bundle = workflowBundleOptions();
   try {
     const worker = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TASK_QUEUE,
       dataConverter: temporalDataConverter(config, { warn: (warning) => Runtime.instance().logger.warn(warning) }),
-      workflowsPath: require.resolve('./workflows'),
+      workflowsPath: bundle.workflowsPath,
+      bundlerOptions: { preloadModules: bundle.preloadModules },
       // Every tool call Gather schedules at once comes back with the workflow task's answer (where the server allows
       // eager activities, as Melvin's servers do): none waits for a round through matching.
       maxEagerActivityReservationsPerWorkflowTask: MAX_PLANNED_CALLS,
-      ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined
-        ? {}
-        : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
+      maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
       plugins: tracing
         ? [
             new LangSmithPlugin({

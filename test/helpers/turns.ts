@@ -11,6 +11,7 @@ import type { SeedData } from '../../sandbox/services';
 import { quietRuntime } from './runtime';
 import { startSandbox, type Sandbox } from './sandbox';
 import { startTemporal } from './temporal';
+import { workflowBundleOptions } from '../../src/workflow-bundle';
 
 export const ANA = { id: 'c-ana', email: 'ana.ruiz@example.com', name: 'Ana Ruiz' };
 
@@ -49,7 +50,7 @@ export async function startTestbed(seed?: SeedData): Promise<Testbed & { sandbox
   const [env, sandbox, workflowBundle] = await Promise.all([
     startTemporal(),
     startSandbox(seed),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows') }),
+    bundleWorkflowCode(workflowBundleOptions()),
   ]);
   return {
     env,

@@ -16,6 +16,7 @@ import { startTemporal } from '../helpers/temporal';
 import { caseArbitrary, describeCase, type ModelCase } from './events';
 import { conversationSummary, violations } from './invariants';
 import { Lane } from './world';
+import { workflowBundleOptions } from '../../src/workflow-bundle';
 
 quietRuntime();
 // The ingress's log lines (one per delivery) would bury the report; its errors still show.
@@ -41,10 +42,7 @@ let bundle: WorkflowBundleWithSourceMap;
 let lanes: Lane[] = [];
 
 beforeAll(async () => {
-  [env, bundle] = await Promise.all([
-    startTemporal(),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows') }),
-  ]);
+  [env, bundle] = await Promise.all([startTemporal(), bundleWorkflowCode(workflowBundleOptions())]);
   lanes = await Promise.all(Array.from({ length: LANES }, (_, i) => Lane.start(env, bundle, i)));
 }, 180_000);
 

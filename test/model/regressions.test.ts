@@ -10,6 +10,7 @@ import type { ModelCase, Placement, Step } from './events';
 import type { ActivityName } from './gates';
 import { conversationSummary, violations, type Observation } from './invariants';
 import { Lane } from './world';
+import { workflowBundleOptions } from '../../src/workflow-bundle';
 
 quietRuntime();
 process.env.LOG_LEVEL = 'error';
@@ -18,10 +19,7 @@ let env: TestWorkflowEnvironment;
 let lane: Lane;
 
 beforeAll(async () => {
-  const [started, bundle] = await Promise.all([
-    startTemporal(),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows') }),
-  ]);
+  const [started, bundle] = await Promise.all([startTemporal(), bundleWorkflowCode(workflowBundleOptions())]);
   env = started;
   lane = await Lane.start(env, bundle, 0);
 }, 180_000);

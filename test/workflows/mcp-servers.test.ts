@@ -23,6 +23,7 @@ import { quietRuntime, waitFor } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
 import { ANA, ANA_TALENT, runTurnOnWorker } from '../helpers/turns';
 import { OFFERED_TALENT_TOOLS } from '../helpers/sandbox';
+import { workflowBundleOptions } from '../../src/workflow-bundle';
 
 quietRuntime();
 
@@ -70,7 +71,7 @@ beforeAll(async () => {
   [env, sandbox, workflowBundle] = await Promise.all([
     startTemporal(),
     startSandboxServices(),
-    bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows') }),
+    bundleWorkflowCode(workflowBundleOptions()),
   ]);
   mcp = new McpConnections([
     { name: 'talent', url: sandbox.urls.mcp },
