@@ -97,6 +97,8 @@ export class Bench {
   readonly harness = new Harness({
     responder: benchResponder(this.shape),
     workerLogLevel: 'DEBUG',
+    // The memory phase collects the worker's garbage before it reads its memory (bench/gc-on-signal.cjs).
+    workerNodeArgs: ['--expose-gc', '--require', require.resolve('./gc-on-signal.cjs')],
     log: this.localActivities.collect,
   });
   readonly peerProcess = new PeerProcess(TURN_SETTINGS);

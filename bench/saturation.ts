@@ -176,8 +176,8 @@ function melvinUnderLoad(harness: Harness): TurnSystem {
   return {
     conversation: () => harness.addConversation('payment'),
     turn: (conversation) => melvinTurn(harness, conversation),
-    // The bench sets none of them (no WORKER_MAX_CACHED_WORKFLOWS): they are the SDK's defaults for this machine.
-    settings: ['worker settings (SDK defaults)', settingsText(harness.workerSettings)],
+    // The bench sets none of them: they are Melvin's defaults (the cache) and the SDK's for this machine (the rest).
+    settings: ['worker settings (defaults)', settingsText(harness.workerSettings)],
     processes: () => ({
       'Temporal server': harness.temporalPid,
       worker: harness.workerPid,

@@ -39,6 +39,24 @@ export async function openTurn(harness: Harness, conversation: Conversation): Pr
   );
 }
 
+/**
+ * The talent writes again in a conversation whose run waits between turns; resolves with the milliseconds until that
+ * turn's reply or hand-over note is in Intercom.
+ */
+export async function nextTurn(harness: Harness, conversation: Conversation): Promise<number> {
+  const intercom = harness.sandbox.intercom;
+  const outcomes = () => intercom.replies(conversation.id).length + intercom.notes(conversation.id).length;
+  const before = outcomes();
+  const started = performance.now();
+  const { delivery } = await intercom.userReplies(conversation.id, `When will I get paid? [${conversation.id}]`);
+  if (delivery.status !== 202) throw new Error(`the follow-up in ${conversation.id} answered ${delivery.status}`);
+  await waitFor(`the next turn of ${conversation.id} to answer`, () => outcomes() > before, {
+    timeoutMs: TURN_TIMEOUT_MS,
+    intervalMs: 20,
+  });
+  return performance.now() - started;
+}
+
 /** The hops a conversation's turns took: the plan requests the sandbox model received for it. */
 export function plannedHops(harness: Harness, conversation: Conversation): number {
   return harness.sandbox.model.requests.filter(

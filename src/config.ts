@@ -33,6 +33,8 @@ export class ConfigError extends Error {
 }
 
 /** An empty variable counts as unset, so `FOO=` in an env file falls back to the default rather than failing oddly. */
+/** The worker's sticky cache by default: see WORKER_MAX_CACHED_WORKFLOWS. */
+export const DEFAULT_CACHED_RUNS = 250;
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 const required = (what: string) => optional(z.string({ error: `required: ${what}` }).min(1));
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -336,10 +338,12 @@ const WorkerEnv = TemporalEnv.extend({
   /** Where the worker serves the Temporal SDK's Prometheus metrics. */
   WORKER_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9464')),
   /**
-   * How many conversations' runs the worker keeps in memory between turns (the SDK's sticky cache); unset, the SDK's
-   * default from the heap limit. A run evicted from it replays its history on its next message.
+   * How many conversations' runs the worker keeps in memory (the SDK's sticky cache, least recently used out first). A
+   * run evicted from it replays its history, one turn long, on its next message. The default holds every turn a worker
+   * can have in flight (its activity and local-activity slots, 100 each) and the latest idle runs; a conversation idle
+   * beyond that costs the worker no memory (docs/decisions.md).
    */
-  WORKER_MAX_CACHED_WORKFLOWS: optional(z.coerce.number().int().min(0).optional()),
+  WORKER_MAX_CACHED_WORKFLOWS: optional(z.coerce.number().int().min(0).default(DEFAULT_CACHED_RUNS)),
   LANGSMITH_TRACING: optional(z.enum(['true', 'false']).default('false')),
   LANGSMITH_PROJECT: optional(z.string().min(1).default('melvin')),
 }).superRefine((env, ctx) => {

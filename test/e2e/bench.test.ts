@@ -158,12 +158,14 @@ test('saturation: stepping stops after the first step past twice C=1’s p50, an
   expectQuotient('turns/s at the knee', quotient!, knees[0]!, knees[1]!, 0.1);
 });
 
-test('memory: each open conversation costs the worker some resident memory, and its cache holds them all', () => {
+test('memory: each open conversation costs the worker some resident memory, its cache holds them, and a next message is answered', () => {
   const [perConversation] = numbers(row('memory per open conversation', '(RSS with them − before) ÷ N'));
   expect(perConversation).toBeGreaterThan(0);
   const [cached, size] = numbers(row('memory per open conversation', 'sticky cache'));
+  // The smoke run's 20 fit Melvin's default cache (250), so none is evicted and the next turns are all of cached runs.
   expect(cached).toBeGreaterThanOrEqual(20);
   expect(size).toBeGreaterThanOrEqual(cached!);
+  expect(row('memory per open conversation', 'next turn p50')).toMatch(/^\d+ ms \/ none evicted \(10 turns each\)$/);
 });
 
 test('growth: more hops, more tool calls and a longer conversation each make a larger history', () => {

@@ -6,6 +6,7 @@ import { retryAfterMs } from '../../src/activities/retry-after';
 import { UsageError, parseCommand } from '../../src/client';
 import {
   ConfigError,
+  DEFAULT_CACHED_RUNS,
   handoverMessages,
   loadTurnConfig,
   loadWorkerConfig,
@@ -163,7 +164,7 @@ describe('configuration', () => {
       /WORKER_MAX_CACHED_WORKFLOWS/,
     );
     expect(loadWorkerConfig({ ...valid, WORKER_MAX_CACHED_WORKFLOWS: '500' }).WORKER_MAX_CACHED_WORKFLOWS).toBe(500);
-    expect(loadWorkerConfig(valid).WORKER_MAX_CACHED_WORKFLOWS).toBeUndefined();
+    expect(loadWorkerConfig(valid).WORKER_MAX_CACHED_WORKFLOWS).toBe(DEFAULT_CACHED_RUNS);
     expect(() => loadTurnConfig({ MAX_HOPS: 'zero' })).toThrow(ConfigError);
     expect(() => loadTurnConfig({ MAX_HOPS: '9' })).toThrow(/MAX_HOPS/);
     expect(() => loadTurnConfig({ QUIET_PERIOD_SECONDS: '-1' })).toThrow(/QUIET_PERIOD_SECONDS/);
