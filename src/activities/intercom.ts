@@ -149,6 +149,11 @@ export interface PostInput {
   notBefore: number;
   /** The conversation's part ids before the first attempt; absent or null when the run could not fetch them. */
   knownPartIds?: string[] | null;
+  /**
+   * An earlier activity may have posted it (a note sendReply answered as failed, which Intercom may have accepted): look
+   * for it before the first attempt too, not only before a retry.
+   */
+  mayBePosted?: boolean;
 }
 
 export interface PostedPart {
@@ -161,8 +166,10 @@ export interface PostedPart {
 export interface ReplyInput extends PostInput {
   note?: string;
   /**
-   * The retry policy the activity is scheduled with, which decides whether a failed note is thrown (to be retried with
-   * the reply) or answered: the activity's own Info does not always carry it (the tests' dev server sent none).
+   * Given by runs before the rules `rules-2026-11-27-failed-note-on-its-own`: the retry policy the activity is scheduled
+   * with, under which a failed note is thrown (to be retried with the reply) while attempts are left (the activity's own
+   * Info does not always carry the policy: the tests' dev server sent none). Without it a failed note is answered, and
+   * the workflow posts it again on its own.
    */
   retry?: { maximumAttempts: number; nonRetryableErrorTypes: string[] };
 }
@@ -451,7 +458,7 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
 
   async function postPartOnce(post: PostInput, messageType: 'comment' | 'note'): Promise<PostedPart> {
     const { conversationId, text } = post;
-    if (Context.current().info.attempt > 1) {
+    if (Context.current().info.attempt > 1 || post.mayBePosted) {
       const existing = await findEarlierAttempt(post, messageType);
       if (existing) return { part_id: existing, already_posted: true };
     }

@@ -50,7 +50,14 @@ export const LOCAL_AGENT_CALLS_RULES = 'rules-2026-11-27-local-agent-calls';
 export const LATE_MESSAGES_RULES = 'rules-2026-11-27-late-messages-to-coverage';
 
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
-export const RULES = [CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES, LATE_MESSAGES_RULES] as const;
+export const NOTE_ON_ITS_OWN_RULES = 'rules-2026-11-27-failed-note-on-its-own';
+
+export const RULES = [
+  CURRENT_RULES_PATCH,
+  LOCAL_AGENT_CALLS_RULES,
+  LATE_MESSAGES_RULES,
+  NOTE_ON_ITS_OWN_RULES,
+] as const;
 type Rules = (typeof RULES)[number];
 
 /**

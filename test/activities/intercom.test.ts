@@ -158,6 +158,38 @@ describe('sendReply with the note beside it', () => {
     expect(emulator.notes(id)).toEqual([]);
   });
 
+  test('told no retry policy (runs since the failed-note rules), a failing note is answered on every attempt', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ note: [{ status: 503 }, { status: 503 }] });
+    const { retry: _given, ...alone } = reply(id);
+
+    const first = await runAttempt(1, activities.sendReply, alone);
+    const second = await runAttempt(2, activities.sendReply, alone);
+
+    for (const posted of [first, second]) expect(posted.note).toEqual({ error: expect.stringContaining('503') });
+    expect(second.already_posted).toBe(true);
+    expect(emulator.replies(id)).toHaveLength(1);
+    expect(emulator.notes(id)).toEqual([]);
+  });
+
+  test('a note posted again after sendReply answered it failed looks first: one Intercom accepted is found, not doubled', async () => {
+    const id = seedConversation('user', false);
+    emulator.faults.set({ note: [{ status: 500, after_accept: true }] });
+    const { retry: _given, ...alone } = reply(id);
+    const posted = await runAttempt(1, activities.sendReply, alone);
+
+    const again = await runAttempt(1, activities.addNote, {
+      ...alone,
+      text: alone.note,
+      knownPartIds: [posted.part_id!],
+      mayBePosted: true,
+    });
+
+    expect(posted.note).toEqual({ error: expect.stringContaining('500') });
+    expect(again).toMatchObject({ already_posted: true });
+    expect(emulator.notes(id)).toHaveLength(1);
+  });
+
   test('a reply that fails fails the activity before the note is tried', async () => {
     const id = seedConversation('user', false);
     emulator.faults.set({ reply: [{ status: 422 }] });

@@ -1,7 +1,7 @@
 // supportConversation on a real Temporal dev server, with real activities against the sandbox: success paths where
 // Intercom fails on the way, and the reply still goes out exactly once.
 import { coverage, draft, plan } from '../helpers/model-answers';
-import { newConversation, runTurn, sandbox, useSupportTestbed } from '../helpers/support-testbed';
+import { newConversation, runTurn, sandbox, useSupportTestbed, validationNotes } from '../helpers/support-testbed';
 import { PAY_REPLY } from '../helpers/turns';
 
 useSupportTestbed(300);
@@ -21,6 +21,46 @@ describe('success paths', () => {
     expect(turn.replies).toEqual([PAY_REPLY]);
     expect(turn.status).toBe('success');
   });
+
+  test.each([
+    ['fails once', [{ status: 503 }]],
+    ['is accepted but answered 500', [{ status: 500, after_accept: true }]],
+    [
+      'is rate limited twice',
+      [
+        { status: 429, retry_after_s: 1 },
+        { status: 429, retry_after_s: 1 },
+      ],
+    ],
+  ])(
+    'a validation note that %s beside the reply spends none of the reply’s attempts: it is posted again on its own',
+    async (_how, noteFaults) => {
+      const id = newConversation();
+      sandbox.intercom.faults.set({ note: noteFaults });
+      sandbox.model
+        .script('plan', plan('Pay', ['get_user_payments']))
+        .script('coverage', coverage(true))
+        .script('draft', draft(PAY_REPLY));
+
+      const turn = await runTurn(id);
+
+      expect(sandbox.intercom.requests.filter((r) => r.operation === 'reply').map((r) => r.status)).toEqual([200]);
+      expect(turn.replies).toEqual([PAY_REPLY]);
+      expect(validationNotes(turn)).toHaveLength(1);
+      expect(turn.status).toBe('success');
+      expect(turn.state.validate).toMatchObject({ validation_note_added: true });
+      // One sendReply, done at its first attempt: the note's failures were never the reply's.
+      const { events } = await turn.handle.fetchHistory();
+      const replyActivity = events?.find(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendReply',
+      );
+      const started = events?.find(
+        (e) =>
+          e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === replyActivity?.eventId?.toString(),
+      );
+      expect(started?.activityTaskStartedEventAttributes?.attempt).toBe(1);
+    },
+  );
 
   test('a reply whose first attempt never reached Intercom is sent even when the previous turn said the same', async () => {
     const id = newConversation();

@@ -15,6 +15,7 @@ import { errorMessage } from '../../error-message';
 import type { AgentState, ConversationRecord, EscalationKind, LlmUsage, NodeName, OwnershipEvent } from '../../state';
 import { handBackToMelvin, handOverToTeam, markHandled } from '../conversation-record';
 import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../policies';
+import { NOTE_ON_ITS_OWN_RULES, rulesSince } from '../patches';
 import { escalation, type Escalation } from '../routing';
 import { runMap, turnOutcomeDetails } from '../run-summary';
 import type { Step, Turn } from '../turn';
@@ -162,9 +163,15 @@ function addUsage(total: LlmUsage, answer: LlmAnswer<unknown>): void {
  * Posts a reply or a note. Intercom writes are never cancelled: once asked for, a post must land, and exactly once;
  * the part it made joins the parts its successors' retries compare against.
  */
-export async function post(t: Turn, kind: 'sendReply' | 'addNote', text: string, summary: string): Promise<PostedPart> {
+export async function post(
+  t: Turn,
+  kind: 'sendReply' | 'addNote',
+  text: string,
+  summary: string,
+  extra: Pick<PostInput, 'mayBePosted'> = {},
+): Promise<PostedPart> {
   const posted = await CancellationScope.nonCancellable(() =>
-    intercom[kind].executeWithOptions({ summary }, [postInput(t, text)]),
+    intercom[kind].executeWithOptions({ summary }, [{ ...postInput(t, text), ...extra }]),
   );
   if (posted.part_id) t.knownPartIds?.add(posted.part_id);
   return posted;
@@ -179,7 +186,10 @@ function postInput(t: Turn, text: string): PostInput {
   };
 }
 
-/** The policy that activity is scheduled with, which it is told: it decides when a failed note is answered. */
+/**
+ * The policy that activity is scheduled with, told to it by runs before NOTE_ON_ITS_OWN_RULES: a note that failed was
+ * then thrown while attempts were left, so the note's failures spent the reply's attempts.
+ */
 const REPLY_WITH_NOTE_RETRY = {
   maximumAttempts: replyWithNotePolicy.retry!.maximumAttempts!,
   nonRetryableErrorTypes: replyWithNotePolicy.retry!.nonRetryableErrorTypes!,
@@ -188,21 +198,31 @@ const REPLY_WITH_NOTE_RETRY = {
 /**
  * The reply, with the validation note that waits for it (since LOCAL_AGENT_CALLS_RULES) in the same activity: the
  * turn then hears of both in one workflow task. The note's outcome goes into the state; a reply that fails leaves the
- * note waiting, for Response to post on its own.
+ * note waiting, for Response to post on its own. Since NOTE_ON_ITS_OWN_RULES the activity answers a note that failed
+ * instead of throwing it, so only the reply's own failures spend the reply's attempts (a reply posted, then a failed
+ * duplicate check on the last attempt, ended a turn MESSAGE_FAILED with the reply in the conversation); the note is
+ * then posted again by an activity of its own, with attempts of its own.
  */
 export async function postReply(t: Turn, text: string): Promise<PostedPart> {
   const note = t.validationNoteText;
   if (note === null) return post(t, 'sendReply', text, 'reply');
+  const alone = rulesSince(NOTE_ON_ITS_OWN_RULES);
   const posted = await CancellationScope.nonCancellable(() =>
     replyWithNote.sendReply.executeWithOptions({ summary: 'reply, and the validation note beside it' }, [
-      { ...postInput(t, text), note, retry: REPLY_WITH_NOTE_RETRY },
+      { ...postInput(t, text), note, ...(!alone && { retry: REPLY_WITH_NOTE_RETRY }) },
     ]),
   );
   t.validationNoteText = null;
   const noted = posted.note && 'part_id' in posted.note ? posted.note : null;
   for (const part of [posted.part_id, noted?.part_id]) if (part) t.knownPartIds?.add(part);
   t.state.validate!.validation_note_added = noted !== null;
-  if (posted.note && 'error' in posted.note) log.warn('could not add note', { error: posted.note.error });
+  if (posted.note && 'error' in posted.note) {
+    log.warn('could not add note', { error: posted.note.error });
+    if (alone) {
+      const again = await postNote(t, note, 'note validation result', { mayBePosted: true });
+      t.state.validate!.validation_note_added = again.added;
+    }
+  }
   return posted;
 }
 
@@ -218,9 +238,10 @@ export async function postNote(
   t: Turn,
   text: string,
   summary: string,
+  extra: Pick<PostInput, 'mayBePosted'> = {},
 ): Promise<{ added: boolean; error: string | null }> {
   try {
-    await post(t, 'addNote', text, summary);
+    await post(t, 'addNote', text, summary, extra);
     return { added: true, error: null };
   } catch (err) {
     log.warn('could not add note', { error: describeFailure(err) });
