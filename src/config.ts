@@ -32,9 +32,9 @@ export class ConfigError extends Error {
   }
 }
 
-/** An empty variable counts as unset, so `FOO=` in an env file falls back to the default rather than failing oddly. */
 /** The worker's sticky cache by default: see WORKER_MAX_CACHED_WORKFLOWS. */
 export const DEFAULT_CACHED_RUNS = 250;
+/** An empty variable counts as unset, so `FOO=` in an env file falls back to the default rather than failing oddly. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 const required = (what: string) => optional(z.string({ error: `required: ${what}` }).min(1));
 const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });

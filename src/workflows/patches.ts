@@ -49,9 +49,13 @@ export const LOCAL_AGENT_CALLS_RULES = 'rules-2026-11-27-local-agent-calls';
 /** Then: such a message sends the draft back to Coverage instead, while a hop is left, so a hop can gather its data. */
 export const LATE_MESSAGES_RULES = 'rules-2026-11-27-late-messages-to-coverage';
 
-/** The rules' markers, oldest first; a run of any of them has every patch before them. */
+/**
+ * Then: a validation note that fails beside the reply is answered by that activity, not thrown (so it spends none of
+ * the reply's attempts), and posted again by an activity of its own.
+ */
 export const NOTE_ON_ITS_OWN_RULES = 'rules-2026-11-27-failed-note-on-its-own';
 
+/** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
   LOCAL_AGENT_CALLS_RULES,
