@@ -3,6 +3,7 @@
 // overhead, latency, fan-out and saturation beside the same turns of a LangGraph peer (bench/peer/), on the same sandbox.
 import { Harness, TURN_SETTINGS, criticalPathGaps, percentile, type Conversation } from '../reliability/harness';
 import { check, type Check, type Report } from '../reliability/report';
+import { capacityPlan, type CapacityInputs } from './capacity';
 import { growth, type GrowthOptions } from './growth';
 import { LocalActivityLog } from './local-activities';
 import { memory, type MemoryOptions } from './memory';
@@ -104,6 +105,8 @@ export class Bench {
   readonly peerProcess = new PeerProcess(TURN_SETTINGS);
   readonly melvin = melvinSystem(this.harness, this.localActivities);
   readonly peer = peerSystem(this.peerProcess);
+  /** What the phases measured that the capacity plan is derived from. */
+  readonly measured: CapacityInputs = {};
 
   constructor(private readonly options: BenchOptions) {}
 
@@ -155,6 +158,7 @@ export class Bench {
       results.map((r) => r.measures[key]);
     const peerEach = (key: 'overheadMs' | 'dispatchMs' | 'turnMs' | 'checkpoints' | 'threadBytes') =>
       peer.map((r) => r.measures[key]);
+    if (hops === 1) this.measured.eventsPerTurn = Math.max(...each('events'));
     return {
       experiment: `overhead, ${hops}-hop turn`,
       figures: [
@@ -190,6 +194,7 @@ export class Bench {
     const ratios = (of: typeof results | typeof peer) =>
       of.map((r) => r.measures.turnMs / this.harness.criticalPathMs(r.conversation));
     const [melvinRatios, peerRatios] = [ratios(results), ratios(peer)];
+    this.measured.turnTimeOverWaits = percentile(melvinRatios, 50);
     const turnTimes = (of: typeof results | typeof peer) => of.map((r) => r.measures.turnMs);
     return {
       experiment: 'latency ÷ critical path',
@@ -349,7 +354,7 @@ export async function bench(options: BenchOptions): Promise<Report[]> {
       ['fan-out', () => b.fanOut()],
       ['growth', () => growth(b, options.growth)],
       ['saturation', () => saturationOnDevServer(b, options.saturation)],
-      ['saturation-postgres', () => saturationOnPostgres(options.saturation)],
+      ['saturation-postgres', () => saturationOnPostgres(options.saturation, b.measured)],
       // Last before the ingress phase, which stops the worker: the worker keeps the runs it opened in its cache.
       ['memory', () => memory(b, options.memory)],
       ['ingress', () => b.ingress()],
@@ -360,6 +365,7 @@ export async function bench(options: BenchOptions): Promise<Report[]> {
         reports.push(report);
       }
     }
+    reports.push(capacityPlan(b.measured, Number(b.harness.workerSettings?.max_cached_workflows)));
     return reports;
   } finally {
     await b.stop();

@@ -93,6 +93,7 @@ export async function memory(b: Bench, options: MemoryOptions): Promise<Report> 
     harness.client.workflow.getHandle(workflowIdFor(c.id)).terminate('the bench’s memory phase is over'),
   );
   const grown = after - before;
+  Object.assign(b.measured, { workerBaseBytes: before, memoryBytesPerConversation: grown / n });
   const p50 = (turns: number[]) => `${Math.round(percentile(turns, 50))} ms`;
   return {
     experiment: 'memory per open conversation',

@@ -4,11 +4,11 @@ import { errorMessage } from '../src/error-message';
 import { Harness, percentile, type Conversation, type WorkerSettings } from '../reliability/harness';
 import { check, type Report } from '../reliability/report';
 import { postgresFromEnvironment, startPostgresTemporal, TEMPORAL_SERVER_VERSION } from '../scripts/postgres-temporal';
-import type { TemporalServer } from '../scripts/stack';
 import type { Bench } from './bench';
+import type { CapacityInputs } from './capacity';
 import { PEER } from './peer-process';
 import { benchResponder, type BenchShape } from './responder';
-import { cpuMs } from '../scripts/proc';
+import { cpuMs, postgresPids } from '../scripts/proc';
 import { melvinTurn } from './turns';
 
 export interface SaturationOptions {
@@ -28,8 +28,11 @@ export interface TurnSystem {
   turn(conversation: Conversation): Promise<unknown>;
   /** The settings that bound its capacity, as a row of the report: label and value. */
   settings: [string, string];
-  /** The processes doing its work, by name: their CPU time per turn says where the time goes. */
-  processes(): Record<string, number | undefined>;
+  /**
+   * The processes doing its work, by name, each name a group (the worker processes, PostgreSQL's): their CPU time per
+   * turn says where the time goes. Asked at every read, so a process started during a step counts from its start.
+   */
+  processes(): Record<string, (number | undefined)[]>;
 }
 
 export interface Step {
@@ -40,8 +43,38 @@ export interface Step {
   /** Every turn the step started, also those still in flight when its window closed. */
   turns: number;
   failures: unknown[];
-  /** Each process's CPU time during the window ÷ the turns that ended in it, in ms (NaN: the process was not found). */
+  /** Each process group's CPU time during the window ÷ the turns that ended in it, in ms (NaN: none was found). */
   cpuPerTurnMs: Record<string, number>;
+}
+
+/** Each group's processes and the CPU time each has used so far, in ms. */
+export type CpuReading = Record<string, Map<number, number>>;
+
+function readCpu(system: TurnSystem): CpuReading {
+  return Object.fromEntries(
+    Object.entries(system.processes()).map(([name, pids]) => [
+      name,
+      new Map(pids.flatMap((pid) => (pid === undefined ? [] : [[pid, cpuMs(pid)] as const])).filter(hasCpu)),
+    ]),
+  );
+}
+
+const hasCpu = (entry: readonly [number, number | undefined]): entry is readonly [number, number] =>
+  entry[1] !== undefined;
+
+/**
+ * Each group's CPU time from one reading to the next: a process new in the second counts from 0 (it started in
+ * between); one gone by then is left out (its last part is lost, which is why groups are of long-lived processes).
+ */
+export function cpuBetween(before: CpuReading, after: CpuReading): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after).map(([name, processes]) => {
+      if (!processes.size) return [name, NaN];
+      let total = 0;
+      for (const [pid, ms] of processes) total += ms - (before[name]?.get(pid) ?? 0);
+      return [name, total];
+    }),
+  );
 }
 
 /** The latency a step may reach, as a multiple of the baseline's, and still count as below the knee. */
@@ -66,10 +99,8 @@ export function pastKnee(steps: Step[]): boolean {
 
 /** A closed loop: `concurrency` lanes, each starting its next turn when its last one ends, until the window closes. */
 async function step(system: TurnSystem, concurrency: number, seconds: number): Promise<Step> {
-  const processes = Object.entries(system.processes());
-  const cpu = () => processes.map(([, pid]) => (pid === undefined ? NaN : (cpuMs(pid) ?? NaN)));
-  const cpuBefore = cpu();
-  let cpuAtClose: number[] = [];
+  const cpuBefore = readCpu(system);
+  let cpuAtClose: CpuReading | undefined;
   const started = performance.now();
   const closes = started + seconds * 1000;
   const latencies: number[] = [];
@@ -91,12 +122,14 @@ async function step(system: TurnSystem, concurrency: number, seconds: number): P
       }
     }
   };
-  const window = setTimeout(() => (cpuAtClose = cpu()), seconds * 1000);
+  const window = setTimeout(() => (cpuAtClose = readCpu(system)), seconds * 1000);
   await Promise.all(Array.from({ length: concurrency }, lane));
   clearTimeout(window);
-  if (!cpuAtClose.length) cpuAtClose = cpu();
   const cpuPerTurnMs = Object.fromEntries(
-    processes.map(([name], i) => [name, (cpuAtClose[i]! - cpuBefore[i]!) / Math.max(endedInWindow, 1)]),
+    Object.entries(cpuBetween(cpuBefore, cpuAtClose ?? readCpu(system))).map(([name, ms]) => [
+      name,
+      ms / Math.max(endedInWindow, 1),
+    ]),
   );
   return {
     concurrency,
@@ -171,18 +204,25 @@ export function settingsText(s: WorkerSettings | undefined): string {
   );
 }
 
-/** Melvin on a harness under load: a payment question through the ingress, ended when its run closes. */
-function melvinUnderLoad(harness: Harness): TurnSystem {
+/**
+ * Melvin on a harness under load: a payment question through the ingress, ended when its run closes. `more` adds
+ * process groups beside Melvin's own (PostgreSQL's, where the server runs on it).
+ */
+function melvinUnderLoad(harness: Harness, more: TurnSystem['processes'] = () => ({})): TurnSystem {
   return {
     conversation: () => harness.addConversation('payment'),
     turn: (conversation) => melvinTurn(harness, conversation),
     // The bench sets none of them: they are Melvin's defaults (the cache) and the SDK's for this machine (the rest).
     settings: ['worker settings (defaults)', settingsText(harness.workerSettings)],
-    processes: () => ({
-      'Temporal server': harness.temporalPid,
-      worker: harness.workerPid,
-      'bench (sandbox, ingress)': process.pid,
-    }),
+    processes: () => {
+      const workers = harness.workerPids;
+      return {
+        'Temporal server': [harness.temporalPid],
+        [workers.length > 1 ? `${workers.length} workers` : 'worker']: workers,
+        'bench (sandbox, ingress)': [process.pid],
+        ...more(),
+      };
+    },
   };
 }
 
@@ -192,7 +232,7 @@ function peerUnderLoad(b: Bench): TurnSystem {
     conversation: () => b.harness.addConversation('payment'),
     turn: (conversation) => b.peer.turn(conversation),
     settings: ['settings', 'one Node process, turns interleaved on its event loop, SQLite checkpointer'],
-    processes: () => ({ peer: b.peerProcess.pid, 'bench (sandbox)': process.pid }),
+    processes: () => ({ peer: [b.peerProcess.pid], 'bench (sandbox)': [process.pid] }),
   };
 }
 
@@ -219,13 +259,15 @@ export async function saturationOnDevServer(b: Bench, options: SaturationOptions
 
 /**
  * Saturation on the production topology: a Temporal server on PostgreSQL with a stack of its own (sandbox, ingress,
- * worker), while the bench's stack stands idle. A machine without PostgreSQL or Go gets a row saying why instead.
+ * worker), while the bench's stack stands idle; then the same loop with a second worker process on the same task
+ * queue, which is how Melvin scales out. What the capacity plan needs goes to `measured`: the one worker's CPU per turn
+ * and the databases' growth per turn. A machine without PostgreSQL or Go gets a row saying why instead.
  */
-export async function saturationOnPostgres(options: SaturationOptions): Promise<Report> {
+export async function saturationOnPostgres(options: SaturationOptions, measured: CapacityInputs): Promise<Report> {
   const experiment = `saturation, Temporal ${TEMPORAL_SERVER_VERSION} on PostgreSQL`;
   if (!options.postgres)
     return { experiment, figures: [['not measured', 'a smoke run uses the dev server only']], checks: [] };
-  let temporal: TemporalServer;
+  let temporal: Awaited<ReturnType<typeof startPostgresTemporal>>;
   try {
     temporal = await startPostgresTemporal({ postgres: postgresFromEnvironment(), log: options.log });
   } catch (err) {
@@ -235,9 +277,27 @@ export async function saturationOnPostgres(options: SaturationOptions): Promise<
   const harness = new Harness({ responder: benchResponder(shape), temporal });
   try {
     await harness.start();
-    const system = melvinUnderLoad(harness);
-    const measured = await measure(experiment, system, options);
-    return { experiment, figures: rows('', system, measured, options), checks: [everyTurnEnded('', measured)] };
+    const bytesBefore = await temporal.databaseBytes();
+    // PostgreSQL's processes are counted when it runs on this machine, as the bench's own does by default.
+    const system = melvinUnderLoad(harness, () => ({ PostgreSQL: postgresPids() }));
+    const one = await measure(experiment, system, options);
+    await harness.startWorker();
+    const two = await measure(`${experiment}, 2 workers`, system, options);
+    const bytesPerTurn = ((await temporal.databaseBytes()) - bytesBefore) / harness.conversations.length;
+    Object.assign(measured, { cpuPerTurnMs: one.knee.cpuPerTurnMs, databaseBytesPerTurn: bytesPerTurn });
+    return {
+      experiment,
+      figures: [
+        ...rows('', system, one, options),
+        ...rows('2 workers: ', system, two, options),
+        ['2 workers ÷ 1: turns/s at the knee', (two.knee.turnsPerSecond / one.knee.turnsPerSecond).toFixed(2)],
+        [
+          `database growth per turn (${harness.conversations.length} turns, history, state and visibility)`,
+          `${(bytesPerTurn / 1024).toFixed(1)} KiB`,
+        ],
+      ],
+      checks: [everyTurnEnded('', one), everyTurnEnded('2 workers: ', two)],
+    };
   } finally {
     await harness.stop();
     await temporal.stop();

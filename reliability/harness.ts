@@ -68,7 +68,8 @@ export type WorkerSettings = Record<string, unknown>;
 export class Harness {
   private temporal!: TemporalServer;
   private ingressServer!: Server;
-  private worker: Child | undefined;
+  /** The worker processes, the first one started first; most experiments run one. */
+  private workers: Child[] = [];
   private workerEnv!: NodeJS.ProcessEnv;
   private dataDir: string | undefined;
   /** Encrypted as in production; the key outlives a Temporal restart, as the history it reads does. */
@@ -108,11 +109,17 @@ export class Harness {
     );
   }
 
+  /** The first worker's process. */
   get workerPid(): number | undefined {
-    return this.worker?.process.pid;
+    return this.workers[0]?.process.pid;
   }
 
-  /** The worker's Prometheus metrics (the SDK's: task slots, pollers, sticky cache size). */
+  /** Every running worker's process. */
+  get workerPids(): number[] {
+    return this.workers.flatMap((worker) => (worker.process.pid === undefined ? [] : [worker.process.pid]));
+  }
+
+  /** The first worker's Prometheus metrics (the SDK's: task slots, pollers, sticky cache size). */
   get workerMetricsUrl(): string {
     return `http://127.0.0.1:${this.metricsPort}/metrics`;
   }
@@ -158,16 +165,22 @@ export class Harness {
     });
   }
 
-  /** Starts a worker process and waits until it polls the task queue. */
+  /**
+   * Starts a worker process and waits until it polls the task queue. A second one beside it polls the same queue, with
+   * a metrics port of its own.
+   */
   async startWorker(): Promise<void> {
-    this.worker = startChild(
-      'worker',
+    const env = this.workers.length
+      ? { ...this.workerEnv, WORKER_METRICS_ADDRESS: `127.0.0.1:${(await freePorts(1))[0]}` }
+      : this.workerEnv;
+    const worker = startChild(
+      `worker${this.workers.length ? ` ${this.workers.length + 1}` : ''}`,
       'src/worker.ts',
-      this.workerEnv,
+      env,
       (line) => this.options.log?.(line),
       this.options.workerNodeArgs,
     );
-    const worker = this.worker;
+    this.workers.push(worker);
     await waitFor(
       'the worker to start polling',
       () => {
@@ -176,18 +189,22 @@ export class Harness {
       },
       { timeoutMs: 60_000, intervalMs: 200 },
     );
+    if (this.workers.length > 1) return;
     const settings = worker.output.find((line) => line.includes('"message":"worker settings"'));
     this.workerSettings = settings ? (JSON.parse(settings) as { settings: WorkerSettings }).settings : undefined;
   }
 
-  /** `kill -9`: the worker gets no chance to finish anything it holds. */
+  /** `kill -9` of every worker: none gets a chance to finish anything it holds. */
   async killWorker(): Promise<void> {
-    const worker = this.worker;
-    if (!worker || worker.process.exitCode !== null) return;
-    const exited = new Promise((resolve) => worker.process.once('exit', resolve));
-    worker.process.kill('SIGKILL');
-    await exited;
-    this.worker = undefined;
+    const running = this.workers.filter((worker) => worker.process.exitCode === null);
+    this.workers = [];
+    await Promise.all(
+      running.map((worker) => {
+        const exited = new Promise((resolve) => worker.process.once('exit', resolve));
+        worker.process.kill('SIGKILL');
+        return exited;
+      }),
+    );
   }
 
   /** Stops the Temporal server (its SQLite file stays) and starts it again on the same port. */
@@ -295,7 +312,7 @@ export class Harness {
   }
 
   async stop(): Promise<void> {
-    if (this.worker) await stopChild(this.worker);
+    await Promise.all(this.workers.map(stopChild));
     this.ingressServer?.closeAllConnections();
     await new Promise((resolve) => this.ingressServer?.close(resolve));
     await this.sandbox?.stop();

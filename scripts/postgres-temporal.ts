@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { Client as PgClient } from 'pg';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { createDataConverter, generatePayloadKey } from '../src/payload-codec';
@@ -162,7 +163,7 @@ function serverConfig(
 export async function startPostgresTemporal(options: {
   postgres: PostgresOptions;
   log?: (line: string) => void;
-}): Promise<TemporalServer> {
+}): Promise<TemporalServer & { databaseBytes(): Promise<number> }> {
   const log = options.log ?? ((line) => console.error(line));
   const tools = await temporalServerTools(log);
   const suffix = randomBytes(4).toString('hex');
@@ -239,11 +240,27 @@ export async function startPostgresTemporal(options: {
     pid: server.pid,
     payloadKeys,
     client,
+    databaseBytes: () => databaseBytes(options.postgres, Object.values(databases)),
     stop: async () => {
       await connection.close();
       await stop();
     },
   };
+}
+
+/** What the server's databases take on disk (tables, indexes, TOAST; not the WAL), in bytes. */
+async function databaseBytes(postgres: PostgresOptions, databases: string[]): Promise<number> {
+  const client = new PgClient({ ...postgres, database: 'postgres' });
+  await client.connect();
+  try {
+    const result = await client.query<{ bytes: string }>(
+      'SELECT sum(pg_database_size(datname))::text AS bytes FROM pg_database WHERE datname = ANY($1)',
+      [databases],
+    );
+    return Number(result.rows[0]!.bytes);
+  } finally {
+    await client.end();
+  }
 }
 
 /** The `default` namespace and Melvin's search attributes, retried while the server's own system namespace comes up. */

@@ -17,18 +17,32 @@ export function cpuMs(pid: number): number | undefined {
   }
 }
 
-/** The first process whose command line (arguments joined by spaces) `matches`; undefined when none does. */
-export function findPid(matches: (commandLine: string) => boolean): number | undefined {
+/** The processes whose command line (arguments joined by spaces) `matches`. */
+export function findPids(matches: (commandLine: string) => boolean): number[] {
+  const found = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      if (matches(commandLine)) return Number(entry);
+      if (matches(commandLine)) found.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }
   }
-  return undefined;
+  return found;
+}
+
+/** The first process whose command line `matches`; undefined when none does. */
+export function findPid(matches: (commandLine: string) => boolean): number | undefined {
+  return findPids(matches)[0];
+}
+
+/** Whether a command line is a PostgreSQL server's: its postmaster (`…/bin/postgres -D …`) or a child it forked. */
+export const isPostgres = (commandLine: string): boolean => /^(\S*\/)?postgres(:| |$)/.test(commandLine);
+
+/** A PostgreSQL server's processes on this machine: the postmaster and its children (backends, writers, …). */
+export function postgresPids(): number[] {
+  return findPids(isPostgres);
 }
 
 /** A process's resident set size, in bytes, from /proc (Linux). */

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import type { Worker } from '@temporalio/worker';
 import { gauge } from '../../bench/memory';
-import { cpuMs, findPid, residentBytes } from '../../scripts/proc';
-import { cpuText, knee, pastKnee, settingsText, type Step } from '../../bench/saturation';
+import { cpuMs, findPid, findPids, isPostgres, residentBytes } from '../../scripts/proc';
+import { cpuBetween, cpuText, knee, pastKnee, settingsText, type Step } from '../../bench/saturation';
 import { inPool } from '../../bench/turns';
 import { criticalPathGaps, criticalPathMs } from '../../reliability/harness';
 import { workerSettings } from '../../src/worker-telemetry';
@@ -121,4 +121,49 @@ test('CPU time per process: this process is found by its command line and has us
   expect(cpuMs(2 ** 22 + 1)).toBeUndefined();
   expect(cpuText({ 'Temporal server': 12.4, worker: 20.6 })).toBe('Temporal server 12 ms, worker 21 ms; 33 ms in all');
   expect(cpuText({ worker: NaN })).toBe('worker ? ms; ? ms in all');
+});
+
+test('CPU time of a group of processes: a process new in the group counts from its start, one gone is left out', () => {
+  const before = {
+    workers: new Map([
+      [10, 500],
+      [11, 800],
+    ]),
+    PostgreSQL: new Map([[20, 50]]),
+    peer: new Map(),
+  };
+  const after = {
+    // Worker 11 has gone; worker 12 started during the step.
+    workers: new Map([
+      [10, 700],
+      [12, 40],
+    ]),
+    // A backend opened during the step.
+    PostgreSQL: new Map([
+      [20, 80],
+      [21, 15],
+    ]),
+    peer: new Map<number, number>(),
+  };
+  expect(cpuBetween(before, after)).toEqual({ workers: 240, PostgreSQL: 45, peer: NaN });
+});
+
+test('processes are found by their command lines: every match, and PostgreSQL’s by its program name', () => {
+  const ours = readFileSync('/proc/self/cmdline', 'utf8').split('\0').join(' ');
+  expect(findPids((commandLine) => commandLine === ours)).toContain(process.pid);
+  expect(findPids(() => false)).toEqual([]);
+  const server = [
+    '/usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/main',
+    'postgres: 15/main: checkpointer ',
+    'postgres: 16/main: postgres temporal 127.0.0.1(51234) idle',
+    'postgres',
+  ];
+  const others = [
+    'grep postgres',
+    'node scripts/postgres-temporal.ts',
+    '/usr/bin/postgresql-check',
+    'psql -U postgres',
+  ];
+  expect(server.filter(isPostgres)).toEqual(server);
+  expect(others.filter(isPostgres)).toEqual([]);
 });
