@@ -166,21 +166,6 @@ export const DraftReading = DraftOutput.extend({
   suggested_action: SuggestedAction.nullable().default(null),
 });
 
-/** The validation endpoint's answer: `overall_passed` is the contract; the per-check results are kept as they come. */
-export const ValidationResponse = z.looseObject({
-  overall_passed: z.boolean(),
-  checks: z.array(z.looseObject({ name: z.string(), passed: z.boolean(), detail: z.string().optional() })).optional(),
-});
-export type ValidationResponse = z.infer<typeof ValidationResponse>;
-
-/**
- * The team's resolved-conversations search, as a tool result: past questions with the teammate's answer, best first.
- * Only these two fields are read; anything else the server adds passes.
- */
-export const ResolvedConversations = z.looseObject({
-  results: z.array(z.looseObject({ question: z.string(), answer: z.string() })),
-});
-
 export type ToolSummary = Pick<ToolDefinition, 'name' | 'description' | 'input_schema'>;
 
 /** An earlier turn of the conversation, as the next turn's plan and draft see it. */

@@ -15,8 +15,9 @@ import path from 'node:path';
 /** The SDK's public API (the rest of the SDK is shared already: the bundle's entry loads it before any run exists). */
 export const SHARED_MODULES = ['@temporalio/workflow'];
 /**
- * Melvin's modules that build nothing at load but constants and functions, and zod through zod-library.ts. schemas.ts is
- * not listed: zod completes a schema on its first use by writing to it, which a frozen schema refuses.
+ * Melvin's modules that build nothing at load but constants and functions, and zod through zod-library.ts. No module of
+ * zod schemas is listed: zod completes a schema on its first use by writing to it, which a frozen schema refuses. So
+ * workflows import only types from schemas.ts, and the two schemas they parse with live in src/workflows/answers.ts.
  */
 export const SHARED_SOURCES = [
   'zod-library',

@@ -1,7 +1,7 @@
 // The turn's state and the pure mappings into it: a fresh state, a fetched conversation, gathered results under the
 // data budget, and the validation service's raw answer. No Temporal calls, so each is testable on its own.
 import type { FetchedConversation } from '../activities/intercom';
-import { ValidationResponse } from '../schemas';
+import { ValidationResponse } from './answers';
 import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,

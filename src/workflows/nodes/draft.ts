@@ -1,7 +1,8 @@
 // The Draft node: the reply, written by the model in the team's voice from the data gathered.
 import { isCancellation } from '@temporalio/workflow';
 import type { LlmAnswer } from '../../activities/llm';
-import { ResolvedConversations, type DraftOutput } from '../../schemas';
+import type { DraftOutput } from '../../schemas';
+import { ResolvedConversations } from '../answers';
 import { INDEX_SOURCE, type StyleExamples } from '../../state';
 import { draftContext, turnIntents } from '../contexts';
 import { TEAM_INDEX_PATCH, since } from '../patches';
