@@ -9,9 +9,9 @@ export interface CapacityInputs {
   cpuPerTurnMs?: Record<string, number>;
   /** What the server's databases grew by per turn (saturation-postgres). */
   databaseBytesPerTurn?: number;
-  /** Worker RSS before any conversation was open, and what each open one added (memory). */
+  /** Worker RSS before any conversation was open, and what it grew by with them open per run in its cache (memory). */
   workerBaseBytes?: number;
-  memoryBytesPerConversation?: number;
+  memoryBytesPerCachedRun?: number;
   /** History events of a 1-hop turn, the most seen (overhead). */
   eventsPerTurn?: number;
   /** A turn's time ÷ the model and tool waits on its critical path, p50 (critical-path). */
@@ -97,7 +97,7 @@ export function planFor(
     // A closed run's rows stay until retention has passed, and a day more until the server deletes them.
     databaseBytes: turnsPerDay * (PUBLISHED.retentionDays + 1) * inputs.databaseBytesPerTurn,
     // Every worker's cache fills: a conversation stays open for the quiet period, days, far more than a cache holds.
-    workerBytes: inputs.workerBaseBytes + cachedRuns * inputs.memoryBytesPerConversation,
+    workerBytes: inputs.workerBaseBytes + cachedRuns * inputs.memoryBytesPerCachedRun,
   };
 }
 
@@ -105,7 +105,7 @@ const INPUT_PHASES: Record<keyof CapacityInputs, string> = {
   cpuPerTurnMs: 'saturation-postgres',
   databaseBytesPerTurn: 'saturation-postgres',
   workerBaseBytes: 'memory',
-  memoryBytesPerConversation: 'memory',
+  memoryBytesPerCachedRun: 'memory',
   eventsPerTurn: 'overhead',
   turnTimeOverWaits: 'critical-path',
 };
@@ -138,7 +138,7 @@ export function capacityPlan(inputs: CapacityInputs, cachedRuns: number): Report
         `CPU per turn on PostgreSQL (worker ${one(inputs.cpuPerTurnMs.worker ?? NaN)} ms, Temporal server ` +
           `${one(inputs.cpuPerTurnMs['Temporal server'] ?? NaN)} ms, PostgreSQL ${one(inputs.cpuPerTurnMs.PostgreSQL ?? NaN)} ms), ` +
           `database ${one(inputs.databaseBytesPerTurn / 1024)} KiB and ${inputs.eventsPerTurn} history events a turn, ` +
-          `worker ${one(inputs.workerBaseBytes / MIB)} MiB + ${one(inputs.memoryBytesPerConversation / 1024)} KiB a cached run, ` +
+          `worker ${one(inputs.workerBaseBytes / MIB)} MiB + ${one(inputs.memoryBytesPerCachedRun / 1024)} KiB a cached run, ` +
           `turn time ÷ waits ${inputs.turnTimeOverWaits.toFixed(2)}`,
       ],
       [

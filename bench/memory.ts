@@ -93,7 +93,8 @@ export async function memory(b: Bench, options: MemoryOptions): Promise<Report> 
     harness.client.workflow.getHandle(workflowIdFor(c.id)).terminate('the bench’s memory phase is over'),
   );
   const grown = after - before;
-  Object.assign(b.measured, { workerBaseBytes: before, memoryBytesPerConversation: grown / n });
+  // The plan sizes a worker by its cache: what it grew by, over the runs the cache held (the evicted ones hold nothing).
+  Object.assign(b.measured, { workerBaseBytes: before, memoryBytesPerCachedRun: grown / Math.max(cached, 1) });
   const p50 = (turns: number[]) => `${Math.round(percentile(turns, 50))} ms`;
   return {
     experiment: 'memory per open conversation',

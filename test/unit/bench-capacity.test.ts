@@ -7,7 +7,7 @@ const measured: Required<CapacityInputs> = {
   cpuPerTurnMs: { 'Temporal server': 40, worker: 90, PostgreSQL: 25, 'bench (sandbox, ingress)': 25 },
   databaseBytesPerTurn: 96 * 1024,
   workerBaseBytes: 150 * 1024 * 1024,
-  memoryBytesPerConversation: 300 * 1024,
+  memoryBytesPerCachedRun: 300 * 1024,
   eventsPerTurn: 33,
   turnTimeOverWaits: 1.1,
 };
