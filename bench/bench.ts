@@ -365,7 +365,13 @@ export async function bench(options: BenchOptions): Promise<Report[]> {
         reports.push(report);
       }
     }
-    reports.push(capacityPlan(b.measured, Number(b.harness.workerSettings?.max_cached_workflows)));
+    const settings = b.harness.workerSettings;
+    reports.push(
+      capacityPlan(b.measured, {
+        cachedRuns: Number(settings?.max_cached_workflows),
+        localActivitySlots: Number(settings?.local_activity_slots),
+      }),
+    );
     return reports;
   } finally {
     await b.stop();

@@ -38,8 +38,6 @@ export const ASSUMED = {
 
 /** Temporal's published limits and defaults the plan is bound by (sources in docs/performance.md). */
 export const PUBLISHED = {
-  /** `maxConcurrentLocalActivityExecutions`, @temporalio/worker 1.23's default: Melvin's model calls hold one each. */
-  localActivitySlotsPerWorker: 100,
   /** The Helm chart's `numHistoryShards`; fixed when the cluster is created, so chosen for growth, not for today. */
   historyShards: 512,
   /** Temporal's sizing guidance: one History service process to begin with per 500 shards. */
@@ -49,6 +47,13 @@ export const PUBLISHED = {
   /** The retention of Melvin's namespace in docker-compose.yml (72 h): closed runs are kept this long. */
   retentionDays: 3,
 } as const;
+
+/** The worker's own settings, as it logged them: its sticky cache and its local-activity slots. */
+export interface WorkerCapacity {
+  cachedRuns: number;
+  /** `WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES`: Melvin's model calls are local activities, each holding one. */
+  localActivitySlots: number;
+}
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
@@ -71,14 +76,14 @@ export interface TeamPlan {
 export function planFor(
   conversationsPerMinute: number,
   inputs: Required<CapacityInputs>,
-  cachedRuns: number,
+  worker: WorkerCapacity,
 ): TeamPlan {
   const turnsPerSecond = (conversationsPerMinute * ASSUMED.turnsPerConversation) / 60;
   const cores = (msPerTurn: number) => (turnsPerSecond * msPerTurn) / 1000 / ASSUMED.coreUtilization;
   const workersForCpu = Math.ceil(cores(inputs.cpuPerTurnMs.worker ?? NaN));
   // Little's law: turns in flight = rate × time; each holds a local-activity slot while it waits on its model.
   const inFlight = turnsPerSecond * ASSUMED.waitSecondsPerTurn * inputs.turnTimeOverWaits;
-  const workersForSlots = Math.ceil(inFlight / (PUBLISHED.localActivitySlotsPerWorker * ASSUMED.coreUtilization));
+  const workersForSlots = Math.ceil(inFlight / (worker.localActivitySlots * ASSUMED.coreUtilization));
   const writesPerSecond = turnsPerSecond * inputs.eventsPerTurn;
   const historyProcesses = Math.max(
     Math.max(1, Math.round(PUBLISHED.historyShards / PUBLISHED.shardsPerHistoryProcess)),
@@ -97,7 +102,7 @@ export function planFor(
     // A closed run's rows stay until retention has passed, and a day more until the server deletes them.
     databaseBytes: turnsPerDay * (PUBLISHED.retentionDays + 1) * inputs.databaseBytesPerTurn,
     // Every worker's cache fills: a conversation stays open for the quiet period, days, far more than a cache holds.
-    workerBytes: inputs.workerBaseBytes + cachedRuns * inputs.memoryBytesPerCachedRun,
+    workerBytes: inputs.workerBaseBytes + worker.cachedRuns * inputs.memoryBytesPerCachedRun,
   };
 }
 
@@ -117,7 +122,7 @@ const hasAll = (inputs: CapacityInputs): inputs is Required<CapacityInputs> =>
 const one = (value: number) => (value < 10 ? value.toPrecision(2) : value.toFixed(0));
 
 /** The plan as a report: a row a peak, and the rows it was derived from; what the run did not measure, said so. */
-export function capacityPlan(inputs: CapacityInputs, cachedRuns: number): Report {
+export function capacityPlan(inputs: CapacityInputs, worker: WorkerCapacity): Report {
   const experiment = 'capacity plan';
   if (!hasAll(inputs)) {
     const missing = Object.entries(INPUT_PHASES)
@@ -129,7 +134,7 @@ export function capacityPlan(inputs: CapacityInputs, cachedRuns: number): Report
       checks: [],
     };
   }
-  const plans = ASSUMED.peakConversationsPerMinute.map((c) => planFor(c, inputs, cachedRuns));
+  const plans = ASSUMED.peakConversationsPerMinute.map((c) => planFor(c, inputs, worker));
   return {
     experiment,
     figures: [
@@ -145,7 +150,7 @@ export function capacityPlan(inputs: CapacityInputs, cachedRuns: number): Report
         'assumed',
         `${ASSUMED.turnsPerConversation} turns a conversation, ${ASSUMED.waitSecondsPerTurn} s of model and tool waits a turn, ` +
           `the peak held ${ASSUMED.busyHoursPerDay} h a day, ${ASSUMED.coreUtilization * 100} % of a core per process, ` +
-          `${PUBLISHED.retentionDays} days' retention, ${PUBLISHED.historyShards} history shards, ${cachedRuns} cached runs a worker`,
+          `${PUBLISHED.retentionDays} days' retention, ${PUBLISHED.historyShards} history shards, ${worker.cachedRuns} cached runs and ${worker.localActivitySlots} local-activity slots a worker`,
       ],
       ...plans.map((p): [string, string] => [
         `${p.conversationsPerMinute} conversations a minute at the peak (${one(p.turnsPerSecond)} turns/s)`,

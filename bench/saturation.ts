@@ -198,7 +198,8 @@ const everyTurnEnded = (prefix: string, measured: Measured) =>
 export function settingsText(s: WorkerSettings | undefined): string {
   if (!s) return 'not logged by the worker';
   return (
-    `slots ${s.workflow_task_slots} workflow / ${s.activity_task_slots} activity tasks, ` +
+    `slots ${s.workflow_task_slots} workflow / ${s.activity_task_slots} activity / ` +
+    `${s.local_activity_slots} local activity tasks, ` +
     `pollers ${s.workflow_task_pollers} / ${s.activity_task_pollers}, ` +
     `sticky cache ${s.max_cached_workflows} (heap limit ${s.heap_limit_mib} MiB)`
   );

@@ -34,6 +34,8 @@ export class ConfigError extends Error {
 
 /** The worker's sticky cache by default: see WORKER_MAX_CACHED_WORKFLOWS. */
 export const DEFAULT_CACHED_RUNS = 250;
+/** The local activities a worker runs at once by default, the SDK's own: see WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES. */
+export const DEFAULT_LOCAL_ACTIVITY_SLOTS = 100;
 /** An empty variable counts as unset, so `FOO=` in an env file falls back to the default rather than failing oddly. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 const required = (what: string) => optional(z.string({ error: `required: ${what}` }).min(1));
@@ -344,6 +346,14 @@ const WorkerEnv = TemporalEnv.extend({
    * beyond that costs the worker no memory (docs/decisions.md).
    */
   WORKER_MAX_CACHED_WORKFLOWS: optional(z.coerce.number().int().min(0).default(DEFAULT_CACHED_RUNS)),
+  /**
+   * How many local activities the worker runs at once. Melvin's model calls are local activities, so this bounds the
+   * turns a worker can have waiting on their model: with a model of seconds a call it is what runs out first, long
+   * before the worker's CPU (the capacity plan in docs/performance.md).
+   */
+  WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: optional(
+    z.coerce.number().int().min(1).default(DEFAULT_LOCAL_ACTIVITY_SLOTS),
+  ),
   LANGSMITH_TRACING: optional(z.enum(['true', 'false']).default('false')),
   LANGSMITH_PROJECT: optional(z.string().min(1).default('melvin')),
 }).superRefine((env, ctx) => {

@@ -41,13 +41,15 @@ const slots = (s: Slots) =>
 const pollers = (p: Pollers) => (p.type === 'simple-maximum' ? p.maximum : `${p.minimum}–${p.maximum}`);
 
 /**
- * The capacity settings the worker runs with, logged once at start. The worker leaves them at the SDK's defaults, and
- * the sticky cache's default follows from the process's heap limit, so only the running worker can say what they are.
+ * The capacity settings the worker runs with, logged once at start: Melvin sets the sticky cache and the local-activity
+ * slots, and leaves the rest at the SDK's defaults, which the SDK works out for the machine, so only the running worker
+ * can say what they all are.
  */
 export function workerSettings(options: Options): Record<string, number | string> {
   return {
     workflow_task_slots: slots(options.tuner.workflowTaskSlotSupplier),
     activity_task_slots: slots(options.tuner.activityTaskSlotSupplier),
+    local_activity_slots: slots(options.tuner.localActivityTaskSlotSupplier),
     workflow_task_pollers: pollers(options.workflowTaskPollerBehavior),
     activity_task_pollers: pollers(options.activityTaskPollerBehavior),
     max_cached_workflows: options.maxCachedWorkflows,

@@ -45,6 +45,7 @@ async function main(): Promise<void> {
       // eager activities, as Melvin's servers do): none waits for a round through matching.
       maxEagerActivityReservationsPerWorkflowTask: MAX_PLANNED_CALLS,
       maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+      maxConcurrentLocalActivityExecutions: config.WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
       plugins: tracing
         ? [
             new LangSmithPlugin({

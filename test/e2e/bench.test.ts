@@ -106,7 +106,9 @@ test('the ingress is measured at 50, 100 and 200 deliveries a second, each for i
 test('saturation: stepping stops after the first step past twice C=1’s p50, and the knee row is the rule applied to the steps', () => {
   const experiment = 'saturation, dev server (SQLite)';
   const report = reports.find((r) => r.experiment === experiment)!;
-  expect(row(experiment, 'worker settings')).toMatch(/^slots \d+ workflow \/ \d+ activity tasks, .*sticky cache \d+/);
+  expect(row(experiment, 'worker settings')).toMatch(
+    /^slots \d+ workflow \/ \d+ activity \/ \d+ local activity tasks, .*sticky cache \d+/,
+  );
   const knees: number[] = [];
   for (const prefix of ['', 'LangGraph peer: ']) {
     // The printed rows only: turns/s to one decimal, p50 to the millisecond. The bounds below allow for that

@@ -1,7 +1,9 @@
 // The capacity plan's arithmetic: each resource follows the peak it is planned for, the workers are the most any one
 // bound asks for, and a run that left out a phase the plan needs says which instead of planning from nothing.
 import fc from 'fast-check';
-import { ASSUMED, PUBLISHED, capacityPlan, planFor, type CapacityInputs } from '../../bench/capacity';
+import { ASSUMED, capacityPlan, planFor, type CapacityInputs } from '../../bench/capacity';
+
+const WORKER = { cachedRuns: 250, localActivitySlots: 100 };
 
 const measured: Required<CapacityInputs> = {
   cpuPerTurnMs: { 'Temporal server': 40, worker: 90, PostgreSQL: 25, 'bench (sandbox, ingress)': 25 },
@@ -15,7 +17,7 @@ const measured: Required<CapacityInputs> = {
 test('cores and the database grow in proportion to the peak; a worker’s memory does not', () => {
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 2, max: 5 }), (peak, times) => {
-      const [small, large] = [planFor(peak, measured, 250), planFor(peak * times, measured, 250)];
+      const [small, large] = [planFor(peak, measured, WORKER), planFor(peak * times, measured, WORKER)];
       expect(large.turnsPerSecond).toBeCloseTo(small.turnsPerSecond * times, 9);
       expect(large.serverCores).toBeCloseTo(small.serverCores * times, 9);
       expect(large.postgresCores).toBeCloseTo(small.postgresCores * times, 9);
@@ -38,7 +40,7 @@ test('the workers are the most of the minimum, what the CPU needs and what the m
           cpuPerTurnMs: { ...measured.cpuPerTurnMs, worker: workerMs },
           turnTimeOverWaits: overWaits,
         };
-        const plan = planFor(peak, inputs, 250);
+        const plan = planFor(peak, inputs, WORKER);
         expect(plan.workers).toBe(Math.max(ASSUMED.minimumWorkers, plan.workersForCpu, plan.workersForSlots));
         // Enough cores for the worker's CPU, each at the planned utilization …
         expect(plan.workersForCpu * ASSUMED.coreUtilization).toBeGreaterThanOrEqual(
@@ -46,19 +48,28 @@ test('the workers are the most of the minimum, what the CPU needs and what the m
         );
         // … and enough local-activity slots for every turn waiting on its model (Little's law).
         const inFlight = plan.turnsPerSecond * ASSUMED.waitSecondsPerTurn * overWaits;
-        expect(
-          plan.workersForSlots * PUBLISHED.localActivitySlotsPerWorker * ASSUMED.coreUtilization,
-        ).toBeGreaterThanOrEqual(inFlight - 1e-9);
-        expect(
-          (plan.workersForSlots - 1) * PUBLISHED.localActivitySlotsPerWorker * ASSUMED.coreUtilization,
-        ).toBeLessThan(inFlight);
+        expect(plan.workersForSlots * WORKER.localActivitySlots * ASSUMED.coreUtilization).toBeGreaterThanOrEqual(
+          inFlight - 1e-9,
+        );
+        expect((plan.workersForSlots - 1) * WORKER.localActivitySlots * ASSUMED.coreUtilization).toBeLessThan(inFlight);
       },
     ),
   );
 });
 
+test('more local-activity slots a worker (WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES) need fewer workers for the waits', () => {
+  const [defaults, raised] = [
+    planFor(1000, measured, WORKER),
+    planFor(1000, measured, { ...WORKER, localActivitySlots: 4 * WORKER.localActivitySlots }),
+  ];
+  expect(raised.workersForSlots).toBe(Math.ceil(defaults.workersForSlots / 4));
+  // The CPU's bound does not move: past it, only more cores help.
+  expect(raised.workersForCpu).toBe(defaults.workersForCpu);
+  expect(raised.workers).toBe(Math.max(ASSUMED.minimumWorkers, raised.workersForCpu, raised.workersForSlots));
+});
+
 test('a worked peak: 100 conversations a minute', () => {
-  const plan = planFor(100, measured, 250);
+  const plan = planFor(100, measured, WORKER);
   // 100 × 2 turns ÷ 60 s.
   expect(plan.turnsPerSecond).toBeCloseTo(3.33, 2);
   // 3.33 turns/s × 40 ms ÷ 0.6.
@@ -73,11 +84,13 @@ test('a worked peak: 100 conversations a minute', () => {
 
 test('the plan names the phases a run left out instead of planning without them', () => {
   const { cpuPerTurnMs: _, databaseBytesPerTurn: __, ...withoutPostgres } = measured;
-  expect(capacityPlan(withoutPostgres, 250).figures).toEqual([['not derived', 'the run left out saturation-postgres']]);
-  expect(capacityPlan({}, 250).figures[0]![1]).toBe(
+  expect(capacityPlan(withoutPostgres, WORKER).figures).toEqual([
+    ['not derived', 'the run left out saturation-postgres'],
+  ]);
+  expect(capacityPlan({}, WORKER).figures[0]![1]).toBe(
     'the run left out saturation-postgres, memory, overhead, critical-path',
   );
-  const plan = capacityPlan(measured, 250);
+  const plan = capacityPlan(measured, WORKER);
   expect(plan.figures.map(([label]) => label)).toEqual([
     'from this run',
     'assumed',

@@ -92,6 +92,7 @@ test('the worker’s settings name its slots, pollers and sticky cache, as the S
     tuner: {
       workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: 40 },
       activityTaskSlotSupplier: { type: 'resource-based', minimumSlots: 1, maximumSlots: 500, rampThrottle: 0 },
+      localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: 300 },
     },
     workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 10 },
     activityTaskPollerBehavior: { type: 'autoscaling', minimum: 1, initial: 5, maximum: 100 },
@@ -101,12 +102,13 @@ test('the worker’s settings name its slots, pollers and sticky cache, as the S
   expect(settings).toMatchObject({
     workflow_task_slots: 40,
     activity_task_slots: '1–500',
+    local_activity_slots: 300,
     workflow_task_pollers: 10,
     activity_task_pollers: '1–100',
     max_cached_workflows: 2310,
   });
   expect(settingsText(settings)).toBe(
-    `slots 40 workflow / 1–500 activity tasks, pollers 10 / 1–100, sticky cache 2310 (heap limit ${String(settings.heap_limit_mib)} MiB)`,
+    `slots 40 workflow / 1–500 activity / 300 local activity tasks, pollers 10 / 1–100, sticky cache 2310 (heap limit ${String(settings.heap_limit_mib)} MiB)`,
   );
   expect(settingsText(undefined)).toBe('not logged by the worker');
 });

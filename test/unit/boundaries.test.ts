@@ -7,6 +7,7 @@ import { UsageError, parseCommand } from '../../src/client';
 import {
   ConfigError,
   DEFAULT_CACHED_RUNS,
+  DEFAULT_LOCAL_ACTIVITY_SLOTS,
   handoverMessages,
   loadTurnConfig,
   loadWorkerConfig,
@@ -165,6 +166,15 @@ describe('configuration', () => {
     );
     expect(loadWorkerConfig({ ...valid, WORKER_MAX_CACHED_WORKFLOWS: '500' }).WORKER_MAX_CACHED_WORKFLOWS).toBe(500);
     expect(loadWorkerConfig(valid).WORKER_MAX_CACHED_WORKFLOWS).toBe(DEFAULT_CACHED_RUNS);
+    for (const slots of ['0', '-5', '2.5', 'many'])
+      expect(() => loadWorkerConfig({ ...valid, WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: slots })).toThrow(
+        /WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES/,
+      );
+    expect(
+      loadWorkerConfig({ ...valid, WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: '400' })
+        .WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
+    ).toBe(400);
+    expect(loadWorkerConfig(valid).WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES).toBe(DEFAULT_LOCAL_ACTIVITY_SLOTS);
     expect(() => loadTurnConfig({ MAX_HOPS: 'zero' })).toThrow(ConfigError);
     expect(() => loadTurnConfig({ MAX_HOPS: '9' })).toThrow(/MAX_HOPS/);
     expect(() => loadTurnConfig({ QUIET_PERIOD_SECONDS: '-1' })).toThrow(/QUIET_PERIOD_SECONDS/);
