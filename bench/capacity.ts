@@ -34,6 +34,8 @@ export const ASSUMED = {
   coreUtilization: 0.6,
   /** Worker processes at the least, so that one can fail or be redeployed while the other serves. */
   minimumWorkers: 2,
+  /** The retention of Melvin's namespace in docker-compose.yml (72 h): closed runs are kept this long. */
+  retentionDays: 3,
 } as const;
 
 /** Temporal's published limits and defaults the plan is bound by (sources in docs/performance.md). */
@@ -44,8 +46,6 @@ export const PUBLISHED = {
   shardsPerHistoryProcess: 500,
   /** `history.persistenceMaxQPS`, server 1.29's default per History process. */
   historyPersistenceQps: 9000,
-  /** The retention of Melvin's namespace in docker-compose.yml (72 h): closed runs are kept this long. */
-  retentionDays: 3,
 } as const;
 
 /** The worker's own settings, as it logged them: its sticky cache and its local-activity slots. */
@@ -100,7 +100,7 @@ export function planFor(
     postgresCores: cores(inputs.cpuPerTurnMs.PostgreSQL ?? NaN),
     historyProcesses,
     // A closed run's rows stay until retention has passed, and a day more until the server deletes them.
-    databaseBytes: turnsPerDay * (PUBLISHED.retentionDays + 1) * inputs.databaseBytesPerTurn,
+    databaseBytes: turnsPerDay * (ASSUMED.retentionDays + 1) * inputs.databaseBytesPerTurn,
     // Every worker's cache fills: a conversation stays open for the quiet period, days, far more than a cache holds.
     workerBytes: inputs.workerBaseBytes + worker.cachedRuns * inputs.memoryBytesPerCachedRun,
   };
@@ -150,7 +150,7 @@ export function capacityPlan(inputs: CapacityInputs, worker: WorkerCapacity): Re
         'assumed',
         `${ASSUMED.turnsPerConversation} turns a conversation, ${ASSUMED.waitSecondsPerTurn} s of model and tool waits a turn, ` +
           `the peak held ${ASSUMED.busyHoursPerDay} h a day, ${ASSUMED.coreUtilization * 100} % of a core per process, ` +
-          `${PUBLISHED.retentionDays} days' retention, ${PUBLISHED.historyShards} history shards, ${worker.cachedRuns} cached runs and ${worker.localActivitySlots} local-activity slots a worker`,
+          `${ASSUMED.retentionDays} days' retention, ${PUBLISHED.historyShards} history shards, ${worker.cachedRuns} cached runs and ${worker.localActivitySlots} local-activity slots a worker`,
       ],
       ...plans.map((p): [string, string] => [
         `${p.conversationsPerMinute} conversations a minute at the peak (${one(p.turnsPerSecond)} turns/s)`,
