@@ -419,6 +419,11 @@ const IngressEnv = TemporalEnv.extend(TurnEnv.shape)
     INGRESS_PORT: optional(z.coerce.number().int().min(0).max(65535).default(8780)),
     /** Where the ingress serves its Prometheus metrics: apart from the public webhook port. */
     INGRESS_METRICS_ADDRESS: optional(hostPort.default('127.0.0.1:9465')),
+    /**
+     * A directory on a persistent volume for the ingress's outbox: set, a delivery is acknowledged once it is synced
+     * there and handed to Temporal afterwards; unset, once Temporal has it.
+     */
+    INGRESS_OUTBOX_DIR: optional(z.string().min(1).optional()),
     /** Origins (comma-separated) whose Temporal UI may call the codec endpoint from the browser. */
     TEMPORAL_UI_ORIGIN: optional(
       z

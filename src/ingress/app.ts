@@ -24,10 +24,17 @@ import type { TemporalUi } from '../reports/patterns';
 import type OpenAI from 'openai';
 import { codecRoutes } from './codec-routes';
 import { sameSecret } from './secrets';
-import { createIngressMetrics, type DeliveryOutcome, type IngressMetrics } from './metrics';
+import {
+  createIngressMetrics,
+  countOutboxForwards,
+  watchOutboxBacklog,
+  type DeliveryOutcome,
+  type IngressMetrics,
+} from './metrics';
 import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
 import { errorMessage } from '../error-message';
 import { classifyTemporalFailure } from './temporal-failures';
+import { Outbox, OutboxRejection, type OutboxEntry } from './outbox';
 
 /**
  * A notification carries the conversation it is about, with its newest parts: a user who pastes a long document makes
@@ -141,6 +148,64 @@ export interface IngressOptions {
   operatorDeadlineMs?: number;
   /** The report's analysis agent (`POST /report/ask`): its model endpoint; absent, that endpoint answers 503. */
   analysis?: { openai: OpenAI; model: string };
+  /**
+   * INGRESS_OUTBOX_DIR's outbox: a delivery is acknowledged once it is synced to disk there and handed to Temporal
+   * afterwards (see outbox.ts). Absent, a delivery is acknowledged once Temporal has it.
+   */
+  outbox?: Outbox;
+}
+
+/**
+ * Hands one delivery to Temporal: the call the webhook makes at once, or the outbox makes later. A teammate's action
+ * for a conversation with no open workflow has nothing to do (`ignored`): with no workflow there is nothing to stop.
+ */
+export async function sendToTemporal(
+  client: Client,
+  turn: TurnOptions,
+  entry: OutboxEntry,
+): Promise<{ outcome: 'signalled'; run?: { workflowId: string; runId: string } } | { outcome: 'ignored' }> {
+  if (entry.kind === 'message') {
+    const { conversationId, trigger, partId, message } = entry;
+    const run = await deliverUserMessage(client, { conversationId, trigger, partId, message }, turn);
+    return { outcome: 'signalled', run };
+  }
+  try {
+    await sendTeamAction(client, entry.conversationId, entry.action);
+    return { outcome: 'signalled' };
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return { outcome: 'ignored' };
+    throw err;
+  }
+}
+
+/**
+ * Opens INGRESS_OUTBOX_DIR's outbox, forwarding with `sendToTemporal`: what no retry can change (classified as the
+ * direct path classifies it) is rejected, anything else is tried again. The metrics show its backlog.
+ */
+export async function openIngressOutbox(
+  dir: string,
+  client: Client,
+  turn: TurnOptions,
+  metrics: IngressMetrics,
+): Promise<Outbox> {
+  const outbox = await Outbox.open({
+    dir,
+    onForwarded: countOutboxForwards(metrics),
+    forward: async (entry) => {
+      try {
+        const sent = await client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+          sendToTemporal(client, turn, entry),
+        );
+        return sent.outcome;
+      } catch (err) {
+        const { retryable, reason } = classifyTemporalFailure(err);
+        if (retryable) throw err;
+        throw new OutboxRejection(reason);
+      }
+    },
+  });
+  watchOutboxBacklog(metrics, outbox);
+  return outbox;
 }
 
 /** Constant-time check of `X-Hub-Signature: sha1=<hex>` against the HMAC-SHA1 of the raw body. */
@@ -195,19 +260,41 @@ export function createIngressApp(options: IngressOptions): express.Express {
       signal.text = htmlToText(last.body).slice(0, MAX_TEAM_ANSWER);
       signal.by = last.author?.name ?? String(last.author?.id ?? 'a teammate');
     }
+    const entry: OutboxEntry = { kind: 'team', conversationId: item.id, action: signal };
+    if (options.outbox) return queue(entry, topic, { queued: 'teamAction', action });
     try {
-      await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
-        sendTeamAction(options.client, item.id, signal),
+      const sent = await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+        sendToTemporal(options.client, options.turn, entry),
       );
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) {
+      if (sent.outcome === 'ignored') {
         return { status: 202, body: { ignored: true, reason: 'no open workflow' }, outcome: 'ignored', topic };
       }
+    } catch (err) {
       return notDelivered(err, 'team action', topic, item.id);
     }
     remember(notificationId);
     logEvent('info', 'team action delivered', { topic, conversation_id: item.id });
     return { status: 202, body: { signalled: 'teamAction', action }, outcome: 'signalled', topic };
+  }
+
+  /**
+   * Outbox mode: the delivery is acknowledged once it is synced to the outbox's journal. A journal that cannot be
+   * written (a full or read-only disk) is a 503, so Intercom delivers it again.
+   */
+  async function queue(entry: OutboxEntry, topic: string, body: Record<string, unknown>): Promise<Delivery> {
+    try {
+      await options.outbox!.append(entry);
+    } catch (err) {
+      logEvent('error', 'webhook not queued: the outbox cannot be written', {
+        topic,
+        conversation_id: entry.conversationId,
+        reason: errorMessage(err),
+      });
+      return { ...reject(503, 'outbox_unwritable', 'the ingress cannot store the delivery; retry it'), topic };
+    }
+    const notificationId = entry.kind === 'message' ? entry.trigger.notificationId : entry.action.notificationId;
+    remember(notificationId);
+    return { status: 202, body: { ...body, notificationId }, outcome: 'queued', topic };
   }
 
   /**
@@ -270,27 +357,27 @@ export function createIngressApp(options: IngressOptions): express.Express {
     // The message the notification is about: the newest part, or the first message (the source) of a new conversation.
     // The workflow's ledger ignores a delivery for a part it already answered or handed over.
     const part = item.data.conversation_parts?.conversation_parts.at(-1) ?? item.data.source;
+    const entry: OutboxEntry = {
+      kind: 'message',
+      conversationId,
+      trigger: { topic, notificationId, receivedAt: new Date().toISOString() },
+      partId: part ? String(part.id) : undefined,
+      // Who wrote and what, for the run's summary in the Temporal UI's list: both are in the team's Intercom.
+      message: part?.body ? { author: part.author?.name ?? null, text: htmlToText(part.body) } : undefined,
+    };
+    if (options.outbox) return queue(entry, topic, { queued: true, conversationId });
     try {
       // Wait for Temporal to record the signal (milliseconds), never for the run: a 2xx must mean nothing is lost.
-      const run = await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
-        deliverUserMessage(
-          options.client,
-          {
-            conversationId,
-            trigger: { topic, notificationId, receivedAt: new Date().toISOString() },
-            partId: part ? String(part.id) : undefined,
-            // Who wrote and what, for the run's summary in the Temporal UI's list: both are in the team's Intercom.
-            message: part?.body ? { author: part.author?.name ?? null, text: htmlToText(part.body) } : undefined,
-          },
-          options.turn,
-        ),
+      const sent = await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+        sendToTemporal(options.client, options.turn, entry),
       );
+      const run = sent.outcome === 'signalled' ? sent.run! : undefined;
       remember(notificationId);
       logEvent('info', 'webhook delivered', {
         topic,
         conversation_id: conversationId,
-        workflow_id: run.workflowId,
-        run_id: run.runId,
+        workflow_id: run?.workflowId,
+        run_id: run?.runId,
       });
       return { status: 202, body: run, outcome: 'signalled', topic };
     } catch (err) {
@@ -466,14 +553,16 @@ export function createIngressApp(options: IngressOptions): express.Express {
     }
   });
 
+  const outboxHealth = () => (options.outbox ? { outbox: options.outbox.backlog } : {});
   app.get('/healthz', async (_req, res) => {
     try {
       await options.client.withDeadline(Date.now() + 2_000, () =>
         options.client.connection.workflowService.getSystemInfo({}),
       );
-      res.json({ status: 'ok', temporal: 'serving' });
+      res.json({ status: 'ok', temporal: 'serving', ...outboxHealth() });
     } catch (err) {
-      res.status(503).json({ status: 'unavailable', temporal: errorMessage(err) });
+      // With an outbox the webhook still takes deliveries; what waits for Temporal is in `outbox`.
+      res.status(503).json({ status: 'unavailable', temporal: errorMessage(err), ...outboxHealth() });
     }
   });
 

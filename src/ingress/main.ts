@@ -12,7 +12,7 @@ import {
 } from '../config';
 import { turnOptions } from '../conversations';
 import { logEvent } from '../log';
-import { createIngressApp } from './app';
+import { createIngressApp, openIngressOutbox } from './app';
 import { createIngressMetrics } from './metrics';
 
 async function main(): Promise<void> {
@@ -22,14 +22,20 @@ async function main(): Promise<void> {
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
   const metrics = createIngressMetrics();
   const analysis = analysisSettings(config);
+  const turn = turnOptions(config.TASK_QUEUE, config);
+  const outbox = config.INGRESS_OUTBOX_DIR
+    ? await openIngressOutbox(config.INGRESS_OUTBOX_DIR, client, turn, metrics)
+    : undefined;
+  if (outbox) logEvent('info', 'ingress outbox open', { dir: config.INGRESS_OUTBOX_DIR, ...outbox.backlog });
   const app = createIngressApp({
+    outbox,
     client,
     metrics,
     clientSecret: config.INTERCOM_CLIENT_SECRET,
     melvinAdminId: config.MELVIN_ADMIN_ID,
     adminApiToken: config.ADMIN_API_TOKEN,
     temporalUiOrigins: config.TEMPORAL_UI_ORIGIN,
-    turn: turnOptions(config.TASK_QUEUE, config),
+    turn,
     // One retry of the SDK's own: a lead waits on the answer, and no Temporal retry policy stands behind it.
     analysis: analysis
       ? {
@@ -56,7 +62,8 @@ async function main(): Promise<void> {
     logEvent('info', 'ingress stopping');
     metricsServer.close();
     server.close(() => {
-      void connection.close().finally(() => process.exit(0));
+      // What the outbox has not forwarded stays in its journal for the next start.
+      void (outbox?.close() ?? Promise.resolve()).then(() => connection.close()).finally(() => process.exit(0));
     });
     server.closeAllConnections();
   };

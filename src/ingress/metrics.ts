@@ -1,5 +1,7 @@
-// The ingress's Prometheus metrics: deliveries by topic and outcome, and how long each took to acknowledge.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// The ingress's Prometheus metrics: deliveries by topic and outcome, how long each took to acknowledge, and the outbox's
+// backlog.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Forwarded, Outbox, OutboxEntry } from './outbox';
 
 export type DeliveryOutcome =
   | 'signalled'
@@ -13,6 +15,10 @@ export type DeliveryOutcome =
   | 'temporal_unavailable'
   /** Temporal refused the delivery for a reason that a redelivery cannot fix: see the ingress's error log. */
   | 'temporal_rejected'
+  /** Outbox mode: synced to the outbox's journal, to be handed to Temporal by its forwarder. */
+  | 'queued'
+  /** Outbox mode: the journal could not be written (a full or read-only disk); answered 503. */
+  | 'outbox_unwritable'
   | 'error';
 
 export interface IngressMetrics {
@@ -40,4 +46,37 @@ export function createIngressMetrics(): IngressMetrics {
       registers: [registry],
     }),
   };
+}
+
+/** The outbox's backlog, read at each scrape: entries waiting and the age of the oldest. */
+export function watchOutboxBacklog(metrics: IngressMetrics, outbox: Pick<Outbox, 'backlog'>): void {
+  new Gauge({
+    name: 'melvin_ingress_outbox_pending',
+    help: 'Deliveries acknowledged and not yet handed to Temporal',
+    registers: [metrics.registry],
+    collect() {
+      this.set(outbox.backlog.pending);
+    },
+  });
+  new Gauge({
+    name: 'melvin_ingress_outbox_oldest_seconds',
+    help: 'How long the oldest delivery not yet handed to Temporal has waited (0 when none waits)',
+    registers: [metrics.registry],
+    collect() {
+      this.set(outbox.backlog.oldestSeconds);
+    },
+  });
+}
+
+/** Counts the entries leaving the outbox, by kind and outcome: returns what the outbox calls for each. */
+export function countOutboxForwards(
+  metrics: IngressMetrics,
+): (entry: OutboxEntry, outcome: Forwarded | 'rejected') => void {
+  const forwarded = new Counter({
+    name: 'melvin_ingress_outbox_forwarded_total',
+    help: 'Deliveries the outbox handed to Temporal, by kind and outcome (rejected ones are in rejected.jsonl)',
+    labelNames: ['kind', 'outcome'],
+    registers: [metrics.registry],
+  });
+  return (entry, outcome) => forwarded.inc({ kind: entry.kind, outcome });
 }

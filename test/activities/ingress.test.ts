@@ -4,8 +4,12 @@ import { createHmac, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Client, Connection, ServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createIngressApp } from '../../src/ingress/app';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createIngressApp, openIngressOutbox } from '../../src/ingress/app';
 import { createIngressMetrics } from '../../src/ingress/metrics';
+import type { Outbox } from '../../src/ingress/outbox';
 import type { Report } from '../../src/reports/figures';
 import { listReportRuns } from '../../src/reports/visibility';
 import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes, workflowIdFor, type TurnSummary } from '../../src/shared';
@@ -331,6 +335,89 @@ describe('a delivery Temporal refuses', () => {
     expect(answer.status).toBe(status);
     expect(answer.counted).toEqual([[outcome, 1]]);
     if (status === 500) expect(answer.body.reason).toBe(`${name}: as the server said`);
+  });
+});
+
+describe('with an outbox (INGRESS_OUTBOX_DIR)', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'melvin-ingress-outbox-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** An ingress on `client` whose deliveries go through an outbox in `dir`; `use` runs against it, then all stops. */
+  async function withOutboxIngress<T>(
+    client: Client,
+    use: (url: string, outbox: Outbox, metrics: ReturnType<typeof createIngressMetrics>) => Promise<T>,
+  ): Promise<T> {
+    const metrics = createIngressMetrics();
+    const outbox = await openIngressOutbox(dir, client, TURN, metrics);
+    const { server: ingress, url } = await listenOn(
+      createIngressApp({ client, metrics, outbox, clientSecret: SECRET, turn: TURN, melvinAdminId: MELVIN_ADMIN_ID }),
+    );
+    try {
+      return await use(url, outbox, metrics);
+    } finally {
+      ingress.closeAllConnections();
+      ingress.close();
+      await outbox.close();
+    }
+  }
+
+  test('a delivery is acknowledged as queued, then starts the workflow; a repeat is a duplicate', async () => {
+    const event = notification();
+    const conversationId = event.data.item.id;
+    await withOutboxIngress(env.client, async (url, outbox, metrics) => {
+      const body = JSON.stringify(event);
+      const answer = await post(body, sign(body), url);
+      expect(answer).toEqual({ status: 202, body: { queued: true, conversationId, notificationId: event.id } });
+      expect((await post(body, sign(body), url)).status).toBe(200);
+      await outbox.drained();
+      const forwarded = (
+        await metrics.registry.getSingleMetricAsString('melvin_ingress_outbox_forwarded_total')
+      ).trim();
+      expect(forwarded).toContain('melvin_ingress_outbox_forwarded_total{kind="message",outcome="signalled"} 1');
+    });
+    const description = await env.client.workflow.getHandle(workflowIdFor(conversationId)).describe();
+    expect(description.status.name).toBe('RUNNING');
+    expect(await description.staticSummary()).toBe(`Conversation ${conversationId} · conversation.user.created`);
+  });
+
+  test('while Temporal is unreachable deliveries are still acknowledged, and the next process hands them over', async () => {
+    const unreachable = new Client({ connection: Connection.lazy({ address: '127.0.0.1:9' }) });
+    const events = [notification(), notification(), notification('conversation.admin.closed')];
+    await withOutboxIngress(unreachable, async (url, outbox) => {
+      for (const event of events) {
+        const body = JSON.stringify(event);
+        expect((await post(body, sign(body), url)).status).toBe(202);
+      }
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(503);
+      expect(((await health.json()) as { outbox: { pending: number } }).outbox.pending).toBe(3);
+      expect(outbox.backlog.pending).toBe(3);
+    });
+    // A new ingress process on the same directory, with Temporal back.
+    await withOutboxIngress(env.client, async (_url, outbox) => {
+      await outbox.drained();
+    });
+    expect(await runExists(events[0]!.data.item.id)).toBe(true);
+    expect(await runExists(events[1]!.data.item.id)).toBe(true);
+    // A teammate closing a conversation with no open workflow has nothing to stop: forwarded as ignored, starts nothing.
+    expect(await runExists(events[2]!.data.item.id)).toBe(false);
+  });
+
+  test('a delivery Temporal refuses for good is kept in rejected.jsonl with the reason', async () => {
+    const wrongNamespace = new Client({ connection: env.connection, namespace: 'no-such-namespace' });
+    const event = notification();
+    await withOutboxIngress(wrongNamespace, async (url, outbox) => {
+      const body = JSON.stringify(event);
+      expect((await post(body, sign(body), url)).status).toBe(202);
+      await outbox.drained();
+    });
+    const rejected = JSON.parse(await readFile(path.join(dir, 'rejected.jsonl'), 'utf8')) as { reason: string };
+    expect(rejected.reason).toMatch(/^NOT_FOUND: .*no-such-namespace/);
   });
 });
 

@@ -1,0 +1,310 @@
+// The ingress's durable outbox (INGRESS_OUTBOX_DIR): a verified delivery is appended to a journal on disk and synced
+// before Intercom gets its 202, and a forwarder hands it to Temporal afterwards, so a burst is acknowledged at the
+// speed of the disk and drained at the speed of the server.
+import { appendFile, mkdir, open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { errorMessage } from '../error-message';
+import { logEvent } from '../log';
+import { issuesOf } from '../schemas';
+import type { TeamAction, Trigger } from '../shared';
+
+const TriggerSchema = z.object({
+  topic: z.string(),
+  notificationId: z.string().min(1),
+  receivedAt: z.string(),
+}) satisfies z.ZodType<Trigger>;
+const TeamActionSchema = z.object({
+  notificationId: z.string().min(1),
+  action: z.enum(['replied', 'assigned', 'closed']),
+  toMelvin: z.boolean().optional(),
+  text: z.string().optional(),
+  by: z.string().optional(),
+  at: z.string().optional(),
+}) satisfies z.ZodType<TeamAction>;
+
+/** One delivery to forward, as the webhook built it: a user's message (signal-with-start) or a teammate's action. */
+export const OutboxEntry = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('message'),
+    conversationId: z.string().min(1),
+    trigger: TriggerSchema,
+    partId: z.string().optional(),
+    message: z.object({ author: z.string().nullable(), text: z.string() }).optional(),
+  }),
+  z.object({ kind: z.literal('team'), conversationId: z.string().min(1), action: TeamActionSchema }),
+]);
+export type OutboxEntry = z.infer<typeof OutboxEntry>;
+
+/** `at`: when the delivery was accepted (epoch ms), so an operator sees how long the oldest has waited. */
+const JournalLine = z.object({ seq: z.number().int().positive(), at: z.number(), entry: OutboxEntry });
+type JournalLine = z.infer<typeof JournalLine>;
+
+/** What became of a forwarded entry: Temporal took it, there was nothing to do, or it refused it for good. */
+export type Forwarded = 'signalled' | 'ignored';
+
+export class OutboxRejection extends Error {
+  override name = 'OutboxRejection';
+}
+
+export interface OutboxOptions {
+  dir: string;
+  /**
+   * Hands one entry to Temporal. Resolves when Temporal has it; throws `OutboxRejection` when Temporal refused it in a
+   * way no retry can change (the entry goes to rejected.jsonl), anything else to be tried again later.
+   */
+  forward: (entry: OutboxEntry) => Promise<Forwarded>;
+  /** Entries handed to Temporal at once (each a signal-with-start); a conversation's own entries go one at a time. */
+  concurrency?: number;
+  /** The journal is emptied once everything in it is forwarded and it is larger than this. */
+  compactBytes?: number;
+  /** The first pause after Temporal failed a forward (doubling to 10 s while it keeps failing); 100 ms by default. */
+  firstRetryMs?: number;
+  /** Called once per entry when it leaves the outbox (for the metrics). */
+  onForwarded?: (entry: OutboxEntry, outcome: Forwarded | 'rejected') => void;
+}
+
+const JOURNAL = 'journal.jsonl';
+const CHECKPOINT = 'forwarded';
+const REJECTED = 'rejected.jsonl';
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 10_000;
+
+/**
+ * The journal holds lines `{seq, entry}`; the checkpoint file holds the highest `seq` below which every entry has been
+ * forwarded. Sequence numbers never restart, so emptying the journal never makes the checkpoint wrong. A crash can send
+ * an entry a second time (forwarded, checkpoint not yet written): Intercom redelivers too, and the workflow's ledger
+ * ignores a notification it has seen.
+ */
+export class Outbox {
+  private journal!: FileHandle;
+  private journalBytes = 0;
+  private nextSeq = 1;
+  private checkpoint = 0;
+  /** Appended and synced, not yet forwarded, in sequence order. */
+  private readonly pending: JournalLine[] = [];
+  private readonly inFlight = new Set<number>();
+  private readonly busyConversations = new Set<string>();
+  private readonly done = new Set<number>();
+  private waiting: { line: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private flushing = false;
+  private retryAt = 0;
+  private retryDelayMs: number;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private checkpointWrite: Promise<void> = Promise.resolve();
+  /** Set by `close`: nothing new is forwarded. */
+  private stopping = false;
+  private closed = false;
+  private readonly concurrency: number;
+  private readonly compactBytes: number;
+
+  private constructor(private readonly options: OutboxOptions) {
+    this.concurrency = options.concurrency ?? 8;
+    this.compactBytes = options.compactBytes ?? 8 * 1024 * 1024;
+    this.retryDelayMs = options.firstRetryMs ?? FIRST_RETRY_MS;
+  }
+
+  /** Opens (or creates) the outbox in `options.dir` and starts forwarding what an earlier process left in it. */
+  static async open(options: OutboxOptions): Promise<Outbox> {
+    const outbox = new Outbox(options);
+    await outbox.recover();
+    outbox.pump();
+    return outbox;
+  }
+
+  /** Entries accepted and not yet forwarded, and how long the oldest has waited. */
+  get backlog(): { pending: number; oldestSeconds: number } {
+    const oldest = this.pending[0]?.at;
+    return { pending: this.pending.length, oldestSeconds: oldest === undefined ? 0 : (Date.now() - oldest) / 1000 };
+  }
+
+  /** Resolves once the entry is on disk (synced): only then may the delivery be acknowledged. */
+  append(entry: OutboxEntry): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the outbox is closed'));
+    const line: JournalLine = { seq: this.nextSeq++, at: Date.now(), entry };
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ line: `${JSON.stringify(line)}\n`, resolve, reject });
+      void this.flush();
+    }).then(() => {
+      this.pending.push(line);
+      this.pump();
+    });
+  }
+
+  /** Resolves when every entry accepted so far is forwarded (or rejected); for tests and the bench. */
+  async drained(pollMs = 20): Promise<void> {
+    while (this.pending.length > 0 || this.waiting.length > 0) await new Promise((r) => setTimeout(r, pollMs));
+    await this.checkpointWrite;
+  }
+
+  /**
+   * Stops forwarding and closes the journal; what is not forwarded stays in it for the next process. Forwards in
+   * flight get `graceMs` to finish, so a clean stop does not send them twice.
+   */
+  async close(graceMs = 2_000): Promise<void> {
+    const until = Date.now() + graceMs;
+    this.stopping = true;
+    clearTimeout(this.retryTimer);
+    while ((this.inFlight.size > 0 && Date.now() < until) || this.flushing) await new Promise((r) => setTimeout(r, 5));
+    this.closed = true;
+    await this.checkpointWrite;
+    await this.journal.close();
+  }
+
+  private file(name: string): string {
+    return path.join(this.options.dir, name);
+  }
+
+  /** Reads the checkpoint and the journal; a last line cut short by a crash was never acknowledged and is cut off. */
+  private async recover(): Promise<void> {
+    await mkdir(this.options.dir, { recursive: true });
+    const checkpointText = await readFile(this.file(CHECKPOINT), 'utf8').catch(() => '0');
+    this.checkpoint = Number.parseInt(checkpointText, 10) || 0;
+    const text = await readFile(this.file(JOURNAL), 'utf8').catch(() => '');
+    const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+    let maxSeq = this.checkpoint;
+    for (const [index, raw] of complete.split('\n').entries()) {
+      if (raw === '') continue;
+      const parsed = JournalLine.safeParse(safeJson(raw));
+      if (!parsed.success) {
+        const where = `${this.file(JOURNAL)} line ${index + 1}`;
+        await this.reject(raw, `unreadable journal line at ${where}: ${JSON.stringify(issuesOf(parsed.error))}`);
+        continue;
+      }
+      maxSeq = Math.max(maxSeq, parsed.data.seq);
+      if (parsed.data.seq > this.checkpoint) this.pending.push(parsed.data);
+    }
+    this.nextSeq = maxSeq + 1;
+    this.journal = await open(this.file(JOURNAL), 'a+');
+    if (complete.length !== text.length) await this.journal.truncate(Buffer.byteLength(complete));
+    this.journalBytes = Buffer.byteLength(complete);
+  }
+
+  /** Group commit: every append waiting when a flush starts shares its one write and one sync. */
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.waiting.length > 0) {
+        const batch = this.waiting;
+        this.waiting = [];
+        try {
+          const data = batch.map((w) => w.line).join('');
+          await this.journal.appendFile(data);
+          await this.journal.datasync();
+          this.journalBytes += Buffer.byteLength(data);
+          for (const w of batch) w.resolve();
+        } catch (err) {
+          // Cut off whatever part of the batch reached the file, so the next batch does not follow a broken line.
+          await this.journal.truncate(this.journalBytes).catch(() => undefined);
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** Starts forwarding every pending entry it may: within the concurrency, one per conversation, not while backing off. */
+  private pump(): void {
+    if (this.stopping || Date.now() < this.retryAt) return;
+    for (const line of this.pending) {
+      if (this.inFlight.size >= this.concurrency) return;
+      if (this.inFlight.has(line.seq) || this.busyConversations.has(line.entry.conversationId)) continue;
+      this.inFlight.add(line.seq);
+      this.busyConversations.add(line.entry.conversationId);
+      void this.forwardOne(line);
+    }
+  }
+
+  private async forwardOne(line: JournalLine): Promise<void> {
+    try {
+      const outcome = await this.options.forward(line.entry);
+      // Closed meanwhile: the journal still holds the entry, and the next process forwards it again (harmlessly).
+      if (this.closed) return;
+      this.options.onForwarded?.(line.entry, outcome);
+      this.retryDelayMs = this.options.firstRetryMs ?? FIRST_RETRY_MS;
+      this.settle(line);
+    } catch (err) {
+      if (err instanceof OutboxRejection) {
+        await this.reject(JSON.stringify(line), err.message);
+        logEvent('error', 'outbox entry rejected by Temporal', {
+          conversation_id: line.entry.conversationId,
+          reason: err.message,
+          rejected_file: this.file(REJECTED),
+        });
+        this.options.onForwarded?.(line.entry, 'rejected');
+        this.settle(line);
+      } else {
+        // Temporal is down or slow: everything waits, not only this entry, so a dead server is not hammered.
+        const delayMs = this.retryDelayMs;
+        this.retryDelayMs = Math.min(this.retryDelayMs * 2, MAX_RETRY_MS);
+        this.retryAt = Date.now() + delayMs;
+        logEvent('warn', 'outbox forwarding paused: Temporal unavailable', {
+          conversation_id: line.entry.conversationId,
+          retry_in_ms: delayMs,
+          pending: this.pending.length,
+          reason: errorMessage(err),
+        });
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => this.pump(), delayMs);
+      }
+    } finally {
+      this.inFlight.delete(line.seq);
+      this.busyConversations.delete(line.entry.conversationId);
+      this.pump();
+    }
+  }
+
+  /** An entry is done: the checkpoint moves over every done entry at the front of the queue. */
+  private settle(line: JournalLine): void {
+    this.done.add(line.seq);
+    let advanced = false;
+    while (this.pending.length > 0 && this.done.has(this.pending[0]!.seq)) {
+      const first = this.pending.shift()!;
+      this.done.delete(first.seq);
+      this.checkpoint = first.seq;
+      advanced = true;
+    }
+    if (advanced) this.saveCheckpoint();
+  }
+
+  /** Writes the checkpoint (a new file renamed over the old, so it is never half written), then empties a big journal. */
+  private saveCheckpoint(): void {
+    this.checkpointWrite = this.checkpointWrite.then(async () => {
+      const seq = this.checkpoint;
+      const temporary = this.file(`${CHECKPOINT}.tmp`);
+      try {
+        await writeFile(temporary, String(seq));
+        await rename(temporary, this.file(CHECKPOINT));
+        const empty = this.pending.length === 0 && this.waiting.length === 0 && !this.flushing;
+        if (empty && seq === this.nextSeq - 1 && this.journalBytes > this.compactBytes && !this.closed) {
+          // Holds the flush lock: an append must not reach the file between the check and the truncation.
+          this.flushing = true;
+          try {
+            await this.journal.truncate(0);
+            this.journalBytes = 0;
+          } finally {
+            this.flushing = false;
+            void this.flush();
+          }
+        }
+      } catch (err) {
+        // The next checkpoint writes it again; until then a restart forwards a few entries twice, which is harmless.
+        logEvent('warn', 'outbox checkpoint not written', { reason: errorMessage(err) });
+      }
+    });
+  }
+
+  private async reject(raw: string, reason: string): Promise<void> {
+    await appendFile(this.file(REJECTED), `${JSON.stringify({ at: new Date().toISOString(), reason, raw })}\n`);
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    return { unparseable: errorMessage(err) };
+  }
+}

@@ -1,0 +1,235 @@
+// The ingress's outbox on a real directory: what is acknowledged is forwarded, in order per conversation, through
+// Temporal failures, a crash at any point, a line cut short and a line that no longer parses.
+import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { Outbox, OutboxRejection, type Forwarded, type OutboxEntry } from '../../src/ingress/outbox';
+
+let dirs: string[] = [];
+let logged: string[] = [];
+beforeEach(() => {
+  logged = [];
+  const keep = (text: string | Uint8Array) => {
+    logged.push(String(text));
+    return true;
+  };
+  jest.spyOn(process.stdout, 'write').mockImplementation(keep);
+  jest.spyOn(process.stderr, 'write').mockImplementation(keep);
+});
+async function freshDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'melvin-outbox-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  jest.restoreAllMocks();
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  dirs = [];
+});
+
+function message(conversationId: string, notificationId: string): OutboxEntry {
+  return {
+    kind: 'message',
+    conversationId,
+    trigger: { topic: 'conversation.user.replied', notificationId, receivedAt: '2026-11-27T00:00:00.000Z' },
+  };
+}
+const idOf = (entry: OutboxEntry) =>
+  entry.kind === 'message' ? entry.trigger.notificationId : entry.action.notificationId;
+
+/** A forward that records what Temporal took, in the order it took it. */
+function recorder() {
+  const taken: OutboxEntry[] = [];
+  const forward = async (entry: OutboxEntry): Promise<Forwarded> => {
+    await new Promise((r) => setImmediate(r));
+    taken.push(entry);
+    return 'signalled';
+  };
+  return { taken, forward };
+}
+
+describe('the ingress outbox', () => {
+  test('every acknowledged entry reaches Temporal, each conversation in order, whatever fails and wherever it crashes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 25 }),
+        fc.array(fc.boolean(), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.nat({ max: 30 }),
+        async (conversations, failures, concurrency, crashAfter) => {
+          const dir = await freshDir();
+          const taken: OutboxEntry[] = [];
+          let crashed = false;
+          let attempt = 0;
+          // Before the crash: Temporal fails some forwards; after it, the first process never hears back.
+          const first = await Outbox.open({
+            dir,
+            concurrency,
+            firstRetryMs: 1,
+            forward: async (entry) => {
+              const fails = failures[attempt++ % Math.max(failures.length, 1)] ?? false;
+              await new Promise((r) => setImmediate(r));
+              if (crashed) return new Promise<never>(() => undefined);
+              if (fails) throw new Error('UNAVAILABLE');
+              taken.push(entry);
+              return 'signalled';
+            },
+          });
+          const entries = conversations.map((c, i) => message(`c${c}`, `n${i}`));
+          const acknowledged: OutboxEntry[] = [];
+          await Promise.all(
+            entries.map(async (entry, i) => {
+              if (i >= crashAfter) return;
+              await first.append(entry);
+              if (!crashed) acknowledged.push(entry);
+            }),
+          );
+          await new Promise((r) => setTimeout(r, crashAfter % 5));
+          crashed = true;
+
+          const second = recorder();
+          const next = await Outbox.open({ dir, concurrency, forward: second.forward });
+          for (const entry of entries.slice(crashAfter)) {
+            await next.append(entry);
+            acknowledged.push(entry);
+          }
+          await next.drained();
+          await next.close();
+          await first.close(0);
+          const all = [...taken, ...second.taken].map(idOf);
+          for (const entry of acknowledged) expect(all).toContain(idOf(entry));
+          // Per conversation, the first time each entry reached Temporal follows the order they were acknowledged in.
+          for (const c of new Set(conversations)) {
+            const firstSeen = [...new Set(all)].filter(
+              (id) => entries.find((e) => idOf(e) === id)!.conversationId === `c${c}`,
+            );
+            const order = entries.filter((e) => e.conversationId === `c${c}`).map(idOf);
+            expect(firstSeen).toEqual(order.filter((id) => firstSeen.includes(id)));
+          }
+          // Everything forwarded is checkpointed: a third process has nothing to send.
+          const third = recorder();
+          const last = await Outbox.open({ dir, forward: third.forward });
+          await last.drained();
+          await last.close();
+          expect(third.taken).toEqual([]);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  }, 120_000);
+
+  test('a line cut short by a crash was never acknowledged: it is cut off, and later entries follow it', async () => {
+    const dir = await freshDir();
+    const blocked = await Outbox.open({ dir, forward: () => new Promise<never>(() => undefined) });
+    await blocked.append(message('a', 'n1'));
+    await blocked.append(message('b', 'n2'));
+    await appendFile(path.join(dir, 'journal.jsonl'), '{"seq":3,"at":1,"entry":{"kind":"mess');
+
+    const { taken, forward } = recorder();
+    const outbox = await Outbox.open({ dir, forward });
+    await outbox.append(message('c', 'n3'));
+    await outbox.drained();
+    await outbox.close();
+    await blocked.close(0);
+    expect(taken.map(idOf).sort()).toEqual(['n1', 'n2', 'n3']);
+    const lines = (await readFile(path.join(dir, 'journal.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { seq: number }).seq)).toEqual([1, 2, 3]);
+  });
+
+  test('a line that no longer parses goes to rejected.jsonl with where it was; the others are forwarded', async () => {
+    const dir = await freshDir();
+    const blocked = await Outbox.open({ dir, forward: () => new Promise<never>(() => undefined) });
+    await blocked.append(message('a', 'n1'));
+    await appendFile(path.join(dir, 'journal.jsonl'), '{"seq":2,"at":1,"entry":{"kind":"letter"}}\n');
+    await blocked.append(message('b', 'n3'));
+
+    const { taken, forward } = recorder();
+    const outbox = await Outbox.open({ dir, forward });
+    await outbox.drained();
+    await outbox.close();
+    await blocked.close(0);
+    expect(taken.map(idOf).sort()).toEqual(['n1', 'n3']);
+    const rejected = await readFile(path.join(dir, 'rejected.jsonl'), 'utf8');
+    expect(rejected).toContain('journal.jsonl line 2');
+    expect(rejected).toContain('entry.kind');
+  });
+
+  test('an entry Temporal refuses for good is kept in rejected.jsonl with the reason, and not tried again', async () => {
+    const dir = await freshDir();
+    const outcomes: string[] = [];
+    let calls = 0;
+    const outbox = await Outbox.open({
+      dir,
+      forward: async (entry) => {
+        calls++;
+        if (idOf(entry) === 'bad') throw new OutboxRejection('INVALID_ARGUMENT: summary too long');
+        return 'signalled';
+      },
+      onForwarded: (entry, outcome) => outcomes.push(`${idOf(entry)} ${outcome}`),
+    });
+    await outbox.append(message('a', 'bad'));
+    await outbox.append(message('a', 'good'));
+    await outbox.drained();
+    await outbox.close();
+    expect(calls).toBe(2);
+    expect(outcomes).toEqual(['bad rejected', 'good signalled']);
+    const rejected = JSON.parse(await readFile(path.join(dir, 'rejected.jsonl'), 'utf8')) as { reason: string };
+    expect(rejected.reason).toBe('INVALID_ARGUMENT: summary too long');
+    expect(logged.join('')).toContain('"message":"outbox entry rejected by Temporal"');
+  });
+
+  test('while Temporal fails, entries wait and the backlog says so; they go once it answers', async () => {
+    const dir = await freshDir();
+    let up = false;
+    const taken: string[] = [];
+    const outbox = await Outbox.open({
+      dir,
+      firstRetryMs: 5,
+      forward: async (entry) => {
+        if (!up) throw new Error('UNAVAILABLE');
+        taken.push(idOf(entry));
+        return 'signalled';
+      },
+    });
+    await Promise.all([outbox.append(message('a', 'n1')), outbox.append(message('b', 'n2'))]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(outbox.backlog.pending).toBe(2);
+    expect(outbox.backlog.oldestSeconds).toBeGreaterThan(0);
+    up = true;
+    await outbox.drained();
+    await outbox.close();
+    expect(taken.sort()).toEqual(['n1', 'n2']);
+    expect(outbox.backlog).toEqual({ pending: 0, oldestSeconds: 0 });
+  });
+
+  test('a journal whose entries are all forwarded is emptied past its size, and numbering goes on after it', async () => {
+    const dir = await freshDir();
+    const { taken, forward } = recorder();
+    const outbox = await Outbox.open({ dir, forward, compactBytes: 500 });
+    for (let i = 0; i < 10; i++) await outbox.append(message('a', `n${i}`));
+    await outbox.drained();
+    await outbox.close();
+    expect(taken).toHaveLength(10);
+    expect((await stat(path.join(dir, 'journal.jsonl'))).size).toBe(0);
+    expect(await readFile(path.join(dir, 'forwarded'), 'utf8')).toBe('10');
+
+    const again = recorder();
+    const reopened = await Outbox.open({ dir, forward: again.forward });
+    await reopened.append(message('a', 'n10'));
+    await reopened.drained();
+    await reopened.close();
+    expect(again.taken.map(idOf)).toEqual(['n10']);
+    expect(await readFile(path.join(dir, 'journal.jsonl'), 'utf8')).toMatch(/^\{"seq":11,/);
+  });
+
+  test('appends made together share one sync, and each resolves only once it is on disk', async () => {
+    const dir = await freshDir();
+    const outbox = await Outbox.open({ dir, forward: () => new Promise<never>(() => undefined) });
+    await Promise.all(Array.from({ length: 50 }, (_, i) => outbox.append(message(`c${i}`, `n${i}`))));
+    const lines = (await readFile(path.join(dir, 'journal.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(50);
+    await outbox.close(0);
+    await expect(outbox.append(message('c', 'late'))).rejects.toThrow('closed');
+  });
+});
