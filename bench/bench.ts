@@ -1,6 +1,9 @@
 // The bench: Melvin's own costs measured on one stack: orchestration overhead, latency against the sandbox's critical
 // path, Gather's fan-out, cost growth, saturation, memory per open conversation, and the ingress's acknowledgement; the
 // overhead, latency, fan-out and saturation beside the same turns of a LangGraph peer (bench/peer/), on the same sandbox.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Harness, TURN_SETTINGS, criticalPathGaps, percentile, type Conversation } from '../reliability/harness';
 import { check, type Check, type Report } from '../reliability/report';
 import { capacityPlan, type CapacityInputs } from './capacity';
@@ -263,47 +266,104 @@ export class Bench {
   }
 
   /**
-   * Deliveries at a steady rate, each timed to its 202. The worker is stopped first: the ingress's work (verify the
-   * signature, start or signal the run in Temporal) is what is measured, not a machine busy running the turns.
+   * Deliveries at a steady rate, each timed to its 202, to the ingress in a process of its own as it is deployed (the
+   * sandbox's Intercom, which sends them, stays in this one). The worker is stopped first: the ingress's work (verify
+   * the signature, start or signal the run in Temporal) is what is measured, not a machine busy running the turns.
+   * Each rate runs twice: acknowledged once Temporal has the delivery, then with the outbox (INGRESS_OUTBOX_DIR),
+   * acknowledged once it is synced to disk and handed to Temporal afterwards, where the time until the ingress's
+   * metrics show every delivery handed over counts too.
    */
   async ingress(): Promise<Report> {
     await this.harness.killWorker();
     const figures: Report['figures'] = [];
     const checks = [];
-    for (const rate of this.options.ingressRates) {
-      const count = Math.round(rate * this.options.ingressSeconds);
-      const conversations = Array.from({ length: count }, () => this.harness.addConversation('payment'));
-      const gap = 1000 / rate;
-      const started = performance.now();
-      const failures: unknown[] = [];
-      await Promise.all(
-        conversations.map(
-          (c, i) =>
-            new Promise<void>((resolve) =>
-              setTimeout(
-                () =>
-                  this.harness.deliver(c).then(resolve, (err: unknown) => {
-                    failures.push(err);
-                    resolve();
-                  }),
-                i * gap,
+    const outboxDir = await mkdtemp(path.join(tmpdir(), 'melvin-bench-outbox-'));
+    try {
+      for (const outbox of [false, true]) {
+        const prefix = outbox ? 'outbox: ' : '';
+        for (const rate of this.options.ingressRates) {
+          // A fresh ingress process for each rate, so its counters hold this rate's deliveries only.
+          const metricsUrl = await this.harness.useIngressProcess(outbox ? outboxDir : undefined);
+          // A deployed ingress runs for days: one second at the rate first, not counted, warms its code and connection.
+          await this.deliverAtRate(rate, rate);
+          if (outbox) await outboxHandedOver(metricsUrl, rate, performance.now());
+          const count = Math.round(rate * this.options.ingressSeconds);
+          const { acks, failures, elapsed, started } = await this.deliverAtRate(rate, count);
+          const handedOver = outbox ? await outboxHandedOver(metricsUrl, rate + count, started) : undefined;
+          this.options.log(`ingress ${prefix}${rate}/s: ${count} deliveries in ${elapsed.toFixed(1)} s`);
+          figures.push([
+            `${prefix}${rate}/s for ${this.options.ingressSeconds} s: ack p50 / p99`,
+            `${ms(percentile(acks, 50))} / ${ms(percentile(acks, 99))}; sent in ${elapsed.toFixed(1)} s` +
+              (handedOver ? `; all in Temporal ${handedOver.seconds.toFixed(1)} s after the first` : ''),
+          ]);
+          checks.push(
+            check(`${prefix}${rate}/s: all ${count} deliveries answered 202`, failures === 0, `${failures} failed`),
+          );
+          if (handedOver) {
+            checks.push(
+              check(
+                `${prefix}${rate}/s: all ${count} handed to Temporal`,
+                handedOver.signalled === rate + count,
+                `${handedOver.signalled - rate} signalled`,
               ),
-            ),
-        ),
-      );
-      const elapsed = (performance.now() - started) / 1000;
-      const acks = conversations.filter((c) => c.ackMs !== undefined).map((c) => c.ackMs!);
-      this.options.log(`ingress ${rate}/s: ${count} deliveries in ${elapsed.toFixed(1)} s`);
-      figures.push([
-        `${rate}/s for ${this.options.ingressSeconds} s: ack p50 / p99`,
-        `${ms(percentile(acks, 50))} / ${ms(percentile(acks, 99))}; sent in ${elapsed.toFixed(1)} s`,
-      ]);
-      checks.push(
-        check(`${rate}/s: all ${count} deliveries answered 202`, failures.length === 0, `${failures.length} failed`),
-      );
+            );
+          }
+        }
+      }
+    } finally {
+      await this.harness.useIngressInProcess();
+      await rm(outboxDir, { recursive: true, force: true });
     }
     return { experiment: 'ingress ack', figures, checks };
   }
+
+  /** `count` new conversations' first deliveries, `1000 / rate` ms apart: their acknowledgement times and failures. */
+  private async deliverAtRate(rate: number, count: number) {
+    const conversations = Array.from({ length: count }, () => this.harness.addConversation('payment'));
+    const started = performance.now();
+    let failures = 0;
+    await Promise.all(
+      conversations.map(
+        (c, i) =>
+          new Promise<void>((resolve) =>
+            setTimeout(
+              () =>
+                this.harness.deliver(c).then(resolve, () => {
+                  failures++;
+                  resolve();
+                }),
+              (i * 1000) / rate,
+            ),
+          ),
+      ),
+    );
+    const elapsed = (performance.now() - started) / 1000;
+    const acks = conversations.filter((c) => c.ackMs !== undefined).map((c) => c.ackMs!);
+    return { acks, failures, elapsed, started };
+  }
+}
+
+/** A sample of the ingress's Prometheus text by its name and labels, as written (`name{a="b"}`); 0 when absent. */
+function sample(metrics: string, series: string): number {
+  const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+/**
+ * Polls the ingress's metrics until its outbox has handed over `count` deliveries since it started (or 120 s pass):
+ * seconds since `started`, and how many Temporal took.
+ */
+async function outboxHandedOver(metricsUrl: string, count: number, started: number) {
+  const signalledSeries = 'melvin_ingress_outbox_forwarded_total{kind="message",outcome="signalled"}';
+  let signalled = 0;
+  const deadline = performance.now() + 120_000;
+  while (performance.now() < deadline) {
+    const metrics = await (await fetch(metricsUrl)).text();
+    signalled = sample(metrics, signalledSeries);
+    if (signalled >= count && sample(metrics, 'melvin_ingress_outbox_pending') === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { seconds: (performance.now() - started) / 1000, signalled };
 }
 
 /** The sizes of a run from its command line: the defaults, `--quick` for a smoke run, `--turns N` per hop count. */

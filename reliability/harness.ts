@@ -68,6 +68,9 @@ export type WorkerSettings = Record<string, unknown>;
 export class Harness {
   private temporal!: TemporalServer;
   private ingressServer!: Server;
+  private ingressPort = 0;
+  /** The ingress's own process, while `useIngressProcess` runs it there. */
+  private ingressProcess: Child | undefined;
   /** The worker processes, the first one started first; most experiments run one. */
   private workers: Child[] = [];
   private workerEnv!: NodeJS.ProcessEnv;
@@ -135,15 +138,8 @@ export class Harness {
     });
     this.sandbox.model.latency.range = this.options.latency?.llm;
     this.sandbox.talent.latency.range = this.options.latency?.tools;
-    const app = createIngressApp({
-      client: this.temporal.client,
-      clientSecret: SANDBOX_SECRETS.webhookSecret,
-      melvinAdminId: SANDBOX_SECRETS.adminId,
-      turn: this.turn,
-    });
-    this.ingressServer = await new Promise<Server>((resolve) => {
-      const server = app.listen(ingressPort, '127.0.0.1', () => resolve(server));
-    });
+    this.ingressPort = ingressPort;
+    await this.listenIngress();
     this.ingressUrl = `http://127.0.0.1:${ingressPort}`;
     this.workerEnv = {
       ...sandboxEnvironment(this.sandbox.urls, this.temporal.address),
@@ -152,6 +148,68 @@ export class Harness {
       LOG_LEVEL: this.options.workerLogLevel ?? 'INFO',
     };
     await this.startWorker();
+  }
+
+  /** Serves the ingress on its port, with the outbox when one is open. */
+  private async listenIngress(): Promise<void> {
+    const app = createIngressApp({
+      client: this.temporal.client,
+      clientSecret: SANDBOX_SECRETS.webhookSecret,
+      melvinAdminId: SANDBOX_SECRETS.adminId,
+      turn: this.turn,
+    });
+    this.ingressServer = await new Promise<Server>((resolve) => {
+      const server = app.listen(this.ingressPort, '127.0.0.1', () => resolve(server));
+    });
+  }
+
+  /**
+   * Moves the ingress into a process of its own on the same port (`src/ingress/main.ts`, as deployed), with an outbox
+   * in `outboxDir` (INGRESS_OUTBOX_DIR) when given; a second call replaces that process. Answers the URL of its
+   * Prometheus metrics. What an earlier outbox did not hand over stays in its directory.
+   */
+  async useIngressProcess(outboxDir?: string): Promise<string> {
+    await this.stopIngress();
+    const metricsAddress = `127.0.0.1:${(await freePorts(1))[0]}`;
+    const ingress = startChild(
+      'ingress',
+      'src/ingress/main.ts',
+      {
+        ...this.workerEnv,
+        INGRESS_PORT: String(this.ingressPort),
+        INGRESS_METRICS_ADDRESS: metricsAddress,
+        MAX_HOPS: String(this.turn.maxHops),
+        SNOOZE_SECONDS: String(this.turn.snoozeSeconds),
+        QUIET_PERIOD_SECONDS: String(this.turn.quietPeriodSeconds),
+        ...(outboxDir && { INGRESS_OUTBOX_DIR: outboxDir }),
+      },
+      (line) => this.options.log?.(line),
+    );
+    this.ingressProcess = ingress;
+    await waitFor(
+      'the ingress to listen',
+      () => {
+        if (ingress.process.exitCode !== null) throw new Error(`the ingress exited:\n${ingress.output.join('\n')}`);
+        return ingress.output.some((line) => line.includes('"message":"ingress listening"'));
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
+    return `http://${metricsAddress}/metrics`;
+  }
+
+  /** Brings the ingress back into this process, as `start` runs it. */
+  async useIngressInProcess(): Promise<void> {
+    await this.stopIngress();
+    await this.listenIngress();
+  }
+
+  private async stopIngress(): Promise<void> {
+    if (this.ingressProcess) await stopChild(this.ingressProcess);
+    this.ingressProcess = undefined;
+    this.ingressServer?.closeAllConnections();
+    await new Promise((resolve) =>
+      this.ingressServer?.listening ? this.ingressServer.close(resolve) : resolve(undefined),
+    );
   }
 
   private async startTemporal(): Promise<TemporalServer> {
@@ -313,8 +371,7 @@ export class Harness {
 
   async stop(): Promise<void> {
     await Promise.all(this.workers.map(stopChild));
-    this.ingressServer?.closeAllConnections();
-    await new Promise((resolve) => this.ingressServer?.close(resolve));
+    await this.stopIngress();
     await this.sandbox?.stop();
     if (!this.options.temporal) await this.temporal?.stop();
   }

@@ -92,6 +92,7 @@ export class Outbox {
   private retryDelayMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
   private checkpointWrite: Promise<void> = Promise.resolve();
+  private checkpointQueued = false;
   /** Set by `close`: nothing new is forwarded. */
   private stopping = false;
   private closed = false;
@@ -210,7 +211,8 @@ export class Outbox {
     if (this.stopping || Date.now() < this.retryAt) return;
     for (const line of this.pending) {
       if (this.inFlight.size >= this.concurrency) return;
-      if (this.inFlight.has(line.seq) || this.busyConversations.has(line.entry.conversationId)) continue;
+      if (this.inFlight.has(line.seq) || this.done.has(line.seq)) continue;
+      if (this.busyConversations.has(line.entry.conversationId)) continue;
       this.inFlight.add(line.seq);
       this.busyConversations.add(line.entry.conversationId);
       void this.forwardOne(line);
@@ -271,7 +273,11 @@ export class Outbox {
 
   /** Writes the checkpoint (a new file renamed over the old, so it is never half written), then empties a big journal. */
   private saveCheckpoint(): void {
+    // One write waiting is enough: it writes the checkpoint as it is when it starts, not as it was when asked.
+    if (this.checkpointQueued) return;
+    this.checkpointQueued = true;
     this.checkpointWrite = this.checkpointWrite.then(async () => {
+      this.checkpointQueued = false;
       const seq = this.checkpoint;
       const temporary = this.file(`${CHECKPOINT}.tmp`);
       try {

@@ -97,6 +97,8 @@ describe('the ingress outbox', () => {
           await next.drained();
           await next.close();
           await first.close(0);
+          // Each process hands an entry over once; only a crash can make the next one hand it over again.
+          for (const forwarded of [taken, second.taken]) expect(new Set(forwarded).size).toBe(forwarded.length);
           const all = [...taken, ...second.taken].map(idOf);
           for (const entry of acknowledged) expect(all).toContain(idOf(entry));
           // Per conversation, the first time each entry reached Temporal follows the order they were acknowledged in.
