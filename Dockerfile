@@ -19,6 +19,8 @@ COPY --from=build --chown=melvin:melvin /app/node_modules ./node_modules
 COPY --from=build --chown=melvin:melvin /app/dist ./dist
 COPY --chown=melvin:melvin prompts ./prompts
 COPY --chown=melvin:melvin package.json ./
+# The ingress's outbox (INGRESS_OUTBOX_DIR in the compose file): a volume mounted here takes this owner.
+RUN mkdir -p /var/lib/melvin/outbox && chown melvin:melvin /var/lib/melvin/outbox
 USER melvin
 # 8780: ingress; 9464: worker metrics; 9465: ingress metrics.
 EXPOSE 8780 9464 9465

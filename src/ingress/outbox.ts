@@ -134,7 +134,9 @@ export class Outbox {
 
   /** Resolves when every entry accepted so far is forwarded (or rejected); for tests and the bench. */
   async drained(pollMs = 20): Promise<void> {
-    while (this.pending.length > 0 || this.waiting.length > 0) await new Promise((r) => setTimeout(r, pollMs));
+    while (this.pending.length > 0 || this.waiting.length > 0 || this.flushing) {
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
     await this.checkpointWrite;
   }
 
@@ -168,8 +170,9 @@ export class Outbox {
       if (raw === '') continue;
       const parsed = JournalLine.safeParse(safeJson(raw));
       if (!parsed.success) {
-        const where = `${this.file(JOURNAL)} line ${index + 1}`;
-        await this.reject(raw, `unreadable journal line at ${where}: ${JSON.stringify(issuesOf(parsed.error))}`);
+        const reason = `unreadable journal line at ${this.file(JOURNAL)} line ${index + 1}`;
+        await this.reject(raw, `${reason}: ${JSON.stringify(issuesOf(parsed.error))}`);
+        logEvent('error', 'outbox journal line unreadable', { reason, rejected_file: this.file(REJECTED) });
         continue;
       }
       maxSeq = Math.max(maxSeq, parsed.data.seq);

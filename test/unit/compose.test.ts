@@ -37,7 +37,10 @@ interface Service {
 
 const composeText = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
 // Compose resolves YAML merge keys (`<<: *temporal-admin`), so the check does too.
-const compose = parse(composeText, { merge: true }) as { services: Record<string, Service> };
+const compose = parse(composeText, { merge: true }) as {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+};
 const configurationDoc = readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
 const operationsDoc = readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8');
 const envExample = readFileSync(path.join(ROOT, '.env.example'), 'utf8');
@@ -220,4 +223,16 @@ test('every published port is documented in docs/operations.md', () => {
   expect(published.sort()).toEqual(['7233', '8080', '8780', '9465']);
   for (const port of [...published, '9464'])
     expect({ port, documented: operationsDoc.includes(`| ${port} |`) }).toEqual({ port, documented: true });
+});
+
+test('the ingress’s outbox is on a named volume, in a directory the image gives its non-root user', () => {
+  const ingress = compose.services['melvin-ingress']!;
+  const outboxDir = /^\$\{INGRESS_OUTBOX_DIR-(.+)\}$/.exec(String(ingress.environment!.INGRESS_OUTBOX_DIR))?.[1];
+  expect(outboxDir).toBe('/var/lib/melvin/outbox');
+  const [volume] = (ingress.volumes ?? []).filter((v) => v.endsWith(`:${outboxDir}`));
+  expect(volume).toBeDefined();
+  // A named volume (declared at the top level), not a path on the host: it outlives the container.
+  expect(Object.keys(compose.volumes ?? {})).toContain(volume!.split(':')[0]);
+  expect(dockerfile).toContain(`mkdir -p ${outboxDir} && chown melvin:melvin ${outboxDir}`);
+  expect(dockerfile.indexOf(`chown melvin:melvin ${outboxDir}`)).toBeLessThan(dockerfile.indexOf('USER melvin'));
 });
