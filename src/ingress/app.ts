@@ -196,6 +196,11 @@ export async function openIngressOutbox(
         const sent = await client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
           sendToTemporal(client, turn, entry),
         );
+        logEvent('info', sent.outcome === 'signalled' ? 'webhook delivered' : 'webhook ignored: no open workflow', {
+          kind: entry.kind,
+          conversation_id: entry.conversationId,
+          ...(sent.outcome === 'signalled' && sent.run && { workflow_id: sent.run.workflowId, run_id: sent.run.runId }),
+        });
         return sent.outcome;
       } catch (err) {
         const { retryable, reason } = classifyTemporalFailure(err);
@@ -294,6 +299,11 @@ export function createIngressApp(options: IngressOptions): express.Express {
     }
     const notificationId = entry.kind === 'message' ? entry.trigger.notificationId : entry.action.notificationId;
     remember(notificationId);
+    logEvent('info', 'webhook queued', {
+      topic,
+      conversation_id: entry.conversationId,
+      notification_id: notificationId,
+    });
     return { status: 202, body: { ...body, notificationId }, outcome: 'queued', topic };
   }
 

@@ -103,6 +103,13 @@ test('the ingress is measured at 50, 100 and 200 deliveries a second, each for i
     );
     // A quick run holds each rate for 1 s: its checks count that many deliveries (whether each got its 202, and each
     // reached Temporal through the outbox, are the checks themselves, in the last test but one).
+    for (const prefix of ['', 'outbox: ']) {
+      const [within, of] = /^(\d+) of (\d+) \([\d.]+ %\)$/
+        .exec(row('ingress ack', `${prefix}${rate}/s: answered within 50 ms by the ingress's own clock`))!
+        .slice(1)
+        .map(Number);
+      expect({ of, withinNoMore: within! <= of! }).toEqual({ of: rate, withinNoMore: true });
+    }
     expect(labels).toContain(`${rate}/s: all ${rate} deliveries answered 202`);
     expect(labels).toContain(`outbox: ${rate}/s: all ${rate} deliveries answered 202`);
     expect(labels).toContain(`outbox: ${rate}/s: all ${rate} handed to Temporal`);
