@@ -1,4 +1,5 @@
-// Lint rules: the conventions' type-aware checks, plus the ban on Node built-ins inside deterministic workflow code.
+// Lint rules: the conventions' type-aware checks, the ban on Node built-ins inside deterministic workflow code, and
+// imports that run one way: workflow modules import the rest of src/, never the other way round.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -28,6 +29,26 @@ export default tseslint.config(
           })),
           patterns: [
             { group: ['**/activities/*'], allowTypeImports: true, message: 'Import activities as types only.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The workflows orchestrate everything else, so nothing else may depend on them: a helper two layers need lives
+    // in a module both may import (src/shared.ts, src/state.ts, src/tool-arguments.ts, …), not in src/workflows/.
+    files: ['src/**/*.ts'],
+    ignores: ['src/workflows/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/workflows', '**/workflows/*'],
+              message:
+                'Only workflow code imports from src/workflows/: move what both sides need to a module outside it.',
+            },
           ],
         },
       ],

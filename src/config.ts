@@ -21,8 +21,7 @@ import {
   REPLY_MODES,
 } from './shared';
 import type { ModelTier } from './schemas';
-import type { EscalationKind } from './state';
-import { ESCALATION_TABLE } from './workflows/routing';
+import { ESCALATION_KINDS, type EscalationKind } from './state';
 import { errorMessage } from './error-message';
 
 export class ConfigError extends Error {
@@ -199,7 +198,6 @@ const mcpToolPolicy = optional(z.string().optional()).transform((file, ctx): Mcp
   return jsonOf(McpToolPolicy, 'server name → { tools: tool name → { identity, write } }', file)(text, ctx);
 });
 
-const ESCALATION_KINDS = Object.keys(ESCALATION_TABLE) as [EscalationKind, ...EscalationKind[]];
 const HandoverTexts = z.partialRecord(z.enum(ESCALATION_KINDS), z.string().trim().max(1000));
 
 const TurnEnv = z.object({

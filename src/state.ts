@@ -252,21 +252,23 @@ export interface ValidateData {
 export type EscalationSource = 'coverage' | 'draft' | 'validate' | 'initialization' | 'plan' | 'operator';
 
 /** Why a run escalated: one value per row of the escalation table, which fixes source, reason and status. */
-export type EscalationKind =
-  | 'hops_exhausted'
-  | 'user_requested_human'
-  | 'validation_failed'
-  | 'draft_error'
-  | 'initialization_error'
-  | 'coverage_error'
-  | 'validation_error'
-  | 'operator'
-  | 'plan_error'
-  | 'partial_answer'
-  | 'attachment_only'
-  | 'no_safe_answer'
-  | 'sensitive_request'
-  | 'talent_frustrated';
+export const ESCALATION_KINDS = [
+  'hops_exhausted',
+  'user_requested_human',
+  'validation_failed',
+  'draft_error',
+  'initialization_error',
+  'coverage_error',
+  'validation_error',
+  'operator',
+  'plan_error',
+  'partial_answer',
+  'attachment_only',
+  'no_safe_answer',
+  'sensitive_request',
+  'talent_frustrated',
+] as const;
+export type EscalationKind = (typeof ESCALATION_KINDS)[number];
 
 /** A draft that waited for a lead in approval mode, or was only noted in shadow mode, and how that ended. */
 export interface ApprovalData {

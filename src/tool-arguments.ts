@@ -1,12 +1,40 @@
-// Tool names and arguments as the workflow scopes a planned call: the separator of a server-qualified name, which
-// argument names say whose data a call is about, and writing an argument. Apart from the policy (../mcp-tool-policy), so
-// the workflow bundle, which evaluates its modules once per run, does not build and parse the policy's schema each run.
+// Tool names and arguments: names kept distinct across MCP servers (the listing's), and, as the workflow scopes a
+// planned call, which argument names say whose data a call is about, and writing an argument. Apart from the policy
+// (../mcp-tool-policy), so the workflow bundle, which evaluates its modules once per run, does not build and parse the
+// policy's schema each run.
+import type { ToolDefinition } from './state';
 
 /**
  * Joins a server's name to a tool name offered by several servers. Server names are `[A-Za-z0-9_-]+`, so a qualified
  * name stays a valid OpenAI function name, should Melvin use native tool calling.
  */
 export const SERVER_SEPARATOR = '__';
+
+/** One listed tool as its server names it, before names are made distinct. */
+export type ListedTool = Omit<ToolDefinition, 'server_tool_name'>;
+
+/**
+ * A name offered by two or more servers is offered as `<server>__<tool>` on every server that offers it, so no server's
+ * tool hides another's; a name only one server offers stays as it is, so prompts that name tools keep working. A server
+ * that lists one name twice keeps its first.
+ */
+export function distinctToolNames(listed: ListedTool[]): {
+  tools: ToolDefinition[];
+  duplicated: { name: string; servers: string[] }[];
+} {
+  const unique = listed.filter(
+    (tool, index) => listed.findIndex((t) => t.server === tool.server && t.name === tool.name) === index,
+  );
+  const serversOf = new Map<string, string[]>();
+  for (const tool of unique) serversOf.set(tool.name, [...(serversOf.get(tool.name) ?? []), tool.server]);
+  const tools = unique.map((tool) => ({
+    ...tool,
+    name: serversOf.get(tool.name)!.length > 1 ? `${tool.server}${SERVER_SEPARATOR}${tool.name}` : tool.name,
+    server_tool_name: tool.name,
+  }));
+  const duplicated = [...serversOf].flatMap(([name, servers]) => (servers.length > 1 ? [{ name, servers }] : []));
+  return { tools, duplicated };
+}
 
 /** Words for whose data a record is: an argument named one of these followed by `id`, `ids` or `uuid` is an identity. */
 const SUBJECTS = [

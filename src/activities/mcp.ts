@@ -8,7 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Context, log } from '@temporalio/activity';
 import { reviewTool, ruleFor, type ListedToolFacts, type McpToolPolicy, type PolicyVerdict } from '../mcp-tool-policy';
 import type { ToolDefinition, ToolServerStatus, WithheldTool } from '../state';
-import { distinctToolNames, type ListedTool } from '../workflows/tool-calls';
+import { distinctToolNames, type ListedTool } from '../tool-arguments';
 import {
   McpInvalidArgumentsError,
   McpToolRefusedError,

@@ -1,4 +1,4 @@
-// Pure helpers for tools: names kept distinct across MCP servers, calls scoped to the conversation's own user under the
+// Pure helpers for tools: the names Plan is offered and their servers', calls scoped to the conversation's own user under the
 // MCP tool policy, and result keys that never overwrite a result.
 import type { ToolListing } from '../activities/mcp';
 import { SERVER_SEPARATOR, setArgument, withoutIdentityArguments } from '../tool-arguments';
@@ -24,32 +24,6 @@ export const EXAMPLES_TOOL = 'search_resolved_conversations';
 /** The tools Plan may choose from: every listed tool but the style-examples search. */
 export function offeredTools(tools: ToolDefinition[]): ToolDefinition[] {
   return tools.filter((t) => serverToolName(t) !== EXAMPLES_TOOL);
-}
-
-/** One listed tool as its server names it, before names are made distinct. */
-export type ListedTool = Omit<ToolDefinition, 'server_tool_name'>;
-
-/**
- * A name offered by two or more servers is offered as `<server>__<tool>` on every server that offers it, so no server's
- * tool hides another's; a name only one server offers stays as it is, so prompts that name tools keep working. A server
- * that lists one name twice keeps its first.
- */
-export function distinctToolNames(listed: ListedTool[]): {
-  tools: ToolDefinition[];
-  duplicated: { name: string; servers: string[] }[];
-} {
-  const unique = listed.filter(
-    (tool, index) => listed.findIndex((t) => t.server === tool.server && t.name === tool.name) === index,
-  );
-  const serversOf = new Map<string, string[]>();
-  for (const tool of unique) serversOf.set(tool.name, [...(serversOf.get(tool.name) ?? []), tool.server]);
-  const tools = unique.map((tool) => ({
-    ...tool,
-    name: serversOf.get(tool.name)!.length > 1 ? `${tool.server}${SERVER_SEPARATOR}${tool.name}` : tool.name,
-    server_tool_name: tool.name,
-  }));
-  const duplicated = [...serversOf].flatMap(([name, servers]) => (servers.length > 1 ? [{ name, servers }] : []));
-  return { tools, duplicated };
 }
 
 /** The name the tool's server knows it by; listings recorded before names were made distinct lack it. */

@@ -1,8 +1,8 @@
 // The pure tool helpers: names kept distinct across MCP servers, identity scoping of tool arguments, result keys that
 // never overwrite, and the gather summary.
 import type { ToolDefinition, ToolResult } from '../../src/state';
+import { distinctToolNames, type ListedTool } from '../../src/tool-arguments';
 import {
-  distinctToolNames,
   docsDataKey,
   isDocsTool,
   scopeToolCall,
@@ -10,7 +10,6 @@ import {
   summarizeGather,
   toolDataKey,
   toolListing,
-  type ListedTool,
 } from '../../src/workflows/tool-calls';
 
 const ana = { email: 'ana@example.com', id: 'c-ana' };
