@@ -34,7 +34,7 @@ import {
 import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
 import { errorMessage } from '../error-message';
 import { classifyTemporalFailure } from './temporal-failures';
-import { Outbox, OutboxRejection, type OutboxEntry } from './outbox';
+import { Outbox, OutboxRejection, type Forwarded, type OutboxEntry } from './outbox';
 
 /**
  * A notification carries the conversation it is about, with its newest parts: a user who pastes a long document makes
@@ -163,7 +163,7 @@ export async function sendToTemporal(
   client: Client,
   turn: TurnOptions,
   entry: OutboxEntry,
-): Promise<{ outcome: 'signalled'; run?: { workflowId: string; runId: string } } | { outcome: 'ignored' }> {
+): Promise<{ outcome: Forwarded; run?: { workflowId: string; runId: string } }> {
   if (entry.kind === 'message') {
     const { conversationId, trigger, partId, message } = entry;
     const run = await deliverUserMessage(client, { conversationId, trigger, partId, message }, turn);
@@ -199,7 +199,7 @@ export async function openIngressOutbox(
         logEvent('info', sent.outcome === 'signalled' ? 'webhook delivered' : 'webhook ignored: no open workflow', {
           kind: entry.kind,
           conversation_id: entry.conversationId,
-          ...(sent.outcome === 'signalled' && sent.run && { workflow_id: sent.run.workflowId, run_id: sent.run.runId }),
+          ...(sent.run && { workflow_id: sent.run.workflowId, run_id: sent.run.runId }),
         });
         return sent.outcome;
       } catch (err) {
@@ -381,7 +381,7 @@ export function createIngressApp(options: IngressOptions): express.Express {
       const sent = await options.client.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
         sendToTemporal(options.client, options.turn, entry),
       );
-      const run = sent.outcome === 'signalled' ? sent.run! : undefined;
+      const { run } = sent;
       remember(notificationId);
       logEvent('info', 'webhook delivered', {
         topic,
