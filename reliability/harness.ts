@@ -150,7 +150,7 @@ export class Harness {
     await this.startWorker();
   }
 
-  /** Serves the ingress on its port, with the outbox when one is open. */
+  /** Serves the ingress in this process on its port, as `start` does (no outbox: a 202 once Temporal has it). */
   private async listenIngress(): Promise<void> {
     const app = createIngressApp({
       client: this.temporal.client,
@@ -166,7 +166,8 @@ export class Harness {
   /**
    * Moves the ingress into a process of its own on the same port (`src/ingress/main.ts`, as deployed), with an outbox
    * in `outboxDir` (INGRESS_OUTBOX_DIR) when given; a second call replaces that process. Answers the URL of its
-   * Prometheus metrics. What an earlier outbox did not hand over stays in its directory.
+   * Prometheus metrics. What an earlier outbox did not hand over stays in its directory. It takes the harness's hops,
+   * snooze and quiet period, and the default hand-over messages.
    */
   async useIngressProcess(outboxDir?: string): Promise<string> {
     await this.stopIngress();
