@@ -9,7 +9,7 @@ import { check, type Check, type Report } from '../reliability/report';
 import { capacityPlan, type CapacityInputs } from './capacity';
 import { growth, type GrowthOptions } from './growth';
 import { LocalActivityLog } from './local-activities';
-import { memory, type MemoryOptions } from './memory';
+import { gauge, memory, type MemoryOptions } from './memory';
 import { ensurePeerDeps } from './peer-deps';
 import { PEER, PeerProcess, type PeerTurnMeasures } from './peer-process';
 import { benchResponder, type BenchShape } from './responder';
@@ -354,18 +354,12 @@ export class Bench {
   }
 }
 
-/** A sample of the ingress's Prometheus text by its name and labels, as written (`name{a="b"}`); 0 when absent. */
-function sample(metrics: string, series: string): number {
-  const line = metrics.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-}
-
 /** The ingress's `melvin_ingress_ack_seconds` for `outcome`: deliveries answered, and those within 50 ms. */
 async function ingressClock(metricsUrl: string, outcome: string): Promise<{ count: number; within50ms: number }> {
   const metrics = await (await fetch(metricsUrl)).text();
   return {
-    count: sample(metrics, `melvin_ingress_ack_seconds_count{outcome="${outcome}"}`),
-    within50ms: sample(metrics, `melvin_ingress_ack_seconds_bucket{le="0.05",outcome="${outcome}"}`),
+    count: gauge(metrics, `melvin_ingress_ack_seconds_count{outcome="${outcome}"}`) ?? 0,
+    within50ms: gauge(metrics, `melvin_ingress_ack_seconds_bucket{le="0.05",outcome="${outcome}"}`) ?? 0,
   };
 }
 
@@ -379,8 +373,8 @@ async function outboxHandedOver(metricsUrl: string, count: number, started: numb
   const deadline = performance.now() + 120_000;
   while (performance.now() < deadline) {
     const metrics = await (await fetch(metricsUrl)).text();
-    signalled = sample(metrics, signalledSeries);
-    if (signalled >= count && sample(metrics, 'melvin_ingress_outbox_pending') === 0) break;
+    signalled = gauge(metrics, signalledSeries) ?? 0;
+    if (signalled >= count && gauge(metrics, 'melvin_ingress_outbox_pending') === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { seconds: (performance.now() - started) / 1000, signalled };

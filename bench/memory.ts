@@ -25,7 +25,10 @@ const SAMPLE = 10;
 const QUIET_PERIOD_SECONDS = 3600;
 const MIB = 1024 * 1024;
 
-/** A gauge's value in a Prometheus text exposition, summed over its label sets; undefined when it is absent. */
+/**
+ * A metric's value in a Prometheus text exposition, summed over its label sets; undefined when it is absent. `name` may
+ * carry its labels as the exposition writes them (`name{a="b"}`) to read that one series.
+ */
 export function gauge(exposition: string, name: string): number | undefined {
   const values = exposition
     .split('\n')
