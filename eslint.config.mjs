@@ -36,7 +36,7 @@ export default tseslint.config(
   },
   {
     // The workflows orchestrate everything else, so nothing else may depend on them: a helper two layers need lives
-    // in a module both may import (src/shared.ts, src/state.ts, src/tool-arguments.ts, …), not in src/workflows/.
+    // in a module both may import (src/contract/, src/guards/, …), not in src/workflows/.
     files: ['src/**/*.ts'],
     ignores: ['src/workflows/**'],
     rules: {

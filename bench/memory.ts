@@ -1,7 +1,7 @@
 // The memory phase: the worker's resident memory per conversation whose run stays open between turns, held in the
 // worker's sticky cache, read from /proc before and after N conversations each had a first turn.
-import { workflowIdFor } from '../src/shared';
-import { errorMessage } from '../src/error-message';
+import { workflowIdFor } from '../src/contract/shared';
+import { errorMessage } from '../src/observability/error-message';
 import { check, type Report } from '../reliability/report';
 import { pause, waitFor } from '../sandbox/wait';
 import { residentBytes } from '../scripts/proc';

@@ -5,7 +5,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { SupportConversationInput } from '../src/shared';
+import type { SupportConversationInput } from '../src/contract/shared';
 
 /** One peer turn's measures, in ms of the peer's own clock (`performance.now()`) unless said otherwise. */
 export interface PeerTurnMeasures {

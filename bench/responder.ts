@@ -1,7 +1,7 @@
 // The sandbox model as the bench drives it: its own reasoning, made to take N hops or to plan k tool calls a hop.
 import type { Responder } from '../sandbox/model/server';
 import { sandboxReasoning } from '../sandbox/model/reasoning';
-import type { CoverageOutput, PlanOutput } from '../src/schemas';
+import type { CoverageOutput, PlanOutput } from '../src/contract/schemas';
 
 export interface BenchShape {
   /**

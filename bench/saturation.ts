@@ -1,6 +1,6 @@
 // The saturation phase: turns a second at the knee, where a closed loop of C turns in flight doubles a turn's latency;
 // generic over the system that runs a turn, with Melvin's on the bench's dev server and on Temporal over PostgreSQL.
-import { errorMessage } from '../src/error-message';
+import { errorMessage } from '../src/observability/error-message';
 import { Harness, percentile, type Conversation, type WorkerSettings } from '../reliability/harness';
 import { check, type Report } from '../reliability/report';
 import { postgresFromEnvironment, startPostgresTemporal, TEMPORAL_SERVER_VERSION } from '../scripts/postgres-temporal';

@@ -1,7 +1,7 @@
 // Melvin's turns as the saturation, memory and growth phases run them: a signed delivery through the ingress, then the
 // turn's end, with helpers to run many at once.
 import type { WorkflowHandle } from '@temporalio/client';
-import { workflowIdFor } from '../src/shared';
+import { workflowIdFor } from '../src/contract/shared';
 import type { Conversation, Harness } from '../reliability/harness';
 import { waitFor } from '../sandbox/wait';
 

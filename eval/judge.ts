@@ -9,7 +9,7 @@ import {
   formatRequest,
   type ResponseFormatSetting,
 } from '../src/activities/llm-formats';
-import { STAND_IN_FINGERPRINT } from '../src/schemas';
+import { STAND_IN_FINGERPRINT } from '../src/contract/schemas';
 import { JudgeVerdict, type JudgeRequest } from '../sandbox/model/judge';
 
 const PROMPT = [

@@ -12,8 +12,8 @@ import {
   type KindFigures,
   type ScenarioFigures,
 } from './pass-k';
-import { MODEL_TIERS, TIER_OF_STEP, type ModelTier } from '../src/schemas';
-import type { TierUsage } from '../src/state';
+import { MODEL_TIERS, TIER_OF_STEP, type ModelTier } from '../src/contract/schemas';
+import type { TierUsage } from '../src/contract/state';
 import { TOP_K } from '../src/resolved-index/ranking';
 import { historyNotIndexed, type HistoryIndexed } from './team-history';
 import {

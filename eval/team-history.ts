@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ClosedConversation } from '../sandbox/scenario';
 import { ScenarioRunner } from '../sandbox/scenario-runner';
-import { errorMessage } from '../src/error-message';
+import { errorMessage } from '../src/observability/error-message';
 import { MAX_TRIES, tryConversationId, type LoadedScenario } from './tries';
 
 export const TeamHistory = z.strictObject({

@@ -6,13 +6,13 @@ import { z } from 'zod';
 import { ScenarioRunner, type ExpectationResult, type TurnOutcome } from '../sandbox/scenario-runner';
 import type { Scenario, ScenarioLabels } from '../sandbox/scenario';
 import type { JudgeRequest } from '../sandbox/model/judge';
-import type { ModelTier } from '../src/schemas';
-import { INDEX_SOURCE, type AgentState, type LlmUsage, type TierUsage } from '../src/state';
+import type { ModelTier } from '../src/contract/schemas';
+import { INDEX_SOURCE, type AgentState, type LlmUsage, type TierUsage } from '../src/contract/state';
 import { suggestedStep } from '../src/workflows/stage';
 import { complains } from '../src/workflows/tone';
 import type { Judge, Judgement } from './judge';
 import { checkReplies, loadHelpCenter, type ReplyCheck } from './reply-checks';
-import { errorMessage } from '../src/error-message';
+import { errorMessage } from '../src/observability/error-message';
 import { seededRandom } from '../sandbox/faults';
 
 export interface LoadedScenario {

@@ -4,8 +4,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { createDataConverter, generatePayloadKey } from '../src/payload-codec';
-import { workflowBundleOptions } from '../src/workflow-bundle';
+import { createDataConverter, generatePayloadKey } from '../src/encryption/payload-codec';
+import { workflowBundleOptions } from '../src/bundling/workflow-bundle';
 import { check, type Report } from './report';
 
 export const HISTORIES_DIR = path.join(__dirname, '..', 'test', 'histories');

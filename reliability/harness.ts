@@ -5,11 +5,11 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { TurnOptions } from '../src/conversations';
+import type { TurnOptions } from '../src/operations/conversations';
 import { createIngressApp } from '../src/ingress/app';
-import type { ConversationOutcome } from '../src/state';
-import { generatePayloadKey, payloadKeysEnvironment } from '../src/payload-codec';
-import { workflowIdFor } from '../src/shared';
+import type { ConversationOutcome } from '../src/contract/state';
+import { generatePayloadKey, payloadKeysEnvironment } from '../src/encryption/payload-codec';
+import { workflowIdFor } from '../src/contract/shared';
 import type { Responder } from '../sandbox/model/server';
 import type { TalentUser } from '../sandbox/scenario';
 import { SANDBOX_SECRETS, sandboxEnvironment, startSandboxServices, type SandboxServices } from '../sandbox/services';
@@ -62,7 +62,7 @@ export interface HarnessOptions {
  */
 export const TURN_SETTINGS = { maxHops: 2, snoozeSeconds: 300, quietPeriodSeconds: 0, handoverMessages: {} };
 
-/** The settings the worker logs at start (`worker settings`, src/worker-telemetry.ts). */
+/** The settings the worker logs at start (`worker settings`, src/observability/worker-telemetry.ts). */
 export type WorkerSettings = Record<string, unknown>;
 
 export class Harness {

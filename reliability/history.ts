@@ -1,8 +1,8 @@
 // History size: one conversation of ten turns, each turn its own run (continue-as-new), measured in events and bytes.
 import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
-import { deliverUserMessage, turnOver } from '../src/conversations';
-import { workflowIdFor } from '../src/shared';
+import { deliverUserMessage, turnOver } from '../src/operations/conversations';
+import { workflowIdFor } from '../src/contract/shared';
 import { Harness } from './harness';
 import { check, type Report } from './report';
 

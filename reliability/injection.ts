@@ -3,13 +3,19 @@
 // the model puts another user under, tools the MCP tool policy withholds (one that writes) never reach the server,
 // notes never reach the model, and no other user's data, note text or prompt text ever reaches a reply.
 import { readBundledPrompts } from '../src/activities/prompts';
-import { DEFAULT_MCP_TOOL_POLICY } from '../src/mcp-tool-policy';
-import { isIdentityLike } from '../src/tool-arguments';
-import { otherEmailsIn, repeatsWordsOf } from '../src/reply-checks';
-import { NEUTRAL_TONE, type CoverageOutput, type DraftOutput, type LlmStep, type PlanOutput } from '../src/schemas';
+import { DEFAULT_MCP_TOOL_POLICY } from '../src/guards/mcp-tool-policy';
+import { isIdentityLike } from '../src/guards/tool-arguments';
+import { otherEmailsIn, repeatsWordsOf } from '../src/guards/reply-checks';
+import {
+  NEUTRAL_TONE,
+  type CoverageOutput,
+  type DraftOutput,
+  type LlmStep,
+  type PlanOutput,
+} from '../src/contract/schemas';
 import type { ChatMessage } from '../sandbox/model/server';
 import { currentQuestion } from '../sandbox/model/reasoning';
-import { stateQuery, workflowIdFor } from '../src/shared';
+import { stateQuery, workflowIdFor } from '../src/contract/shared';
 import { Harness } from './harness';
 import { check, type Report } from './report';
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { logEvent } from '../src/log';
+import { logEvent } from '../src/observability/log';
 import { SANDBOX_MODEL_NAME } from './model/server';
 import { startSandboxServices, type SeedData } from './services';
 

@@ -4,13 +4,13 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { z } from 'zod';
-import { decideReply, turnOver } from '../src/conversations';
-import { forceEscalationSignal, progressQuery, stateQuery, workflowIdFor } from '../src/shared';
-import type { AgentState } from '../src/state';
+import { decideReply, turnOver } from '../src/operations/conversations';
+import { forceEscalationSignal, progressQuery, stateQuery, workflowIdFor } from '../src/contract/shared';
+import type { AgentState } from '../src/contract/state';
 import type { GateSpec } from './gates';
 import { Scenario, type ClosedConversation, type ScenarioDecision } from './scenario';
 import { waitFor } from './wait';
-import { errorMessage } from '../src/error-message';
+import { errorMessage } from '../src/observability/error-message';
 import { INDEX_SCHEDULE_ID } from '../src/resolved-index/schedule';
 
 export interface ExpectationResult {

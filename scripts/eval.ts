@@ -20,11 +20,11 @@ import { runTries, unfitForEvaluation, type LoadedScenario } from '../eval/tries
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
 import { RandomFaultStatus } from '../sandbox/services';
-import { generatePayloadKey } from '../src/payload-codec';
+import { generatePayloadKey } from '../src/encryption/payload-codec';
 import { freeStackPorts, startDevServer, startStack, type Stack } from './stack';
 import { PREAMBLES, commandLine, figuresBlock, machine, writeFigures } from './figures';
 import { findTemporalCli } from './temporal-cli';
-import { errorMessage } from '../src/error-message';
+import { errorMessage } from '../src/observability/error-message';
 
 const ROOT = path.resolve(__dirname, '..');
 const DEFAULT_SET = path.join(ROOT, 'eval', 'scenarios');

@@ -9,13 +9,13 @@ import { Client, Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { createDataConverter, generatePayloadKey } from '../src/payload-codec';
-import { allSearchAttributes } from '../src/shared';
+import { createDataConverter, generatePayloadKey } from '../src/encryption/payload-codec';
+import { allSearchAttributes } from '../src/contract/shared';
 import { waitFor } from '../sandbox/wait';
 import { freeLowPorts, type TemporalServer } from './stack';
 import { cacheDir, goAvailable, goInstall } from './temporal-cli';
 import { dynamicConfigFile } from './temporal-dynamic-config';
-import { errorMessage } from '../src/error-message';
+import { errorMessage } from '../src/observability/error-message';
 
 /** The server version the Temporal CLI 1.5.1 bundles (`temporal --version` says "Server 1.29.1"). */
 export const TEMPORAL_SERVER_VERSION = '1.29.1';

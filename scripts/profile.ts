@@ -13,7 +13,7 @@ import { Harness } from '../reliability/harness';
 import { table, type Report } from '../reliability/report';
 import { commandLine, keepTable, machine } from './figures';
 import { cpuMs } from './proc';
-import { workflowBundleOptions } from '../src/workflow-bundle';
+import { workflowBundleOptions } from '../src/bundling/workflow-bundle';
 
 interface ProfileOptions {
   turns: number;
@@ -103,8 +103,8 @@ async function workerBundle(ran: string | undefined, log: (line: string) => void
   if (!ran) return undefined;
   const { code } = await bundleWorkflowCode({
     ...workflowBundleOptions(),
-    // The harness encrypts, and an encrypting worker bundles the failure converter (src/payload-codec.ts).
-    failureConverterPath: require.resolve('../src/failure-converter'),
+    // The harness encrypts, and an encrypting worker bundles the failure converter (src/encryption/payload-codec.ts).
+    failureConverterPath: require.resolve('../src/encryption/failure-converter'),
     logger: new DefaultLogger('WARN'),
   });
   const bundle = bundleMap(code);

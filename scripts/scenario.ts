@@ -4,8 +4,8 @@ import { existsSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { z } from 'zod';
 import { ScenarioRunner, scenarioFiles } from '../sandbox/scenario-runner';
-import { toolDataConverter } from '../src/dev-payload-keys';
-import { PayloadKeys } from '../src/payload-codec';
+import { toolDataConverter } from '../src/config/dev-payload-keys';
+import { PayloadKeys } from '../src/encryption/payload-codec';
 import { DEFAULT_PORTS } from './stack';
 
 const Env = z.object({

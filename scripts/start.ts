@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { SANDBOX_SECRETS } from '../sandbox/services';
-import { devDataDir, devPayloadKeysFile, ensureDevPayloadKeys } from '../src/dev-payload-keys';
+import { devDataDir, devPayloadKeysFile, ensureDevPayloadKeys } from '../src/config/dev-payload-keys';
 import { codecEndpointUrl } from '../src/ingress/codec-routes';
 import { portsFromEnv, startDevServer, startStack } from './stack';
 import { findTemporalCli } from './temporal-cli';

@@ -11,9 +11,9 @@ import {
   loadAnalysisConfig,
   loadTemporalConfig,
   loadTurnConfig,
-  temporalConnectionOptions,
   type TemporalConfig,
-} from './config';
+} from './config/environment';
+import { temporalConnectionOptions } from './config/temporal-connection';
 import {
   RequestRefused,
   conversationState,
@@ -23,8 +23,8 @@ import {
   handBack,
   listRuns,
   turnOptions,
-} from './conversations';
-import { toolDataConverter } from './dev-payload-keys';
+} from './operations/conversations';
+import { toolDataConverter } from './config/dev-payload-keys';
 import { codecEndpointUrl } from './ingress/codec-routes';
 import { Since } from './reports/figures';
 import { reportText } from './reports/text';
@@ -33,9 +33,9 @@ import { AnalysisRequest, askAnalysis } from './reports/analysis';
 import { analysisText } from './reports/text';
 import type { TemporalUi } from './reports/patterns';
 import OpenAI from 'openai';
-import { ConversationIdText } from './schemas';
-import { searchAttributes, type ReplyDecision } from './shared';
-import { errorMessage } from './error-message';
+import { ConversationIdText } from './contract/schemas';
+import { searchAttributes, type ReplyDecision } from './contract/shared';
+import { errorMessage } from './observability/error-message';
 
 const USAGE = `Usage:
   melvin start <conversationId>                       start (or join) a turn for the conversation

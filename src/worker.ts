@@ -14,17 +14,16 @@ import {
   loadWorkerConfig,
   embeddingSettings,
   modelTierSettings,
-  temporalConnectionOptions,
-  temporalDataConverter,
   type ModelTierSettings,
   type WorkerConfig,
-} from './config';
+} from './config/environment';
+import { temporalConnectionOptions, temporalDataConverter } from './config/temporal-connection';
 import { startEmbeddedIndexDatabase, type EmbeddedIndexDatabase } from './resolved-index/embedded-process';
 import { ensureIndexSchedule } from './resolved-index/schedule';
 import { ResolvedIndexStore } from './resolved-index/store';
-import { MAX_PLANNED_CALLS } from './schemas';
-import { workflowBundleOptions } from './workflow-bundle';
-import { installWorkerRuntime, workerSettings } from './worker-telemetry';
+import { MAX_PLANNED_CALLS } from './contract/schemas';
+import { workflowBundleOptions } from './bundling/workflow-bundle';
+import { installWorkerRuntime, workerSettings } from './observability/worker-telemetry';
 
 async function main(): Promise<void> {
   const config = loadWorkerConfig();

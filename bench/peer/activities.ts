@@ -5,7 +5,7 @@ import { ApplicationFailure, type ActivityOptions, type Logger } from '@temporal
 import { msToNumber } from '@temporalio/common/lib/time';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { createActivities } from '../../src/activities';
-import { errorMessage } from '../../src/error-message';
+import { errorMessage } from '../../src/observability/error-message';
 import {
   embeddingsPolicy,
   indexConversationPolicy,

@@ -2,9 +2,9 @@
 // configuration, the peer graph on its SQLite checkpointer, and the turns the bench asks for over IPC, run as they come.
 import { DefaultLogger } from '@temporalio/worker';
 import { createActivities } from '../../src/activities';
-import { ConfigError, loadWorkerConfig } from '../../src/config';
-import { errorMessage } from '../../src/error-message';
-import type { SupportConversationInput } from '../../src/shared';
+import { ConfigError, loadWorkerConfig } from '../../src/config/environment';
+import { errorMessage } from '../../src/observability/error-message';
+import type { SupportConversationInput } from '../../src/contract/shared';
 import { activityClients } from '../../src/worker';
 import type { PeerMessage, PeerRequest, PeerTurnMeasures } from '../peer-process';
 import { unionMs } from '../spans';

@@ -3,9 +3,9 @@
 // Left out, as Temporal-only: the UI's details, search attributes, metrics, and what signals bring during a turn.
 import type { PostedPart } from '../../src/activities/intercom';
 import type { LlmAnswer } from '../../src/activities/llm';
-import type { DraftOutput } from '../../src/schemas';
-import { DEFAULT_SNOOZE_SECONDS } from '../../src/shared';
-import type { CoverageAnalysis, EscalationKind, Hop, NodeName, UserTold } from '../../src/state';
+import type { DraftOutput } from '../../src/contract/schemas';
+import { DEFAULT_SNOOZE_SECONDS } from '../../src/contract/shared';
+import type { CoverageAnalysis, EscalationKind, Hop, NodeName, UserTold } from '../../src/contract/state';
 import { coverageContext, draftContext, planContext } from '../../src/workflows/contexts';
 import { coverageFailed, routeCoverage } from '../../src/workflows/nodes/coverage';
 import { retrieveStyleExamples, routeDraft } from '../../src/workflows/nodes/draft';

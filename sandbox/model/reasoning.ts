@@ -1,7 +1,7 @@
 // The sandbox model's deterministic reasoning: plan, coverage and draft answers computed from the context Melvin sends.
-import type { CoverageOutput, DraftOutput, PlanOutput, ResolveOutput } from '../../src/schemas';
-import type { Tone } from '../../src/state';
-import type { LlmStep } from '../../src/schemas';
+import type { CoverageOutput, DraftOutput, PlanOutput, ResolveOutput } from '../../src/contract/schemas';
+import type { Tone } from '../../src/contract/state';
+import type { LlmStep } from '../../src/contract/schemas';
 import { oneEditApart } from '../words';
 import { codesMissingFrom, keyCodes } from './codes';
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { z } from 'zod';
-import { STAND_IN_FINGERPRINT, type LlmStep } from '../../src/schemas';
+import { STAND_IN_FINGERPRINT, type LlmStep } from '../../src/contract/schemas';
 import { FaultQueues, Latency, sendHttpFault, sleep } from '../faults';
 import type { Gates } from '../gates';
 import { HttpService } from '../http';

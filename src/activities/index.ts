@@ -2,8 +2,8 @@
 import { createIntercomActivities } from './intercom';
 import { createEmbeddingActivities, type EmbeddingEndpoint } from './embeddings';
 import { createLlmActivities, type LlmEndpoint } from './llm';
-import type { ModelTier } from '../schemas';
-import type { McpToolPolicy } from '../mcp-tool-policy';
+import type { ModelTier } from '../contract/schemas';
+import type { McpToolPolicy } from '../guards/mcp-tool-policy';
 import type { McpConnections } from './mcp';
 import { createMcpActivities } from './mcp';
 import { createPromptActivities } from './prompts';

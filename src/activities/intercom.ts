@@ -3,9 +3,15 @@ import { Context } from '@temporalio/activity';
 import { IntercomError, IntercomTimeoutError } from 'intercom-client';
 import type { IntercomClient } from 'intercom-client';
 import { z } from 'zod';
-import { ESCALATION_MARK, HANDED_BACK_MARK, UNDELIVERED_MARK, WITHHELD_MARK, carriesOperatorWords } from '../notes';
-import { REPLY_MODES, type ReplyMode } from '../shared';
-import type { Message, OwnershipEvent, Role } from '../state';
+import {
+  ESCALATION_MARK,
+  HANDED_BACK_MARK,
+  UNDELIVERED_MARK,
+  WITHHELD_MARK,
+  carriesOperatorWords,
+} from '../contract/notes';
+import { REPLY_MODES, type ReplyMode } from '../contract/shared';
+import type { Message, OwnershipEvent, Role } from '../contract/state';
 import {
   IntercomAuthError,
   IntercomNotFoundError,

@@ -3,8 +3,8 @@ import { APIError } from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import type { ResponseFormatJSONObject, ResponseFormatJSONSchema } from 'openai/resources/shared';
 import type { z } from 'zod';
-import { CoverageOutput, DraftOutput, PlanOutput, ResolveOutput, type LlmStep } from '../schemas';
-import { errorMessage } from '../error-message';
+import { CoverageOutput, DraftOutput, PlanOutput, ResolveOutput, type LlmStep } from '../contract/schemas';
+import { errorMessage } from '../observability/error-message';
 
 /**
  * `json_schema`: OpenAI strict Structured Outputs. `json_object`: JSON mode, the schema spelled out in the system

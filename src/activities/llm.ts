@@ -17,8 +17,8 @@ import {
   type PlanOutput,
   type ResolveContext,
   type ResolveOutput,
-} from '../schemas';
-import type { CoverageAnalysis, LlmUsage, PlanData } from '../state';
+} from '../contract/schemas';
+import type { CoverageAnalysis, LlmUsage, PlanData } from '../contract/state';
 import { LlmInvalidOutputError, LlmRejectedError, LlmUnavailableError, withRetryContract } from './errors';
 import { withHeartbeats } from './heartbeat';
 import {

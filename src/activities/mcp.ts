@@ -6,9 +6,15 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Context, log } from '@temporalio/activity';
-import { reviewTool, ruleFor, type ListedToolFacts, type McpToolPolicy, type PolicyVerdict } from '../mcp-tool-policy';
-import type { ToolDefinition, ToolServerStatus, WithheldTool } from '../state';
-import { distinctToolNames, type ListedTool } from '../tool-arguments';
+import {
+  reviewTool,
+  ruleFor,
+  type ListedToolFacts,
+  type McpToolPolicy,
+  type PolicyVerdict,
+} from '../guards/mcp-tool-policy';
+import type { ToolDefinition, ToolServerStatus, WithheldTool } from '../contract/state';
+import { distinctToolNames, type ListedTool } from '../guards/tool-arguments';
 import {
   McpInvalidArgumentsError,
   McpToolRefusedError,
@@ -16,7 +22,7 @@ import {
   McpUnknownToolError,
   withRetryContract,
 } from './errors';
-import { errorMessage } from '../error-message';
+import { errorMessage } from '../observability/error-message';
 import { withHeartbeats } from './heartbeat';
 
 /** One MCP server: a Streamable HTTP `url`, or a `command` started over stdio. */

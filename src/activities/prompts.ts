@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client as LangSmithClient } from 'langsmith';
 import { z } from 'zod';
-import type { PromptsUsed } from '../state';
-import { errorMessage } from '../error-message';
+import type { PromptsUsed } from '../contract/state';
+import { errorMessage } from '../observability/error-message';
 import { PromptUnavailableError, withRetryContract } from './errors';
 
 export const PROMPT_NAMES = {

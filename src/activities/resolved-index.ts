@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { indexedMessages, type ConversationPart } from '../resolved-index/examples';
 import { fewShotPairs, rank, TOP_K } from '../resolved-index/ranking';
 import type { ResolvedIndexStore, StoredExample } from '../resolved-index/store';
-import { searchAttributes, STAGES, workflowIdFor, type Stage } from '../shared';
+import { searchAttributes, STAGES, workflowIdFor, type Stage } from '../contract/shared';
 import { createEmbeddingActivities, type EmbeddingEndpoint } from './embeddings';
 import { IntercomResponseInvalidError, withRetryContract } from './errors';
 import { IntercomConversation, intercomFailure } from './intercom';

@@ -1,7 +1,7 @@
 // The validation activity: POSTs the draft and the data it rests on to the validation endpoint and returns the raw answer.
 import { Context } from '@temporalio/activity';
-import type { NamedRecordContext } from '../schemas';
-import type { Message, StoredDocsData, StoredToolData } from '../state';
+import type { NamedRecordContext } from '../contract/schemas';
+import type { Message, StoredDocsData, StoredToolData } from '../contract/state';
 import { ValidationRejectedError, ValidationUnavailableError, withRetryContract } from './errors';
 import { retryAfterMs } from './retry-after';
 

@@ -12,10 +12,10 @@ import {
   handBack,
   sendTeamAction,
   type TurnOptions,
-} from '../conversations';
-import { ConversationIdText, issuesOf } from '../schemas';
-import type { TeamAction } from '../shared';
-import { logEvent } from '../log';
+} from '../operations/conversations';
+import { ConversationIdText, issuesOf } from '../contract/schemas';
+import type { TeamAction } from '../contract/shared';
+import { logEvent } from '../observability/log';
 import { htmlToText } from '../activities/intercom-text';
 import { Since } from '../reports/figures';
 import { loadAnalysisData, loadReport } from '../reports/visibility';
@@ -32,7 +32,7 @@ import {
   type IngressMetrics,
 } from './metrics';
 import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
-import { errorMessage } from '../error-message';
+import { errorMessage } from '../observability/error-message';
 import { classifyTemporalFailure } from './temporal-failures';
 import { Outbox, OutboxRejection, type Forwarded, type OutboxEntry } from './outbox';
 

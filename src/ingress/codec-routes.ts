@@ -4,8 +4,8 @@ import { createHmac } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import { errorMessage } from '../error-message';
-import { issuesOf } from '../schemas';
+import { errorMessage } from '../observability/error-message';
+import { issuesOf } from '../contract/schemas';
 import { sameSecret } from './secrets';
 
 const Base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');

@@ -3,15 +3,10 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import OpenAI from 'openai';
-import {
-  ConfigError,
-  analysisSettings,
-  loadIngressConfig,
-  temporalConnectionOptions,
-  temporalDataConverter,
-} from '../config';
-import { turnOptions } from '../conversations';
-import { logEvent } from '../log';
+import { ConfigError, analysisSettings, loadIngressConfig } from '../config/environment';
+import { temporalConnectionOptions, temporalDataConverter } from '../config/temporal-connection';
+import { turnOptions } from '../operations/conversations';
+import { logEvent } from '../observability/log';
 import { createIngressApp, openIngressOutbox } from './app';
 import { createIngressMetrics } from './metrics';
 

@@ -4,10 +4,10 @@
 import { appendFile, mkdir, open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { errorMessage } from '../error-message';
-import { logEvent } from '../log';
-import { issuesOf } from '../schemas';
-import type { TeamAction, Trigger } from '../shared';
+import { errorMessage } from '../observability/error-message';
+import { logEvent } from '../observability/log';
+import { issuesOf } from '../contract/schemas';
+import type { TeamAction, Trigger } from '../contract/shared';
 
 const TriggerSchema = z.object({
   topic: z.string(),

@@ -6,7 +6,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import { errorMessage } from '../error-message';
+import { errorMessage } from '../observability/error-message';
 
 export interface TemporalFailure {
   retryable: boolean;

@@ -7,7 +7,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { z } from 'zod';
-import { issuesOf } from '../schemas';
+import { issuesOf } from '../contract/schemas';
 import { Since, type Report } from './figures';
 import { CAUSE_DIMENSIONS, causeOf, type RunExample, type TemporalUi, type WindowTurn, runUrl } from './patterns';
 

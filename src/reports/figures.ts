@@ -1,6 +1,6 @@
 // The figures of a report for support leads, computed from the runs' turn summaries (memo `melvin_turn`); pure.
 import { z } from 'zod';
-import { intentLabels, workflowIdFor, type TurnSummary } from '../shared';
+import { intentLabels, workflowIdFor, type TurnSummary } from '../contract/shared';
 import { patternFigures, type Patterns, type TemporalUi, type WindowTurn } from './patterns';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

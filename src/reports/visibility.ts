@@ -1,7 +1,7 @@
 // Reads the runs a report covers from Temporal visibility alone: one listing with each run's memo and search attributes,
 // never a query or a history (a query replays a closed run on a worker: far too slow for thousands of runs).
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, conversationIdOf, searchAttributes } from '../shared';
+import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, conversationIdOf, searchAttributes } from '../contract/shared';
 import { reportFigures, windowTurns, type Report, type RunRecord, type Since } from './figures';
 import type { AnalysisData } from './analysis';
 import type { TemporalUi } from './patterns';

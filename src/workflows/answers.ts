@@ -1,6 +1,6 @@
 // The two answers the workflow parses itself, the validation check's and the resolved-conversations search's: kept
 // apart from schemas.ts, whose hundred-odd zod schemas every run would otherwise build at its start and keep while
-// its conversation waits (zod's schemas cannot be shared between runs: see src/workflow-bundle.ts).
+// its conversation waits (zod's schemas cannot be shared between runs: see src/bundling/workflow-bundle.ts).
 import { z } from 'zod';
 
 /** The validation endpoint's answer: `overall_passed` is the contract; the per-check results are kept as they come. */

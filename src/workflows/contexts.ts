@@ -1,6 +1,12 @@
 // What each LLM step is shown, built from the state: pure, so the model's view of a run is replayable and testable.
-import type { CoverageContext, DraftContext, NamedRecordContext, PlanContext, ResolveContext } from '../schemas';
-import type { AgentState, Intent, NamedRecord } from '../state';
+import type {
+  CoverageContext,
+  DraftContext,
+  NamedRecordContext,
+  PlanContext,
+  ResolveContext,
+} from '../contract/schemas';
+import type { AgentState, Intent, NamedRecord } from '../contract/state';
 import { recordsAbout } from './entities';
 import { turnTone } from './tone';
 import { earlierTurns } from './conversation-record';

@@ -11,7 +11,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { HANDED_BACK_MARK, WROTE_AGAIN_MARK } from '../notes';
+import { HANDED_BACK_MARK, WROTE_AGAIN_MARK } from '../contract/notes';
 import {
   decideReplyUpdate,
   forceEscalationSignal,
@@ -26,8 +26,8 @@ import {
   type OperatorAnswer,
   type SupportConversationInput,
   type TeamAction,
-} from '../shared';
-import type { ConversationOutcome, OperatorRequest, ReceivedUserMessage, TeamAnswer } from '../state';
+} from '../contract/shared';
+import type { ConversationOutcome, OperatorRequest, ReceivedUserMessage, TeamAnswer } from '../contract/state';
 import {
   closeTurn,
   handBackToMelvin,

@@ -7,8 +7,8 @@ import {
   DEFAULT_DATA_BUDGET_BYTES,
   DEFAULT_MAX_HOPS,
   type SupportConversationInput,
-} from '../shared';
-import type { AgentState, DataBudget, GatheredCall, ToolResult } from '../state';
+} from '../contract/shared';
+import type { AgentState, DataBudget, GatheredCall, ToolResult } from '../contract/state';
 import { newConversationRecord } from './conversation-record';
 import { docsDataKey, docsQueryOf, isDocsTool, toolDataKey } from './tool-calls';
 

@@ -9,8 +9,13 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../activities/prompts';
-import { TURN_SUMMARY_MEMO, searchAttributes, type ReplyDecision, type SupportConversationInput } from '../shared';
-import type { AgentState, DataBudget, GatheredCall, NodeName } from '../state';
+import {
+  TURN_SUMMARY_MEMO,
+  searchAttributes,
+  type ReplyDecision,
+  type SupportConversationInput,
+} from '../contract/shared';
+import type { AgentState, DataBudget, GatheredCall, NodeName } from '../contract/state';
 import type { TurnCoverage } from './conversation-record';
 import type { Escalation } from './routing';
 import { turnSummary } from './run-summary';

@@ -12,7 +12,13 @@ import { createIngressMetrics } from '../../src/ingress/metrics';
 import type { Outbox } from '../../src/ingress/outbox';
 import type { Report } from '../../src/reports/figures';
 import { listReportRuns } from '../../src/reports/visibility';
-import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes, workflowIdFor, type TurnSummary } from '../../src/shared';
+import {
+  TURN_SUMMARY_MEMO,
+  WORKFLOW_TYPE,
+  searchAttributes,
+  workflowIdFor,
+  type TurnSummary,
+} from '../../src/contract/shared';
 import { quietRuntime, waitFor } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
 

@@ -12,7 +12,7 @@ import {
   type ResponseFormatMode,
   type ResponseFormatSetting,
 } from '../../src/activities/llm-formats';
-import { DraftOutput, type CoverageContext, type DraftContext, type PlanContext } from '../../src/schemas';
+import { DraftOutput, type CoverageContext, type DraftContext, type PlanContext } from '../../src/contract/schemas';
 import { llmPolicy } from '../../src/workflows/policies';
 import { SANDBOX_MODEL_NAME, SandboxModel, type ModelEndpoint } from '../../sandbox/model/server';
 import { coverage, draft, plan } from '../helpers/model-answers';

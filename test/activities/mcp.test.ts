@@ -9,7 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import express from 'express';
 import { MAX_TOOL_RESULT_BYTES, McpConnections, capPayload, createMcpActivities } from '../../src/activities/mcp';
-import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/mcp-tool-policy';
+import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/guards/mcp-tool-policy';
 import { mcpListPolicy, toolPolicy } from '../../src/workflows/policies';
 import { listen, type RunningServer } from '../../sandbox/http';
 import { freePorts } from '../../scripts/stack';

@@ -3,7 +3,8 @@
 import { Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
-import { loadTemporalConfig, temporalConnectionOptions } from '../../src/config';
+import { loadTemporalConfig } from '../../src/config/environment';
+import { temporalConnectionOptions } from '../../src/config/temporal-connection';
 import { quietRuntime } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
 import { SERVER_NAME, makeCertificates, tlsFront, type TestCertificates } from '../helpers/tls';

@@ -5,7 +5,7 @@ import { PEER_DIR, ensurePeerDeps } from '../../bench/peer-deps';
 import { PeerProcess } from '../../bench/peer-process';
 import { benchResponder, type BenchShape } from '../../bench/responder';
 import { TURN_SETTINGS, seedConversation, type ConversationKind } from '../../reliability/harness';
-import { generatePayloadKey, payloadKeysEnvironment } from '../../src/payload-codec';
+import { generatePayloadKey, payloadKeysEnvironment } from '../../src/encryption/payload-codec';
 import { sandboxEnvironment, startSandboxServices, type SandboxServices } from '../../sandbox/services';
 
 const shape: BenchShape = { hops: 1 };

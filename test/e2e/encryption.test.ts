@@ -10,10 +10,10 @@ import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium';
 import { describeNeeding } from '../helpers/requirements';
 import { freeStackPorts, startDevServer, startStack, type Stack, type StackPorts } from '../../scripts/stack';
 import { SANDBOX_SECRETS } from '../../sandbox/services';
-import { turnOver } from '../../src/conversations';
+import { turnOver } from '../../src/operations/conversations';
 import { codecEndpointUrl, codecPathToken } from '../../src/ingress/codec-routes';
-import { ENCRYPTED_ENCODING, generatePayloadKey } from '../../src/payload-codec';
-import { workflowIdFor } from '../../src/shared';
+import { ENCRYPTED_ENCODING, generatePayloadKey } from '../../src/encryption/payload-codec';
+import { workflowIdFor } from '../../src/contract/shared';
 import { textInSomeFrame } from '../helpers/browser';
 import { runNode } from '../helpers/processes';
 

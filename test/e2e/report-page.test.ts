@@ -9,7 +9,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium';
 import { SANDBOX_MODEL_NAME, SandboxModel } from '../../sandbox/model/server';
 import { createIngressApp } from '../../src/ingress/app';
-import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes, workflowIdFor } from '../../src/shared';
+import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes, workflowIdFor } from '../../src/contract/shared';
 import { describeNeeding } from '../helpers/requirements';
 import { quietRuntime, waitFor } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';

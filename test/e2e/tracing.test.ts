@@ -3,7 +3,7 @@
 import express from 'express';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { readBundledPrompts, PROMPT_NAMES } from '../../src/activities/prompts';
-import { deliverUserMessage } from '../../src/conversations';
+import { deliverUserMessage } from '../../src/operations/conversations';
 import { listen, type RunningServer } from '../../sandbox/http';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { startWorkerProcess, workerEnvironment } from '../helpers/processes';

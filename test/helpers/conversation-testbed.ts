@@ -1,7 +1,7 @@
 // What the conversation workflow tests share: a testbed per test file, a conversation served by a worker while a test
 // talks to it as the ingress and Intercom would, the model's usual answers, and history recording.
 import { Worker } from '@temporalio/worker';
-import { loadTurnConfig } from '../../src/config';
+import { loadTurnConfig } from '../../src/config/environment';
 import {
   type TurnOptions,
   deliverUserMessage,
@@ -9,10 +9,10 @@ import {
   handBack,
   turnOptions,
   turnOver,
-} from '../../src/conversations';
-import type { ForceEscalation, HandBack, OperatorAnswer } from '../../src/shared';
-import { workflowIdFor } from '../../src/shared';
-import type { AgentState } from '../../src/state';
+} from '../../src/operations/conversations';
+import type { ForceEscalation, HandBack, OperatorAnswer } from '../../src/contract/shared';
+import { workflowIdFor } from '../../src/contract/shared';
+import type { AgentState } from '../../src/contract/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { keepHistory } from './histories';
 import { coverage, draft, plan } from './model-answers';

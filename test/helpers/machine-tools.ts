@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { ensureChromium } from '../../scripts/chromium';
 import { ensureMcpTools } from '../../scripts/mcp-tools';
 import { temporalServerTools } from '../../scripts/postgres-temporal';
-import { errorMessage } from '../../src/error-message';
+import { errorMessage } from '../../src/observability/error-message';
 import type { Requirement } from './requirements';
 
 /** The Compose Specification's schema ships in this Go module; test/unit/compose.test.ts validates against it. */

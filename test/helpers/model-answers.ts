@@ -1,5 +1,5 @@
 // Builders for the sandbox model's scripted plan, coverage and draft answers in workflow tests.
-import { NEUTRAL_TONE, type CoverageOutput, type DraftOutput, type PlanOutput } from '../../src/schemas';
+import { NEUTRAL_TONE, type CoverageOutput, type DraftOutput, type PlanOutput } from '../../src/contract/schemas';
 
 export function plan(
   userQuery: string,

@@ -3,7 +3,7 @@
 // Tests use it to say how the stand-ins answer a question; the workflow's own tests cover Melvin's side of the turn.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/schemas';
+import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/contract/schemas';
 import { sandboxReasoning } from '../../sandbox/model/reasoning';
 import type { TalentData } from '../../sandbox/scenario';
 import { loadKnowledgeBase } from '../../sandbox/talent-mcp/knowledge-base';

@@ -4,7 +4,7 @@ import { createActivities } from '../../src/activities';
 import { createOpenAiClient, oneModelForAllTiers } from '../../src/activities/llm';
 import { SANDBOX_EMBEDDING_MODEL_NAME, SANDBOX_MODEL_NAME } from '../../sandbox/model/server';
 import { McpConnections } from '../../src/activities/mcp';
-import { DEFAULT_MCP_TOOL_POLICY } from '../../src/mcp-tool-policy';
+import { DEFAULT_MCP_TOOL_POLICY } from '../../src/guards/mcp-tool-policy';
 import type { Scenario } from '../../sandbox/scenario';
 import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices, type SeedData } from '../../sandbox/services';
 import { allContractProblems } from '../sandbox/intercom-api';

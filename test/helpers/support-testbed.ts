@@ -1,7 +1,7 @@
 // What the supportConversation workflow tests share: a testbed per test file, Ana's and Bob's data, one turn run on a
 // fresh worker and read back from Intercom, history recording, and the expectations several files make.
 import type { WorkflowHandle } from '@temporalio/client';
-import type { AgentState } from '../../src/state';
+import type { AgentState } from '../../src/contract/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { keepHistory } from './histories';
 import { withoutRunMaps, type Sandbox } from './sandbox';

@@ -1,8 +1,8 @@
 // Starts a real Temporal dev server for a test file, with Melvin's search attributes registered and Melvin's data
 // converter on its client (plain text unless the test gives it keys), and the server settings Melvin runs with.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createDataConverter, type PayloadKey } from '../../src/payload-codec';
-import { allSearchAttributes } from '../../src/shared';
+import { createDataConverter, type PayloadKey } from '../../src/encryption/payload-codec';
+import { allSearchAttributes } from '../../src/contract/shared';
 import { createLocalTemporal } from '../../scripts/stack';
 import { devServerDynamicConfigFlags } from '../../scripts/temporal-dynamic-config';
 

@@ -4,14 +4,14 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { createActivities } from '../../src/activities';
-import { deliverUserMessage, type TurnOptions } from '../../src/conversations';
-import { stateQuery } from '../../src/shared';
-import type { AgentState } from '../../src/state';
+import { deliverUserMessage, type TurnOptions } from '../../src/operations/conversations';
+import { stateQuery } from '../../src/contract/shared';
+import type { AgentState } from '../../src/contract/state';
 import type { SeedData } from '../../sandbox/services';
 import { quietRuntime } from './runtime';
 import { startSandbox, type Sandbox } from './sandbox';
 import { startTemporal } from './temporal';
-import { workflowBundleOptions } from '../../src/workflow-bundle';
+import { workflowBundleOptions } from '../../src/bundling/workflow-bundle';
 
 export const ANA = { id: 'c-ana', email: 'ana.ruiz@example.com', name: 'Ana Ruiz' };
 

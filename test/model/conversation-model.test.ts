@@ -10,13 +10,13 @@ import path from 'node:path';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import fc from 'fast-check';
-import { createDataConverter, generatePayloadKey } from '../../src/payload-codec';
+import { createDataConverter, generatePayloadKey } from '../../src/encryption/payload-codec';
 import { quietRuntime } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
 import { caseArbitrary, describeCase, type ModelCase } from './events';
 import { conversationSummary, violations } from './invariants';
 import { Lane } from './world';
-import { workflowBundleOptions } from '../../src/workflow-bundle';
+import { workflowBundleOptions } from '../../src/bundling/workflow-bundle';
 
 quietRuntime();
 // The ingress's log lines (one per delivery) would bury the report; its errors still show.

@@ -2,7 +2,7 @@
 // hears of it), so the model-based test can place an event inside any activity of a turn; and counts the activities in
 // flight per conversation, which tells when a conversation has settled.
 import { Context } from '@temporalio/activity';
-import { conversationIdOf } from '../../src/shared';
+import { conversationIdOf } from '../../src/contract/shared';
 
 /** The activities a turn runs, by the names the worker registers. */
 export const ACTIVITIES = [

@@ -9,7 +9,7 @@ import {
   UNDELIVERED_MARK,
   WITHHELD_MARK,
   WROTE_AGAIN_MARK,
-} from '../../src/notes';
+} from '../../src/contract/notes';
 import type { Fact, RunFacts } from './history';
 
 export type ReplyMode = 'auto' | 'approve' | 'shadow';

@@ -3,14 +3,14 @@
 // the code before its fix, and must now hold them all (./conversation-model.test.ts describes the world they run in).
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ESCALATION_MARK, HANDED_BACK_MARK, WITHHELD_MARK } from '../../src/notes';
+import { ESCALATION_MARK, HANDED_BACK_MARK, WITHHELD_MARK } from '../../src/contract/notes';
 import { quietRuntime } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
 import type { ModelCase, Placement, Step } from './events';
 import type { ActivityName } from './gates';
 import { conversationSummary, violations, type Observation } from './invariants';
 import { Lane } from './world';
-import { workflowBundleOptions } from '../../src/workflow-bundle';
+import { workflowBundleOptions } from '../../src/bundling/workflow-bundle';
 
 quietRuntime();
 process.env.LOG_LEVEL = 'error';

@@ -2,7 +2,7 @@
 // Node 22), and Melvin's MCP client activity against the reference "everything" server.
 import { spawn } from 'node:child_process';
 import { McpConnections, createMcpActivities } from '../../src/activities/mcp';
-import { McpToolPolicy } from '../../src/mcp-tool-policy';
+import { McpToolPolicy } from '../../src/guards/mcp-tool-policy';
 import { loadKnowledgeBase } from '../../sandbox/talent-mcp/knowledge-base';
 import { TalentMcpService } from '../../sandbox/talent-mcp/http';
 import { TalentStore } from '../../sandbox/talent-mcp/server';

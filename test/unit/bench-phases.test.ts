@@ -8,7 +8,7 @@ import { cpuMs, findPid, findPids, isPostgres, residentBytes } from '../../scrip
 import { cpuBetween, cpuText, knee, pastKnee, settingsText, type Step } from '../../bench/saturation';
 import { inPool } from '../../bench/turns';
 import { criticalPathGaps, criticalPathMs } from '../../reliability/harness';
-import { workerSettings } from '../../src/worker-telemetry';
+import { workerSettings } from '../../src/observability/worker-telemetry';
 
 const step = (concurrency: number, turnsPerSecond: number, p50Ms: number): Step => ({
   concurrency,

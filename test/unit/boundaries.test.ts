@@ -13,8 +13,8 @@ import {
   loadWorkerConfig,
   modelTierSettings,
   parseMcpServers,
-} from '../../src/config';
-import { DEFAULT_HANDOVER_MESSAGE } from '../../src/shared';
+} from '../../src/config/environment';
+import { DEFAULT_HANDOVER_MESSAGE } from '../../src/contract/shared';
 import * as policies from '../../src/workflows/policies';
 
 describe('retryAfterMs', () => {

@@ -13,7 +13,7 @@ import {
   recordTurn,
   unansweredDeliveries,
 } from '../../src/workflows/conversation-record';
-import type { GatheredCall, TurnRecord } from '../../src/state';
+import type { GatheredCall, TurnRecord } from '../../src/contract/state';
 
 const turn = (runId: string, partIds: string[] = []): TurnRecord => ({
   run_id: runId,

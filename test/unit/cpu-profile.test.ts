@@ -43,7 +43,7 @@ const NODES = [
   frame('(root)'),
   frame('runTurn', BUNDLE, 0, 0),
   frame('activate', BUNDLE, 1, 0),
-  frame('encode', `file://${ROOT}/src/payload-codec.ts`),
+  frame('encode', `file://${ROOT}/src/encryption/payload-codec.ts`),
   frame('decode', `file://${ROOT}/node_modules/protobufjs/src/reader.js`),
   frame('draft', `file://${ROOT}/src/activities/llm.ts`),
   frame('(garbage collector)'),
@@ -124,7 +124,7 @@ describe('timeByKind', () => {
     expect(time.byKind.get('payload conversion and encryption')).toBe(30);
     expect(time.idle).toBe(10);
     expect(time.byFunction.get('runTurn src/workflows/turn.ts')).toBe(20);
-    expect(time.byFunction.get(`encode src/payload-codec.ts`)).toBe(30);
+    expect(time.byFunction.get(`encode src/encryption/payload-codec.ts`)).toBe(30);
   });
 
   it('counts only what falls within the window, cutting the samples at its edges', () => {

@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CONFIGURATION_VARIABLES } from '../../src/config';
+import { CONFIGURATION_VARIABLES } from '../../src/config/environment';
 
 const ROOT = path.join(__dirname, '..', '..');
 

@@ -1,5 +1,5 @@
 // Tiered entity resolution: a record named in words is resolved to an id of the user's own records, or never sent.
-import type { StoredToolData } from '../../src/state';
+import type { StoredToolData } from '../../src/contract/state';
 import fc from 'fast-check';
 import {
   mentionArguments,

@@ -20,7 +20,7 @@ import {
 import { forTry, runPool, seedConflict, tryConversationId, unfitForEvaluation, type TryRecord } from '../../eval/tries';
 import { Scenario } from '../../sandbox/scenario';
 import { evaluate, loadScenario, scenarioFiles, type TurnOutcome } from '../../sandbox/scenario-runner';
-import type { AgentState } from '../../src/state';
+import type { AgentState } from '../../src/contract/state';
 
 /** A run of `tries` summarized with the sandbox model, no faults and no judge, unless `given` says otherwise. */
 function summarizeRun(tries: TryRecord[], given: Partial<Parameters<typeof summarize>[0]> = {}) {

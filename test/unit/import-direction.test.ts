@@ -46,13 +46,13 @@ describe('imports run one way: nothing outside src/workflows/ imports from it', 
     ['src/activities/mcp.ts', "import { ESCALATION_TABLE } from '../workflows/routing';\n"],
     ['src/activities/intercom.ts', "import type { Turn } from '../workflows/turn';\n"],
     ['src/ingress/app.ts', "import { supportConversation } from '../workflows';\n"],
-    ['src/config.ts', "import { ESCALATION_TABLE } from './workflows/routing';\n"],
+    ['src/config/environment.ts', "import { ESCALATION_TABLE } from '../workflows/routing';\n"],
     ['src/reports/figures.ts', "export { DOCS_TOOL } from '../workflows/tool-calls';\n"],
   ] as const;
   const allowed = [
     ['src/activities/mcp.ts', ''],
     ['src/ingress/app.ts', ''],
-    ['src/config.ts', ''],
+    ['src/config/environment.ts', ''],
     // Workflow modules import each other, and the modules outside, freely.
     ['src/workflows/turn.ts', "import { ESCALATION_TABLE as TABLE } from './routing';\n"],
   ] as const;

@@ -11,7 +11,7 @@ import {
   jsonSchemaFormats,
   type StepSchemas,
 } from '../../src/activities/llm-formats';
-import { DraftOutput } from '../../src/schemas';
+import { DraftOutput } from '../../src/contract/schemas';
 import { checkJsonSchemaFormat } from '../../sandbox/model/strict-schema';
 
 describe('the response formats Melvin sends', () => {

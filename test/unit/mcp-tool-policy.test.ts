@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadWorkerConfig, parseMcpServers } from '../../src/config';
+import { loadWorkerConfig, parseMcpServers } from '../../src/config/environment';
 import {
   DEFAULT_MCP_TOOL_POLICY,
   McpToolPolicy,
@@ -11,9 +11,9 @@ import {
   schemaArguments,
   pathText,
   type ListedToolFacts,
-} from '../../src/mcp-tool-policy';
-import type { ToolDefinition } from '../../src/state';
-import { isIdentityLike } from '../../src/tool-arguments';
+} from '../../src/guards/mcp-tool-policy';
+import type { ToolDefinition } from '../../src/contract/state';
+import { isIdentityLike } from '../../src/guards/tool-arguments';
 import { identityArgumentNames, scopeToolCall, type Contact } from '../../src/workflows/tool-calls';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'melvin-policy-'));

@@ -6,7 +6,7 @@ import {
   encodeErrorToFailure,
   loadDataConverter,
 } from '@temporalio/common/lib/internal-non-workflow';
-import { loadTemporalConfig } from '../../src/config';
+import { loadTemporalConfig } from '../../src/config/environment';
 import {
   ENCRYPTED_ENCODING,
   EncryptionCodec,
@@ -16,7 +16,7 @@ import {
   createDataConverter,
   formatPayloadKeys,
   generatePayloadKey,
-} from '../../src/payload-codec';
+} from '../../src/encryption/payload-codec';
 
 const MESSAGE = { text: 'When will I get paid?', email: 'ana.ruiz@example.com' };
 const payload = () => defaultPayloadConverter.toPayload(MESSAGE);

@@ -1,5 +1,5 @@
 // The checks every reply passes before it can reach a user.
-import { checkReply, internalIds, otherEmailsIn, repeatsWordsOf, showsId } from '../../src/reply-checks';
+import { checkReply, internalIds, otherEmailsIn, repeatsWordsOf, showsId } from '../../src/guards/reply-checks';
 import { ID_TOKEN_CASES } from '../helpers/id-token-cases';
 
 const known = {

@@ -14,7 +14,7 @@ import {
   type RankingQuery,
 } from '../../src/resolved-index/ranking';
 import { redact } from '../../src/resolved-index/redact';
-import { STAGES } from '../../src/shared';
+import { STAGES } from '../../src/contract/shared';
 
 describe('redact', () => {
   const contact = { contactName: 'Maya Chen', contactEmail: 'maya.chen@example.com' };

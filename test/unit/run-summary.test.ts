@@ -1,7 +1,7 @@
 // What a support lead reads first in the Temporal UI: the list's one-line summary and a finished run's details.
-import { runSummary } from '../../src/conversations';
-import { MAX_MEMO_INTENTS, MAX_MEMO_INTENT_CHARS, intentLabel, intentLabels } from '../../src/shared';
-import type { Hop } from '../../src/state';
+import { runSummary } from '../../src/operations/conversations';
+import { MAX_MEMO_INTENTS, MAX_MEMO_INTENT_CHARS, intentLabel, intentLabels } from '../../src/contract/shared';
+import type { Hop } from '../../src/contract/state';
 import { runMap, turnOutcomeDetails, turnSummary } from '../../src/workflows/run-summary';
 import { newState } from '../../src/workflows/turn-state';
 

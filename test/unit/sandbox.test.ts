@@ -7,7 +7,7 @@ import { currentQuestion, intentsOf, sandboxReasoning, spokenAmount, spokenDate 
 import { evaluate, loadScenario } from '../../sandbox/scenario-runner';
 import { loadKnowledgeBase, parseMarkdownDocs } from '../../sandbox/talent-mcp/knowledge-base';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
-import type { AgentState } from '../../src/state';
+import type { AgentState } from '../../src/contract/state';
 import path from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,7 @@
 // How the sandbox stand-ins answer a talent, turn by turn on the demo data: the talent's own records before the help
 // center, things the talent does not have said to be missing, ordinary numbers never a reason to hand over, and replies
 // that read as a person writes. Each group holds cases unlike each other that must behave the same, and some that must not.
-import type { ResolveOutput } from '../../src/schemas';
+import type { ResolveOutput } from '../../src/contract/schemas';
 import demo from '../../sandbox/demo-data.json';
 import { sandboxReasoning } from '../../sandbox/model/reasoning';
 import { TalentData } from '../../sandbox/scenario';

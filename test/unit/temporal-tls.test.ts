@@ -2,7 +2,8 @@
 // one `tls` option every connection to Temporal uses.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadIngressConfig, loadTemporalConfig, loadWorkerConfig, temporalConnectionOptions } from '../../src/config';
+import { loadIngressConfig, loadTemporalConfig, loadWorkerConfig } from '../../src/config/environment';
+import { temporalConnectionOptions } from '../../src/config/temporal-connection';
 import { SERVER_NAME, makeCertificates, type TestCertificates } from '../helpers/tls';
 
 let certs: TestCertificates;

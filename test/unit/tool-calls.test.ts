@@ -1,7 +1,7 @@
 // The pure tool helpers: names kept distinct across MCP servers, identity scoping of tool arguments, result keys that
 // never overwrite, and the gather summary.
-import type { ToolDefinition, ToolResult } from '../../src/state';
-import { distinctToolNames, type ListedTool } from '../../src/tool-arguments';
+import type { ToolDefinition, ToolResult } from '../../src/contract/state';
+import { distinctToolNames, type ListedTool } from '../../src/guards/tool-arguments';
 import {
   docsDataKey,
   isDocsTool,

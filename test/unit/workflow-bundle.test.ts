@@ -1,13 +1,13 @@
-// The modules every workflow run of a worker shares (src/workflow-bundle.ts): only ones without per-run state, whose
+// The modules every workflow run of a worker shares (src/bundling/workflow-bundle.ts): only ones without per-run state, whose
 // imports stay among shared modules, so no workflow module is pulled into the shared cache behind them.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { SHARED_MODULES, SHARED_SOURCES, workflowBundleOptions } from '../../src/workflow-bundle';
+import { SHARED_MODULES, SHARED_SOURCES, workflowBundleOptions } from '../../src/bundling/workflow-bundle';
 
 const SRC = path.join(__dirname, '../../src');
 /** Libraries a shared source may load: the SDK's entry loads its common module; zod only through zod-library.ts. */
-const LIBRARIES = (name: string) => ['@temporalio/common', ...(name === 'zod-library' ? ['zod'] : [])];
+const LIBRARIES = (name: string) => ['@temporalio/common', ...(name === 'bundling/zod-library' ? ['zod'] : [])];
 
 /** Each import of a file, with whether it is for types only (erased, so it loads nothing). */
 function imports(source: string): { from: string; typeOnly: boolean }[] {
@@ -28,7 +28,8 @@ function perRunState(source: string): string[] {
 }
 
 describe.each(SHARED_SOURCES)('the shared source %s', (name) => {
-  const source = readFileSync(path.join(SRC, `${name}.ts`), 'utf8');
+  const file = path.join(SRC, `${name}.ts`);
+  const source = readFileSync(file, 'utf8');
 
   test('holds no module-scope state a run could change', () => {
     expect(perRunState(source)).toEqual([]);
@@ -37,7 +38,8 @@ describe.each(SHARED_SOURCES)('the shared source %s', (name) => {
   test('loads only other shared modules', () => {
     const loaded = imports(source)
       .filter((i) => !i.typeOnly)
-      .map((i) => (i.from.startsWith('./') ? i.from.slice(2) : i.from));
+      // A relative import as a path from src/, as SHARED_SOURCES names them; a package by its name.
+      .map((i) => (i.from.startsWith('.') ? path.relative(SRC, path.join(path.dirname(file), i.from)) : i.from));
     const shared = [...SHARED_MODULES, ...LIBRARIES(name), ...SHARED_SOURCES];
     expect(loaded.filter((from) => !shared.includes(from))).toEqual([]);
   });
@@ -83,5 +85,5 @@ test('the bundle preloads the shared modules and none of the workflow modules', 
   // nearly double what a waiting conversation holds (the bench's memory phase). Workflows import only its types.
   const modules = [...code.matchAll(/^\/\*\*\*\/ "(\.\/src\/[^"]+)"/gm)].map((m) => m[1]!);
   expect(modules).toContain('./src/workflows/answers.ts');
-  expect(modules).not.toContain('./src/schemas.ts');
+  expect(modules).not.toContain('./src/contract/schemas.ts');
 }, 60_000);

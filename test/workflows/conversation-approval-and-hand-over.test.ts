@@ -1,8 +1,8 @@
 // One workflow for the life of a conversation, on a real Temporal dev server: approval and shadow modes, telling the
 // user of a hand-over, and a run cancelled from Temporal.
-import { decideReply } from '../../src/conversations';
-import { DEFAULT_HANDOVER_MESSAGE, workflowIdFor } from '../../src/shared';
-import type { AgentState } from '../../src/state';
+import { decideReply } from '../../src/operations/conversations';
+import { DEFAULT_HANDOVER_MESSAGE, workflowIdFor } from '../../src/contract/shared';
+import type { AgentState } from '../../src/contract/state';
 import {
   answersPayments,
   newConversation,

@@ -1,7 +1,7 @@
 // One workflow for the life of a conversation, on a real Temporal dev server: who owns it after a hand-over, an
 // operator's escalation, and a teammate acting in Intercom.
-import { sendTeamAction } from '../../src/conversations';
-import { DEFAULT_HANDOVER_MESSAGE, workflowIdFor } from '../../src/shared';
+import { sendTeamAction } from '../../src/operations/conversations';
+import { DEFAULT_HANDOVER_MESSAGE, workflowIdFor } from '../../src/contract/shared';
 import {
   answersPayments,
   newConversation,

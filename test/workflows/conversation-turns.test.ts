@@ -1,6 +1,6 @@
 // One workflow for the life of a conversation, on a real Temporal dev server: its turns, memory across them, and the
 // quiet end.
-import { workflowIdFor } from '../../src/shared';
+import { workflowIdFor } from '../../src/contract/shared';
 import {
   answersPayments,
   newConversation,

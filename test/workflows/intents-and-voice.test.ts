@@ -1,7 +1,7 @@
 // On a real Temporal server with the sandbox's own reasoning: several questions in one message (a partial answer), a
 // job named in words resolved against the user's records, the team's voice, the run map.
-import { DEFAULT_KIND_HANDOVER_MESSAGES } from '../../src/shared';
-import type { AgentState } from '../../src/state';
+import { DEFAULT_KIND_HANDOVER_MESSAGES } from '../../src/contract/shared';
+import type { AgentState } from '../../src/contract/state';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { keepHistory } from '../helpers/histories';
 import { quietRuntime } from '../helpers/runtime';

@@ -14,8 +14,8 @@ import { createActivities } from '../../src/activities';
 import { createOpenAiClient, oneModelForAllTiers } from '../../src/activities/llm';
 import { SANDBOX_EMBEDDING_MODEL_NAME, SANDBOX_MODEL_NAME } from '../../sandbox/model/server';
 import { McpConnections } from '../../src/activities/mcp';
-import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/mcp-tool-policy';
-import type { ToolSummary } from '../../src/schemas';
+import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/guards/mcp-tool-policy';
+import type { ToolSummary } from '../../src/contract/schemas';
 import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices } from '../../sandbox/services';
 import { ensureMcpTools } from '../../scripts/mcp-tools';
 import { freePorts } from '../../scripts/stack';
@@ -23,7 +23,7 @@ import { quietRuntime, waitFor } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
 import { ANA, ANA_TALENT, runTurnOnWorker } from '../helpers/turns';
 import { OFFERED_TALENT_TOOLS } from '../helpers/sandbox';
-import { workflowBundleOptions } from '../../src/workflow-bundle';
+import { workflowBundleOptions } from '../../src/bundling/workflow-bundle';
 
 quietRuntime();
 

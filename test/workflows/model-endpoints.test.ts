@@ -9,8 +9,8 @@ import {
   oneModelForAllTiers,
   type LlmOptions,
 } from '../../src/activities/llm';
-import { DraftOutput } from '../../src/schemas';
-import type { AgentState } from '../../src/state';
+import { DraftOutput } from '../../src/contract/schemas';
+import type { AgentState } from '../../src/contract/state';
 import { SANDBOX_MODEL_NAME, type ModelEndpoint } from '../../sandbox/model/server';
 import { OPENAI_KEY, type Sandbox, withoutRunMaps } from '../helpers/sandbox';
 import { ANA, ANA_TALENT, runTurnOnWorker, useTestbed } from '../helpers/turns';

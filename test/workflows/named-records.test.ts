@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { NamedRecord } from '../../src/state';
+import type { NamedRecord } from '../../src/contract/state';
 import { Scenario } from '../../sandbox/scenario';
 import { keepHistory } from '../helpers/histories';
 import type { Sandbox } from '../helpers/sandbox';

@@ -2,9 +2,9 @@
 // within the turn's data budget, and no activity input or result comes near Temporal's 2 MB payload limit.
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { deliverUserMessage } from '../../src/conversations';
+import { deliverUserMessage } from '../../src/operations/conversations';
 import { MAX_TOOL_RESULT_BYTES } from '../../src/activities/mcp';
-import { DEFAULT_DATA_BUDGET_BYTES, stateQuery, workflowIdFor } from '../../src/shared';
+import { DEFAULT_DATA_BUDGET_BYTES, stateQuery, workflowIdFor } from '../../src/contract/shared';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { quietRuntime } from '../helpers/runtime';

@@ -13,7 +13,7 @@ import { ensureIndexSchedule, INDEX_SCHEDULE_ID } from '../../src/resolved-index
 import { ResolvedIndexStore } from '../../src/resolved-index/store';
 import { SANDBOX_EMBEDDING_MODEL_NAME } from '../../sandbox/model/server';
 import { Scenario } from '../../sandbox/scenario';
-import { searchAttributes, workflowIdFor } from '../../src/shared';
+import { searchAttributes, workflowIdFor } from '../../src/contract/shared';
 import { ADMIN_ID, INTERCOM_TOKEN, OPENAI_KEY, type Sandbox } from '../helpers/sandbox';
 import { runTurnOnWorker, useTestbed } from '../helpers/turns';
 

@@ -1,7 +1,7 @@
 // On a real Temporal server with the sandbox's own reasoning: the turn's stage from the talent's records, the draft's
 // suggested next step for the team (Plan’s when the turn hands over before Draft), both as search attributes, the step
 // in the reply’s note and the stage and step in a hand-over.
-import { searchAttributes } from '../../src/shared';
+import { searchAttributes } from '../../src/contract/shared';
 import type { ScenarioConversation } from '../../sandbox/scenario';
 import { quietRuntime } from '../helpers/runtime';
 import { withoutRunMaps } from '../helpers/sandbox';

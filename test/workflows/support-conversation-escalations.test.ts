@@ -3,7 +3,7 @@
 // after the reply.
 import type { WorkflowHandle } from '@temporalio/client';
 import { readBundledPrompts } from '../../src/activities/prompts';
-import { forceEscalationSignal, progressQuery, searchAttributes } from '../../src/shared';
+import { forceEscalationSignal, progressQuery, searchAttributes } from '../../src/contract/shared';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { waitFor } from '../helpers/runtime';
 import {

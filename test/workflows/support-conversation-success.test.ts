@@ -1,7 +1,7 @@
 // supportConversation on a real Temporal dev server, with real activities against the sandbox: the turns that end in
 // a reply, with tools failing or misused, a second message mid-run and a redelivered webhook.
 import type { WorkflowHandle } from '@temporalio/client';
-import { newUserMessageSignal, searchAttributes } from '../../src/shared';
+import { newUserMessageSignal, searchAttributes } from '../../src/contract/shared';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { waitFor } from '../helpers/runtime';
 import {

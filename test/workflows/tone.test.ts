@@ -2,7 +2,7 @@
 // (when a team configures it) hands the conversation to a person with its own escalation kind and Melvin Status.
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { DEFAULT_KIND_HANDOVER_MESSAGES } from '../../src/shared';
+import { DEFAULT_KIND_HANDOVER_MESSAGES } from '../../src/contract/shared';
 import type { Sandbox } from '../helpers/sandbox';
 import { ANA, ANA_TALENT, runTurnOnWorker, useTestbed } from '../helpers/turns';
 

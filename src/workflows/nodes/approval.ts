@@ -1,8 +1,8 @@
 // The reply modes that hold a reply back, for Response: shadow notes the draft, approval waits for a lead's decision.
 import { condition, upsertSearchAttributes } from '@temporalio/workflow';
-import { APPROVAL_MARK, SHADOW_MARK } from '../../notes';
-import { searchAttributes } from '../../shared';
-import type { ApprovalData } from '../../state';
+import { APPROVAL_MARK, SHADOW_MARK } from '../../contract/notes';
+import { searchAttributes } from '../../contract/shared';
+import type { ApprovalData } from '../../contract/state';
 import { escalation, type Escalation } from '../routing';
 import type { Turn } from '../turn';
 import { durationText } from '../turn-state';

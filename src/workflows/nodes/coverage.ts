@@ -1,6 +1,6 @@
 // The Coverage node: the model judges whether the data gathered answers the user, and the route follows.
 import type { LlmAnswer } from '../../activities/llm';
-import type { CoverageAnalysis } from '../../state';
+import type { CoverageAnalysis } from '../../contract/state';
 import { coverageContext } from '../contexts';
 import { modelCalls } from '../policies';
 import { routeAfterCoverage } from '../routing';

@@ -1,9 +1,9 @@
 // The Draft node: the reply, written by the model in the team's voice from the data gathered.
 import { isCancellation } from '@temporalio/workflow';
 import type { LlmAnswer } from '../../activities/llm';
-import type { DraftOutput } from '../../schemas';
+import type { DraftOutput } from '../../contract/schemas';
 import { ResolvedConversations } from '../answers';
-import { INDEX_SOURCE, type StyleExamples } from '../../state';
+import { INDEX_SOURCE, type StyleExamples } from '../../contract/state';
 import { draftContext, turnIntents } from '../contexts';
 import { TEAM_INDEX_PATCH, since } from '../patches';
 import { exampleRetrieval, modelCalls } from '../policies';

@@ -1,7 +1,7 @@
 // The Escalate node: tells the user a person will follow up, and hands the conversation to the team with a note.
 import { CancellationScope, log, upsertSearchAttributes } from '@temporalio/workflow';
-import { searchAttributes } from '../../shared';
-import type { AgentState, EscalationKind, UserTold } from '../../state';
+import { searchAttributes } from '../../contract/shared';
+import type { AgentState, EscalationKind, UserTold } from '../../contract/state';
 import { escalationNote, isDraftRoute, type Escalation } from '../routing';
 import { runMap } from '../run-summary';
 import { settledStage, stageLine, suggestedStepLine } from '../stage';

@@ -1,10 +1,10 @@
 // The Finalize node: sets Melvin Status on the conversation and snoozes it.
 import { CancellationScope, upsertSearchAttributes } from '@temporalio/workflow';
-import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../shared';
+import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../contract/shared';
 import { intercomReads } from '../policies';
 import { melvinStatusFor } from '../routing';
 import { settledStage, suggestedStep } from '../stage';
-import type { AgentState, MelvinStatus } from '../../state';
+import type { AgentState, MelvinStatus } from '../../contract/state';
 import type { Step, Turn } from '../turn';
 import { afterWrites, describeFailure, enter } from './helpers';
 

@@ -1,7 +1,7 @@
 // The Gather node: the hop's planned tool calls, each scoped to the user, reused while fresh, or made.
 import { isCancellation } from '@temporalio/workflow';
 import type { McpActivities, ToolCallOutcome } from '../../activities/mcp';
-import type { GatheredCall, Hop, NamedRecord, PlannedToolCall, ToolDefinition, ToolResult } from '../../state';
+import type { GatheredCall, Hop, NamedRecord, PlannedToolCall, ToolDefinition, ToolResult } from '../../contract/state';
 import { resolveContext } from '../contexts';
 import { freshResult } from '../conversation-record';
 import { mentionArguments, resolveCall, resolveNamedRecord, resolveSemantically, userRecords } from '../entities';

@@ -11,8 +11,15 @@ import {
 } from '@temporalio/workflow';
 import type { FetchedConversation, PostInput, PostedPart } from '../../activities/intercom';
 import type { LlmAnswer } from '../../activities/llm';
-import { errorMessage } from '../../error-message';
-import type { AgentState, ConversationRecord, EscalationKind, LlmUsage, NodeName, OwnershipEvent } from '../../state';
+import { errorMessage } from '../../observability/error-message';
+import type {
+  AgentState,
+  ConversationRecord,
+  EscalationKind,
+  LlmUsage,
+  NodeName,
+  OwnershipEvent,
+} from '../../contract/state';
 import { handBackToMelvin, handOverToTeam, markHandled } from '../conversation-record';
 import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../policies';
 import { NOTE_ON_ITS_OWN_RULES, rulesSince } from '../patches';

@@ -1,7 +1,7 @@
 // The Plan node: a new hop, and the model's choice of tool calls and documentation searches for it.
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import { DEFAULT_TONE_HANDOVER, searchAttributes } from '../../shared';
-import type { Hop } from '../../state';
+import { DEFAULT_TONE_HANDOVER, searchAttributes } from '../../contract/shared';
+import type { Hop } from '../../contract/state';
 import { planContext } from '../contexts';
 import { modelCalls } from '../policies';
 import type { Step, Turn } from '../turn';

@@ -1,8 +1,8 @@
 // The Validate node: Melvin's own reply guard, then the validation service, and the route its answer gives.
 import { log } from '@temporalio/workflow';
 import type { ValidationRequest } from '../../activities/validation';
-import { checkReply } from '../../reply-checks';
-import type { AgentState } from '../../state';
+import { checkReply } from '../../guards/reply-checks';
+import type { AgentState } from '../../contract/state';
 import { namedRecords, turnIntents } from '../contexts';
 import { validation } from '../policies';
 import { escalation, routeAfterValidation } from '../routing';

@@ -2,7 +2,7 @@
 import v8 from 'node:v8';
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel, type Worker } from '@temporalio/worker';
 import { writeLogLine } from './log';
-import { conversationIdOf } from './shared';
+import { conversationIdOf } from '../contract/shared';
 
 /**
  * The SDK's workflow and activity logs carry `workflowId` and `runId`; the conversation id is read off the workflow

@@ -12,27 +12,31 @@ import path from 'node:path';
  * listed here). `src/workflows/**` is never listed: patches.ts keeps the run's rules in a module variable.
  */
 
+/** Where the paths of SHARED_SOURCES start. */
+const SRC = path.join(__dirname, '..');
+
 /** The SDK's public API (the rest of the SDK is shared already: the bundle's entry loads it before any run exists). */
 export const SHARED_MODULES = ['@temporalio/workflow'];
 /**
- * Melvin's modules that build nothing at load but constants and functions, and zod through zod-library.ts. No module of
- * zod schemas is listed: zod completes a schema on its first use by writing to it, which a frozen schema refuses. So
- * workflows import only types from schemas.ts, and the two schemas they parse with live in src/workflows/answers.ts.
+ * Melvin's modules that build nothing at load but constants and functions, and zod through zod-library.ts; paths from
+ * src/. No module of zod schemas is listed: zod completes a schema on its first use by writing to it, which a frozen
+ * schema refuses. So workflows import only types from contract/schemas.ts, and the two schemas they parse with live in
+ * src/workflows/answers.ts.
  */
 export const SHARED_SOURCES = [
-  'zod-library',
-  'shared',
-  'state',
-  'reply-checks',
-  'notes',
-  'tool-arguments',
-  'error-message',
+  'bundling/zod-library',
+  'contract/shared',
+  'contract/state',
+  'guards/reply-checks',
+  'contract/notes',
+  'guards/tool-arguments',
+  'observability/error-message',
 ];
 
 /** The bundler's options for Melvin's workflows: pass them to `bundleWorkflowCode` or as the worker's `bundlerOptions`. */
 export function workflowBundleOptions(): { workflowsPath: string; preloadModules: string[] } {
   return {
-    workflowsPath: require.resolve('./workflows'),
-    preloadModules: [...SHARED_MODULES, ...SHARED_SOURCES.map((name) => path.join(__dirname, name))],
+    workflowsPath: require.resolve('../workflows'),
+    preloadModules: [...SHARED_MODULES, ...SHARED_SOURCES.map((name) => path.join(SRC, name))],
   };
 }

@@ -2,7 +2,7 @@
 // conversation's contact, and which may write. Pure: the configuration, the worker's listing and its calls share it (the
 // workflow scopes a call with ./tool-arguments, which the policy's rules are written in terms of).
 import { z } from 'zod';
-import type { IdentityArgument, IdentitySource, ToolGrant } from './state';
+import type { IdentityArgument, IdentitySource, ToolGrant } from '../contract/state';
 import { isIdentityLike, SERVER_SEPARATOR } from './tool-arguments';
 
 export const IDENTITY_SOURCES = ['contact_email', 'contact_id'] as const satisfies readonly IdentitySource[];

@@ -3,8 +3,9 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
-import { temporalDataConverter, type TemporalConfig } from './config';
-import { PayloadKeys, formatPayloadKeys, generatePayloadKey, type PayloadKey } from './payload-codec';
+import type { TemporalConfig } from './environment';
+import { temporalDataConverter } from './temporal-connection';
+import { PayloadKeys, formatPayloadKeys, generatePayloadKey, type PayloadKey } from '../encryption/payload-codec';
 
 /** Where `npm start` keeps its key: beside its SQLite history, which is worthless without it. */
 export function devPayloadKeysFile(dataDir: string): string {
@@ -13,7 +14,7 @@ export function devPayloadKeysFile(dataDir: string): string {
 
 /** The data directory `npm start` uses: MELVIN_DATA_DIR, else `.data` in the repository. */
 export function devDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.MELVIN_DATA_DIR || path.resolve(__dirname, '..', '.data');
+  return env.MELVIN_DATA_DIR || path.resolve(__dirname, '..', '..', '.data');
 }
 
 /** The keys in the data directory's file; undefined when `npm start` has not made one there. */

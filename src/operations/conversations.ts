@@ -3,8 +3,8 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { handoverMessages, type TurnConfig } from './config';
-import type { AgentState, EscalationKind } from './state';
+import { handoverMessages, type TurnConfig } from '../config/environment';
+import type { AgentState, EscalationKind } from '../contract/state';
 import {
   WORKFLOW_TYPE,
   forceEscalationSignal,
@@ -28,7 +28,7 @@ import {
   type ToolResultTtl,
   type SupportConversationInput,
   type Trigger,
-} from './shared';
+} from '../contract/shared';
 
 export interface TurnOptions {
   taskQueue: string;

@@ -1,13 +1,11 @@
 // Configuration: environment variables read once at start-up and checked with zod, failing with the variable's name.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
-import type { McpServerConfig } from './activities/mcp';
-import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from './mcp-tool-policy';
-import { SERVER_SEPARATOR } from './tool-arguments';
-import type { DataConverter } from '@temporalio/common';
-import { PayloadKeys, createDataConverter, type PayloadKey } from './payload-codec';
+import type { McpServerConfig } from '../activities/mcp';
+import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../guards/mcp-tool-policy';
+import { SERVER_SEPARATOR } from '../guards/tool-arguments';
+import { PayloadKeys } from '../encryption/payload-codec';
 import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,
@@ -19,10 +17,10 @@ import {
   DEFAULT_TASK_QUEUE,
   DEFAULT_TONE_HANDOVER,
   REPLY_MODES,
-} from './shared';
-import type { ModelTier } from './schemas';
-import { ESCALATION_KINDS, type EscalationKind } from './state';
-import { errorMessage } from './error-message';
+} from '../contract/shared';
+import type { ModelTier } from '../contract/schemas';
+import { ESCALATION_KINDS, type EscalationKind } from '../contract/state';
+import { errorMessage } from '../observability/error-message';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -127,7 +125,12 @@ const TemporalEnv = z.object({
   MELVIN_PAYLOAD_ENCRYPTION: optional(z.enum(['optional', 'required']).default('optional')),
 });
 
-const TLS_SETTINGS = ['TEMPORAL_TLS_CA', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_SERVER_NAME'] as const;
+export const TLS_SETTINGS = [
+  'TEMPORAL_TLS_CA',
+  'TEMPORAL_TLS_CERT',
+  'TEMPORAL_TLS_KEY',
+  'TEMPORAL_TLS_SERVER_NAME',
+] as const;
 
 /** The TLS variables as a whole: a client certificate comes with its own key, and TLS settings need TLS on. */
 function checkTemporalTls(env: z.infer<typeof TemporalEnv>, ctx: z.RefinementCtx): void {
@@ -508,46 +511,3 @@ export function embeddingSettings(config: WorkerConfig): Omit<ModelTierSettings,
 export const loadAnalysisConfig = (env: NodeJS.ProcessEnv = process.env): AnalysisConfig => load(AnalysisEnv, env);
 export const loadWorkerConfig = (env: NodeJS.ProcessEnv = process.env): WorkerConfig => load(WorkerEnv, env);
 export const loadIngressConfig = (env: NodeJS.ProcessEnv = process.env): IngressConfig => load(IngressEnv, env);
-
-type TemporalConnectionConfig = Pick<
-  TemporalConfig,
-  'TEMPORAL_ADDRESS' | 'TEMPORAL_API_KEY' | 'TEMPORAL_TLS' | (typeof TLS_SETTINGS)[number]
->;
-
-/**
- * The TLS of a connection to Temporal: on with TEMPORAL_TLS=true, any TLS setting or an API key (Temporal Cloud takes
- * keys over TLS only); `false` when TEMPORAL_TLS=false, which the configuration allows only without any of those.
- */
-function temporalTls(config: TemporalConnectionConfig): TLSConfig | false | undefined {
-  if (config.TEMPORAL_TLS === 'false') return false;
-  const wanted = config.TEMPORAL_TLS === 'true' || config.TEMPORAL_API_KEY || TLS_SETTINGS.some((name) => config[name]);
-  if (!wanted) return undefined;
-  const { TEMPORAL_TLS_CA: ca, TEMPORAL_TLS_CERT: cert, TEMPORAL_TLS_KEY: key } = config;
-  return {
-    ...(ca ? { serverRootCACertificate: ca.pem } : {}),
-    ...(cert && key ? { clientCertPair: { crt: cert.pem, key: key.pem } } : {}),
-    ...(config.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME } : {}),
-  };
-}
-
-/** How every Melvin process (worker, ingress, CLI) connects to Temporal, for `Connection` and `NativeConnection` alike. */
-export function temporalConnectionOptions(config: TemporalConnectionConfig) {
-  return { address: config.TEMPORAL_ADDRESS, tls: temporalTls(config), apiKey: config.TEMPORAL_API_KEY };
-}
-
-/**
- * The data converter of every Melvin process that talks to Temporal: payloads encrypted with MELVIN_PAYLOAD_KEYS, and
- * `readOnlyKeys` decrypting besides. Without keys `warn` hears that nothing is encrypted: personal data then sits in
- * Temporal in plain text.
- */
-export function temporalDataConverter(
-  config: Pick<TemporalConfig, 'MELVIN_PAYLOAD_KEYS'>,
-  options: { warn?: (warning: string) => void; readOnlyKeys?: readonly PayloadKey[] } = {},
-): DataConverter {
-  if (!config.MELVIN_PAYLOAD_KEYS) {
-    options.warn?.(
-      'payload encryption is off: MELVIN_PAYLOAD_KEYS is unset, so conversations are stored in plain text',
-    );
-  }
-  return createDataConverter(config.MELVIN_PAYLOAD_KEYS, options.readOnlyKeys);
-}

@@ -2,7 +2,7 @@
 // planned call, which argument names say whose data a call is about, and writing an argument. Apart from the policy
 // (../mcp-tool-policy), so the workflow bundle, which evaluates its modules once per run, does not build and parse the
 // policy's schema each run.
-import type { ToolDefinition } from './state';
+import type { ToolDefinition } from '../contract/state';
 
 /**
  * Joins a server's name to a tool name offered by several servers. Server names are `[A-Za-z0-9_-]+`, so a qualified
