@@ -1,7 +1,7 @@
 // The labelled figures: how Melvin's readings (tone, stage, the team's next step) agree with what a person labelled
 // each scenario with.
 import type { LABEL_ACTIONS, LABEL_STAGES } from '../sandbox/scenario';
-import type { Stage, SuggestedActionName } from '../src/contract/shared';
+import type { Stage, SuggestedActionName } from '../src/contract/vocabulary';
 import type { TryRecord } from './tries';
 
 /** The label lists are Melvin's: this fails to compile when either side gains a name the other lacks. */

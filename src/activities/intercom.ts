@@ -10,7 +10,7 @@ import {
   WITHHELD_MARK,
   carriesOperatorWords,
 } from '../contract/notes';
-import { REPLY_MODES, type ReplyMode } from '../contract/shared';
+import { REPLY_MODES, type ReplyMode } from '../contract/vocabulary';
 import type { Message, OwnershipEvent, Role } from '../contract/state';
 import {
   IntercomAuthError,

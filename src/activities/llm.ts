@@ -8,16 +8,18 @@ import {
   STAND_IN_FINGERPRINT,
   MODEL_TIERS,
   TIER_OF_STEP,
-  type CoverageContext,
   type ModelTier,
-  type DraftContext,
   type LlmStep,
-  type PlanContext,
   type DraftOutput,
   type PlanOutput,
-  type ResolveContext,
   type ResolveOutput,
 } from '../contract/schemas';
+import {
+  type CoverageContext,
+  type DraftContext,
+  type PlanContext,
+  type ResolveContext,
+} from '../contract/llm-contexts';
 import type { CoverageAnalysis, LlmUsage, PlanData } from '../contract/state';
 import { LlmInvalidOutputError, LlmRejectedError, LlmUnavailableError, withRetryContract } from './errors';
 import { withHeartbeats } from './heartbeat';

@@ -1,6 +1,6 @@
 // The validation activity: POSTs the draft and the data it rests on to the validation endpoint and returns the raw answer.
 import { Context } from '@temporalio/activity';
-import type { NamedRecordContext } from '../contract/schemas';
+import type { NamedRecordContext } from '../contract/llm-contexts';
 import type { Message, StoredDocsData, StoredToolData } from '../contract/state';
 import { ValidationRejectedError, ValidationUnavailableError, withRetryContract } from './errors';
 import { retryAfterMs } from './retry-after';

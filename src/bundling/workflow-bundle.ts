@@ -25,6 +25,7 @@ export const SHARED_MODULES = ['@temporalio/workflow'];
  */
 export const SHARED_SOURCES = [
   'bundling/zod-library',
+  'contract/vocabulary',
   'contract/shared',
   'contract/state',
   'guards/reply-checks',

@@ -16,8 +16,8 @@ import {
   DEFAULT_SNOOZE_SECONDS,
   DEFAULT_TASK_QUEUE,
   DEFAULT_TONE_HANDOVER,
-  REPLY_MODES,
 } from '../contract/shared';
+import { REPLY_MODES } from '../contract/vocabulary';
 import type { ModelTier } from '../contract/schemas';
 import { ESCALATION_KINDS, type EscalationKind } from '../contract/state';
 import { errorMessage } from '../observability/error-message';

@@ -1,17 +1,6 @@
-// The LLM and validation contracts: zod schemas for what comes back, and the context each LLM step is sent.
+// The LLM and validation contracts: zod schemas for what comes back from each step, and the model tiers the steps run on.
 import { z } from 'zod';
-import { STAGES, SUGGESTED_ACTIONS } from './shared';
-import type {
-  Intent,
-  Tone,
-  Message,
-  NamedRecord,
-  StageReading,
-  StoredDocsData,
-  StoredToolData,
-  StyleExample,
-  ToolDefinition,
-} from './state';
+import { STAGES, SUGGESTED_ACTIONS, TONE_EMOTIONS } from './vocabulary';
 
 /** A zod error's issues as an answer names them: where (a dotted path, `(root)` for the whole) and what is wrong. */
 export function issuesOf(error: z.ZodError): { path: string; message: string }[] {
@@ -32,13 +21,6 @@ const nonEmptyText = () => z.string().refine((text) => text.trim() !== '', 'must
 const fraction = () => z.number().refine((n) => n >= 0 && n <= 1, 'must be between 0 and 1');
 export const MAX_PLANNED_CALLS = 12;
 
-/** The plan as the model writes it. Arguments travel as a JSON string so the schema stays valid in strict mode. */
-/** The emotional cues Plan reads (seed 003): frustration and anger can hand a conversation to the team. */
-export const TONE_EMOTIONS = ['frustrated', 'angry', 'anxious', 'confused', 'grateful'] as const;
-
-/** A message that shows no emotion and no urgency. */
-export const NEUTRAL_TONE: Tone = { emotions: [], urgency: 'normal', urgency_phrases: [] };
-
 /** The team's next step a plan or a draft proposes: which, and why, in a sentence for the team. */
 export const SuggestedAction = z.object({
   action: z.enum(SUGGESTED_ACTIONS),
@@ -46,6 +28,7 @@ export const SuggestedAction = z.object({
 });
 export type SuggestedAction = z.infer<typeof SuggestedAction>;
 
+/** The plan as the model writes it. Arguments travel as a JSON string so the schema stays valid in strict mode. */
 export const PlanOutput = z.object({
   user_query: z.string().describe('The question the user is asking, in one sentence'),
   intents: z
@@ -165,94 +148,6 @@ export const DraftReading = DraftOutput.extend({
   open_intents: z.array(z.string()).default([]),
   suggested_action: SuggestedAction.nullable().default(null),
 });
-
-export type ToolSummary = Pick<ToolDefinition, 'name' | 'description' | 'input_schema'>;
-
-/** An earlier turn of the conversation, as the next turn's plan and draft see it. */
-export interface EarlierTurn {
-  asked: string | null;
-  answered: string | null;
-  escalated: string | null;
-}
-
-/**
- * The user's messages no reply has answered or handed over yet, oldest first: what the turn answers. The conversation's
- * other messages are what was said before; a message the user wrote while Melvin was replying sits before that reply.
- * Absent where the run could not tell (fetches recorded before Intercom part ids were read).
- */
-type Unanswered = { unanswered_messages?: string[] };
-
-export interface PlanContext extends Unanswered {
-  hop: number;
-  max_hops: number;
-  messages: Message[];
-  /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
-  earlier_parts_omitted?: number;
-  earlier_turns?: EarlierTurn[];
-  available_tools: ToolSummary[];
-  /** Arguments (paths like `talent.contactEmail` when nested) the workflow fills from the contact; never the model. */
-  identity_arguments: string[];
-  tool_data: Record<string, StoredToolData>;
-  docs_data: Record<string, StoredDocsData>;
-  previous_hops: { hop: number; user_query: string; tool_calls: string[]; missing_data: string[] }[];
-}
-
-export interface CoverageContext extends Unanswered {
-  hop: number;
-  max_hops: number;
-  user_query: string;
-  messages: Message[];
-  /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
-  earlier_parts_omitted?: number;
-  /** What the user asks, one entry per intent the plan named: coverage judges each. */
-  intents: Intent[];
-  /** The records the user named, as resolution found them: the one meant, or the candidates left. */
-  named_records?: NamedRecordContext[];
-  tool_data: Record<string, StoredToolData>;
-  docs_data: Record<string, StoredDocsData>;
-}
-
-export interface DraftContext extends Unanswered {
-  messages: Message[];
-  /** Set when Intercom left out this many earlier parts: `messages` holds the first message and the recent ones. */
-  earlier_parts_omitted?: number;
-  earlier_turns?: EarlierTurn[];
-  user_name: string | null;
-  /** Each intent and whether the data covers it; the reply answers the covered ones only. */
-  intents: (Intent & { covered: boolean })[];
-  /** The intents the data does not cover: the reply leaves them to the team and lists them in `open_intents`. */
-  open_intents: string[];
-  /** What the user already told or Melvin already knows: never ask for any of it. */
-  known_context: string[];
-  /** What is still missing, as coverage found it. */
-  missing_context: string[];
-  /** How the team answered similar questions before: for tone and form only, never a source of facts. */
-  style_examples?: StyleExample[];
-  /** The team's and talents' past messages nearest to the question, best first: for tone and form only, too. */
-  team_examples?: { role: 'talent' | 'team'; text: string }[];
-  /** The records the user named, as resolution found them: answer about the one meant; when none, ask which. */
-  named_records?: NamedRecordContext[];
-  /** How the user feels and how urgent it is, as Plan read it: the reply's tone follows. */
-  tone?: Tone;
-  /** Where the talent is in their journey and what told it: the prompt's guidance for that stage applies. */
-  stage?: StageReading;
-  tool_data: Record<string, StoredToolData>;
-  docs_data: Record<string, StoredDocsData>;
-}
-
-/** A record the user named, for the model: what they wrote, the record it is (id null when not told apart), how. */
-export type NamedRecordContext = Pick<
-  NamedRecord,
-  'kind' | 'mention' | 'record_kind' | 'id' | 'label' | 'tier' | 'candidates'
->;
-
-/** What the resolve step reads: the mention, the records still in question, and the user's messages. */
-export interface ResolveContext extends Unanswered {
-  messages: Message[];
-  kind: string;
-  mention: string;
-  candidates: { id: string; label: string; record: unknown }[];
-}
 
 export type LlmStep = 'plan' | 'coverage' | 'draft' | 'resolve';
 

@@ -12,6 +12,7 @@ import type {
   ReceivedUserMessage,
   RunPhase,
 } from './state';
+import type { ReplyMode, Stage, Trigger } from './vocabulary';
 
 export const DEFAULT_TASK_QUEUE = 'melvin';
 export const WORKFLOW_TYPE = 'supportConversation';
@@ -35,36 +36,6 @@ export const DEFAULT_KIND_HANDOVER_MESSAGES: Partial<Record<EscalationKind, stri
   talent_frustrated:
     "I'm sorry this has been so frustrating. I've passed your message to our support team, and a person will follow up here.",
 };
-/**
- * Where the talent is in their journey (seed 002's stages, for a staffing marketplace), furthest last. A turn reads it
- * from the talent's records first and from their words second; it steers Draft's guidance, boosts team examples from
- * the same stage, and is the `MelvinStage` search attribute. `exploring`: no application yet.
- */
-export const STAGES = [
-  'exploring',
-  'applied',
-  'screening',
-  'interviewing',
-  'offered',
-  'hired',
-  'working',
-  'awaiting_payment',
-  'paid',
-] as const;
-export type Stage = (typeof STAGES)[number];
-
-/**
- * The team's next step a draft can propose (seed 002's suggested action), shown in the team's note and as the
- * `SuggestedAction` search attribute. Things only a person can do: Melvin tells the talent nothing it cannot keep.
- */
-export const SUGGESTED_ACTIONS = [
-  'reschedule_interview',
-  'verify_payout_details',
-  'ask_business_about_pay',
-  'fix_account_access',
-  'review_application',
-] as const;
-export type SuggestedActionName = (typeof SUGGESTED_ACTIONS)[number];
 
 /** When tone hands the conversation over: on strong frustration or anger, and on the talent's Nth complaint (0: never). */
 export interface ToneHandover {
@@ -91,13 +62,6 @@ export function workflowIdFor(conversationId: string): string {
 /** The conversation a workflow ID names, or undefined for a workflow that is not a conversation's. */
 export function conversationIdOf(workflowId: string): string | undefined {
   return workflowId.startsWith(WORKFLOW_ID_PREFIX) ? workflowId.slice(WORKFLOW_ID_PREFIX.length) : undefined;
-}
-
-export interface Trigger {
-  /** Webhook topic, or `cli` / `api` when an operator started the turn. */
-  topic: string;
-  notificationId: string;
-  receivedAt: string;
 }
 
 export interface SupportConversationInput {
@@ -140,10 +104,6 @@ export interface ForceEscalation {
   reason: string;
   requestedBy: string;
 }
-
-/** How Melvin replies: on its own, after a lead approves each draft, or never (shadow: drafts noted for the team). */
-export const REPLY_MODES = ['auto', 'approve', 'shadow'] as const;
-export type ReplyMode = (typeof REPLY_MODES)[number];
 
 /** A lead's decision on a draft waiting in approval mode: send it, send an edited text, or keep it from the user. */
 export type ReplyDecision =

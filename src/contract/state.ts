@@ -1,7 +1,8 @@
 // The run's state: the workflow's result and the answer of its `state` query, with the field names operators and
 // dashboards read (plan_data, tool_data, coverage_data, …).
-import type { CoverageOutput, DraftOutput, DraftRoute, ModelTier, SuggestedAction, TONE_EMOTIONS } from './schemas';
-import type { ReplyMode, Stage, Trigger } from './shared';
+import type { CoverageOutput, DraftOutput, DraftRoute, ModelTier, SuggestedAction } from './schemas';
+import type { TONE_EMOTIONS } from './vocabulary';
+import type { ReplyMode, Stage, Trigger } from './vocabulary';
 
 export type NodeName =
   'initialize' | 'plan' | 'gather' | 'coverage' | 'draft' | 'validate' | 'escalate' | 'response' | 'finalize' | 'end';
@@ -599,3 +600,6 @@ export interface StageReading {
   /** What told it: the records' kinds and statuses ("application hired"), or that the words did. */
   evidence: string;
 }
+
+/** A message that shows no emotion and no urgency. */
+export const NEUTRAL_TONE: Tone = { emotions: [], urgency: 'normal', urgency_phrases: [] };

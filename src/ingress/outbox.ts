@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { errorMessage } from '../observability/error-message';
 import { logEvent } from '../observability/log';
 import { issuesOf } from '../contract/schemas';
-import type { TeamAction, Trigger } from '../contract/shared';
+import type { TeamAction } from '../contract/shared';
+import type { Trigger } from '../contract/vocabulary';
 
 const TriggerSchema = z.object({
   topic: z.string(),

@@ -22,13 +22,12 @@ import {
   type HandBack,
   type OperatorAnswer,
   type ReplyDecision,
-  type ReplyMode,
   type TeamAction,
   type ToneHandover,
   type ToolResultTtl,
   type SupportConversationInput,
-  type Trigger,
 } from '../contract/shared';
+import { type ReplyMode, type Trigger } from '../contract/vocabulary';
 
 export interface TurnOptions {
   taskQueue: string;

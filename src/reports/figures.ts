@@ -1,6 +1,7 @@
 // The figures of a report for support leads, computed from the runs' turn summaries (memo `melvin_turn`); pure.
 import { z } from 'zod';
-import { intentLabels, workflowIdFor, type TurnSummary } from '../contract/shared';
+import { workflowIdFor } from '../contract/shared';
+import { TurnSummaryMemo } from './turn-summary-memo';
 import { patternFigures, type Patterns, type TemporalUi, type WindowTurn } from './patterns';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -15,36 +16,6 @@ export const Since = z
   .transform((text) => ({ text, ms: Number(text.slice(0, -1)) * UNIT_MS[text.slice(-1) as keyof typeof UNIT_MS] }))
   .refine((since) => since.ms <= MAX_WINDOW_DAYS * UNIT_MS.d, `at most ${MAX_WINDOW_DAYS}d`);
 export type Since = z.output<typeof Since>;
-
-/**
- * A turn summary as the memo holds it. Values are checked but not narrowed to today's lists, so a status or source
- * added later (the coming `partial`) is counted under its own name instead of making the run unreadable.
- */
-export const TurnSummaryMemo = z.object({
-  status: z.string().min(1),
-  escalation_source: z.string().nullable().default(null),
-  escalation_kind: z.string().nullable().default(null),
-  escalation_reason: z.string().nullable().default(null),
-  escalated_at: z.iso.datetime({ offset: true }).nullable().default(null),
-  replied: z.boolean(),
-  hops: z.number().int().min(0),
-  turn_ms: z.number().min(0),
-  ended_at: z.iso.datetime({ offset: true }),
-  approval_outcome: z.string().nullable().default(null),
-  tools: z.array(z.object({ name: z.string(), ok: z.boolean() })).default([]),
-  tokens: z.number().min(0).default(0),
-  reopened_by_team: z.string().nullable().default(null),
-  // Written since intents were named: a run from before reads as a turn without intent names, stage or path.
-  // Labels are grouped as the workflow writes them today, whatever wrote them.
-  intent_names: z.array(z.string()).default([]).transform(intentLabels),
-  open_intent_names: z.array(z.string()).default([]).transform(intentLabels),
-  uncovered_intent_names: z.array(z.string()).default([]).transform(intentLabels),
-  stage: z.string().nullable().default(null),
-  path: z.array(z.string()).default([]),
-});
-export type TurnSummaryMemo = z.output<typeof TurnSummaryMemo>;
-/** What the workflow writes must stay readable here: this fails to compile when the two drift apart. */
-const _writtenIsReadable: (summary: TurnSummary) => z.input<typeof TurnSummaryMemo> = (summary) => summary;
 
 /** One run as visibility lists it: who it belongs to, when it started, and its memo's turn summary, unchecked. */
 export interface RunRecord {

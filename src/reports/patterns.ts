@@ -1,6 +1,6 @@
 // Pattern figures for support leads, from the turns of a report's window: what causes escalations, which intents succeed
 // and fail, which questions the help center does not cover, and the period's flows as graphs with Mermaid source; pure.
-import type { TurnSummaryMemo } from './figures';
+import type { TurnSummaryMemo } from './turn-summary-memo';
 
 /** One turn of the window, with the run it belongs to (a report links its examples to the run in the Temporal UI). */
 export interface WindowTurn {

@@ -1,6 +1,6 @@
 // Pure: seed 002's re-ranking of retrieved team examples (similarity plus thread, stage, role and recency boosts),
 // the top k, and the question→answer pairs Draft is given as few-shot examples.
-import type { Stage } from '../contract/shared';
+import type { Stage } from '../contract/vocabulary';
 
 /** Seed 002's boosts: the same thread (conversation), the same stage, the agent's own role (a team reply). */
 export const BOOST_SAME_THREAD = 0.2;

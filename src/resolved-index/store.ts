@@ -1,7 +1,7 @@
 // The resolved-conversation index's store: PostgreSQL with pgvector through `pg`, whether the server is a real one
 // (production, compose) or the embedded one `npm start` runs (PGlite with pgvector, scripts/index-database.ts).
 import { Pool } from 'pg';
-import type { Stage } from '../contract/shared';
+import type { Stage } from '../contract/vocabulary';
 import type { Candidate, ExampleRole } from './ranking';
 
 /** What the index needs of a PostgreSQL connection. */

@@ -5,7 +5,7 @@ import type {
   NamedRecordContext,
   PlanContext,
   ResolveContext,
-} from '../contract/schemas';
+} from '../contract/llm-contexts';
 import type { AgentState, Intent, NamedRecord } from '../contract/state';
 import { recordsAbout } from './entities';
 import { turnTone } from './tone';

@@ -12,7 +12,8 @@ import {
   type ResponseFormatMode,
   type ResponseFormatSetting,
 } from '../../src/activities/llm-formats';
-import { DraftOutput, type CoverageContext, type DraftContext, type PlanContext } from '../../src/contract/schemas';
+import { DraftOutput } from '../../src/contract/schemas';
+import { type CoverageContext, type DraftContext, type PlanContext } from '../../src/contract/llm-contexts';
 import { llmPolicy } from '../../src/workflows/policies';
 import { SANDBOX_MODEL_NAME, SandboxModel, type ModelEndpoint } from '../../sandbox/model/server';
 import { coverage, draft, plan } from '../helpers/model-answers';

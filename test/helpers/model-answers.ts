@@ -1,5 +1,6 @@
 // Builders for the sandbox model's scripted plan, coverage and draft answers in workflow tests.
-import { NEUTRAL_TONE, type CoverageOutput, type DraftOutput, type PlanOutput } from '../../src/contract/schemas';
+import { type CoverageOutput, type DraftOutput, type PlanOutput } from '../../src/contract/schemas';
+import { NEUTRAL_TONE } from '../../src/contract/state';
 
 export function plan(
   userQuery: string,

@@ -1,12 +1,6 @@
 // The support leads' report from hand-built runs: which turns count, what resolves, rates, percentiles, days and text.
-import {
-  Since,
-  percentile,
-  readSummary,
-  reportFigures,
-  type RunRecord,
-  type TurnSummaryMemo,
-} from '../../src/reports/figures';
+import { Since, percentile, readSummary, reportFigures, type RunRecord } from '../../src/reports/figures';
+import type { TurnSummaryMemo } from '../../src/reports/turn-summary-memo';
 import { reportText } from '../../src/reports/text';
 
 const SINCE = new Date('2026-11-20T10:00:00.000Z');

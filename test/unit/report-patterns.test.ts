@@ -1,6 +1,7 @@
 // The pattern figures for leads: causes of escalation per dimension, intents' outcomes, uncovered questions, flows.
 import fc from 'fast-check';
-import { TurnSummaryMemo, isEscalated, reportFigures, type RunRecord } from '../../src/reports/figures';
+import { isEscalated, reportFigures, type RunRecord } from '../../src/reports/figures';
+import { TurnSummaryMemo } from '../../src/reports/turn-summary-memo';
 import { CAUSE_DIMENSIONS, causeOf, patternFigures, runUrl, type WindowTurn } from '../../src/reports/patterns';
 import { reportText } from '../../src/reports/text';
 

@@ -14,7 +14,7 @@ import {
   type RankingQuery,
 } from '../../src/resolved-index/ranking';
 import { redact } from '../../src/resolved-index/redact';
-import { STAGES } from '../../src/contract/shared';
+import { STAGES } from '../../src/contract/vocabulary';
 
 describe('redact', () => {
   const contact = { contactName: 'Maya Chen', contactEmail: 'maya.chen@example.com' };

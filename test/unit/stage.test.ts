@@ -1,7 +1,7 @@
 // Stage and suggested action: the turn's stage from records first and words second, and what the sandbox's model
 // reads and proposes, with cases unlike one another and properties over generated records.
 import fc from 'fast-check';
-import { STAGES, type Stage, type SuggestedActionName } from '../../src/contract/shared';
+import { STAGES, type Stage, type SuggestedActionName } from '../../src/contract/vocabulary';
 import type { DraftOutput, PlanOutput } from '../../src/contract/schemas';
 import type { AgentState, NamedRecord } from '../../src/contract/state';
 import { newState } from '../../src/workflows/turn-state';

@@ -15,7 +15,7 @@ import { createOpenAiClient, oneModelForAllTiers } from '../../src/activities/ll
 import { SANDBOX_EMBEDDING_MODEL_NAME, SANDBOX_MODEL_NAME } from '../../sandbox/model/server';
 import { McpConnections } from '../../src/activities/mcp';
 import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/guards/mcp-tool-policy';
-import type { ToolSummary } from '../../src/contract/schemas';
+import type { ToolSummary } from '../../src/contract/llm-contexts';
 import { SANDBOX_SECRETS, startSandboxServices, type SandboxServices } from '../../sandbox/services';
 import { ensureMcpTools } from '../../scripts/mcp-tools';
 import { freePorts } from '../../scripts/stack';

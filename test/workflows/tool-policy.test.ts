@@ -4,7 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createMcpActivities } from '../../src/activities/mcp';
 import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/guards/mcp-tool-policy';
-import type { ToolSummary } from '../../src/contract/schemas';
+import type { ToolSummary } from '../../src/contract/llm-contexts';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import type { Sandbox } from '../helpers/sandbox';
 import { ANA, ANA_TALENT, PAY_REPLY, runTurnOnWorker, useTestbed } from '../helpers/turns';
