@@ -1,4 +1,4 @@
-// The supportConversation workflow: one Intercom conversation's life. Each run answers one user turn (./turn), then
+// The supportConversation workflow: one Intercom conversation's life. Each run answers one user turn (./graph), then
 // waits for the next message and continues as new for it; signals, queries and updates are its controls.
 import {
   CancellationScope,
@@ -58,7 +58,8 @@ import {
   requestProblem,
   type RunMoment,
 } from './operator-requests';
-import { newTurn, recordTurnSummary, runGraph } from './turn';
+import { recordTurnSummary, runTurn } from './graph';
+import { newTurn } from './turn';
 import { durationText, newState } from './turn-state';
 import { CURRENT_RULES_PATCH, LOCAL_AGENT_CALLS_RULES, isLegacyRun, rulesSince } from './patches';
 
@@ -322,7 +323,7 @@ export async function supportConversation(input: SupportConversationInput): Prom
     turn.escalation = e;
     escalatingAfterTurn = e.reason;
     try {
-      await runGraph(turn, turn.legacy && state.escalate ? 'finalize' : 'escalate');
+      await runTurn(turn, turn.legacy && state.escalate ? 'finalize' : 'escalate');
     } finally {
       escalatingAfterTurn = null;
     }
@@ -460,9 +461,9 @@ export async function supportConversation(input: SupportConversationInput): Prom
     if (operatorEscalationWaiting(turn)) {
       turn.replyStarted = true;
       turn.escalation = takeOperatorEscalation(turn);
-      await runGraph(turn, 'escalate');
+      await runTurn(turn, 'escalate');
     } else {
-      await runGraph(turn, 'initialize');
+      await runTurn(turn, 'initialize');
     }
   } catch (err) {
     if (!isCancellation(err)) throw err;

@@ -1,8 +1,10 @@
-// The lint rule that keeps imports one way: code outside src/workflows/ importing a workflow module fails `npm run lint`,
-// and the same files without that import pass.
+// Imports that run one way: code outside src/workflows/ importing a workflow module fails `npm run lint` (and the same
+// files without that import pass), no module or folder of src/ imports itself through others, src/'s root holds entry
+// points only.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -76,4 +78,101 @@ describe('imports run one way: nothing outside src/workflows/ imports from it', 
       expect(answers[i]).toEqual([]);
     },
   );
+});
+
+/** Every module of src/ with the modules of src/ it imports (types too: a circle of types is a circle for a reader). */
+function importGraph(): Map<string, string[]> {
+  const src = path.join(ROOT, 'src');
+  const files = readdirSync(src, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => path.join('src', f));
+  const resolve = (from: string, spec: string): string | undefined => {
+    const base = path.join(path.dirname(from), spec);
+    return [`${base}.ts`, path.join(base, 'index.ts')].find((candidate) => files.includes(candidate));
+  };
+  return new Map(
+    files.map((file) => {
+      const { importedFiles } = ts.preProcessFile(readFileSync(path.join(ROOT, file), 'utf8'), true, true);
+      const targets = importedFiles.filter((i) => i.fileName.startsWith('.')).map((i) => resolve(file, i.fileName));
+      return [file, [...new Set(targets.filter((t) => t !== undefined))]];
+    }),
+  );
+}
+
+/** The circles of a graph: its strongly connected components of more than one node (Tarjan), each sorted. */
+function circles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (stack.includes(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component = stack.splice(stack.indexOf(node));
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+/**
+ * The graph between src/'s folders, its layers (src/ itself for the entry points): an edge wherever a module of one
+ * imports a module of another. A folder within a layer (workflows/nodes/) is part of it.
+ */
+function folderGraph(graph: Map<string, string[]>): Map<string, string[]> {
+  const layer = (file: string) => file.split(path.sep).slice(0, -1).slice(0, 2).join('/');
+  const folders = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    const from = layer(file);
+    const edges = folders.get(from) ?? new Set<string>();
+    for (const target of targets) if (layer(target) !== from) edges.add(layer(target));
+    folders.set(from, edges);
+  }
+  return new Map([...folders].map(([folder, edges]) => [folder, [...edges]]));
+}
+
+describe('imports run one way: no circles', () => {
+  const graph = importGraph();
+
+  test('no module of src/ imports itself through others', () => {
+    expect(circles(graph)).toEqual([]);
+  });
+
+  test('no folder of src/ imports itself through others (the layers: workflows/nodes/ is part of workflows/)', () => {
+    expect(circles(folderGraph(graph))).toEqual([]);
+  });
+
+  test('the check finds a circle of modules and one of folders', () => {
+    const circular = new Map([
+      ['src/contract/shared.ts', ['src/contract/state.ts']],
+      ['src/contract/state.ts', ['src/contract/schemas.ts']],
+      ['src/contract/schemas.ts', ['src/contract/shared.ts', 'src/workflows/nodes/plan.ts']],
+      ['src/workflows/nodes/plan.ts', ['src/workflows/turn.ts']],
+      ['src/workflows/turn.ts', []],
+    ]);
+    expect(circles(circular)).toEqual([['src/contract/schemas.ts', 'src/contract/shared.ts', 'src/contract/state.ts']]);
+    expect(circles(folderGraph(circular))).toEqual([]);
+    circular.get('src/workflows/turn.ts')!.push('src/contract/vocabulary.ts');
+    expect(circles(folderGraph(circular))).toEqual([['src/contract', 'src/workflows']]);
+    // The real graph is read from the files: a module that imports its own importer is seen.
+    expect(graph.get('src/contract/schemas.ts')).toEqual(['src/contract/vocabulary.ts']);
+  });
+
+  test("src/'s root holds entry points only: each file there is a package.json script's", () => {
+    const scripts = Object.values(
+      (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+        .scripts,
+    ).join('\n');
+    const root = readdirSync(path.join(ROOT, 'src')).filter((name) => name.endsWith('.ts'));
+    expect(root.filter((name) => !scripts.includes(`src/${name}`))).toEqual([]);
+    expect(root.length).toBeGreaterThan(0);
+  });
 });
