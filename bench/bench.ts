@@ -4,8 +4,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Harness, TURN_SETTINGS, criticalPathGaps, percentile, type Conversation } from '../reliability/harness';
-import { check, type Check, type Report } from '../reliability/report';
+import { Harness, TURN_SETTINGS, criticalPathGaps, percentile, type Conversation } from '../harness/harness';
+import { check, type Check, type Report } from '../harness/report';
 import { capacityPlan, type CapacityInputs } from './capacity';
 import { growth, type GrowthOptions } from './growth';
 import { LocalActivityLog } from './local-activities';

@@ -1,7 +1,7 @@
 // The capacity plan: what a support team's peak needs (worker processes, Temporal server and PostgreSQL cores, history
 // shards, database size), derived from this run's measurements and Temporal's published limits; docs/performance.md
 // gives the method and the sources.
-import type { Report } from '../reliability/report';
+import type { Report } from '../harness/report';
 
 /** What the plan is derived from, each set by the phase that measures it; absent when the run left that phase out. */
 export interface CapacityInputs {

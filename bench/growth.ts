@@ -1,8 +1,8 @@
 // The growth phase: how a turn's time and its run's history grow with the hops it takes, the tool calls of each hop
 // and the length of the conversation, one dimension at a time, with the sandbox at zero latency.
 import { temporal } from '@temporalio/proto';
-import { percentile } from '../reliability/harness';
-import { check, type Report } from '../reliability/report';
+import { percentile } from '../harness/harness';
+import { check, type Report } from '../harness/report';
 import type { Bench } from './bench';
 import type { BenchShape } from './responder';
 import { melvinSpans } from './spans';

@@ -1,6 +1,6 @@
 // The bench's headline: one short table of the figures the issue sets targets for, read off the phases' reports, for
 // the README (the whole table goes to docs/figures/bench.md).
-import type { Report } from '../reliability/report';
+import type { Report } from '../harness/report';
 import { PEER } from './peer-process';
 
 /** A figure of one report: the value of the first row whose label starts with `label`; undefined when absent. */

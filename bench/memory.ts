@@ -2,11 +2,11 @@
 // worker's sticky cache, read from /proc before and after N conversations each had a first turn.
 import { workflowIdFor } from '../src/contract/shared';
 import { errorMessage } from '../src/observability/error-message';
-import { check, type Report } from '../reliability/report';
+import { check, type Report } from '../harness/report';
 import { pause, waitFor } from '../sandbox/wait';
-import { residentBytes } from '../scripts/proc';
+import { residentBytes } from '../harness/proc';
 import type { Bench } from './bench';
-import { percentile } from '../reliability/harness';
+import { percentile } from '../harness/harness';
 import { inPool, nextTurn, openTurn } from './turns';
 
 export interface MemoryOptions {

@@ -1,14 +1,14 @@
 // The saturation phase: turns a second at the knee, where a closed loop of C turns in flight doubles a turn's latency;
 // generic over the system that runs a turn, with Melvin's on the bench's dev server and on Temporal over PostgreSQL.
 import { errorMessage } from '../src/observability/error-message';
-import { Harness, percentile, type Conversation, type WorkerSettings } from '../reliability/harness';
-import { check, type Report } from '../reliability/report';
-import { postgresFromEnvironment, startPostgresTemporal, TEMPORAL_SERVER_VERSION } from '../scripts/postgres-temporal';
+import { Harness, percentile, type Conversation, type WorkerSettings } from '../harness/harness';
+import { check, type Report } from '../harness/report';
+import { postgresFromEnvironment, startPostgresTemporal, TEMPORAL_SERVER_VERSION } from '../harness/postgres-temporal';
 import type { Bench } from './bench';
 import type { CapacityInputs } from './capacity';
 import { PEER } from './peer-process';
 import { benchResponder, type BenchShape } from './responder';
-import { cpuMs, postgresPids } from '../scripts/proc';
+import { cpuMs, postgresPids } from '../harness/proc';
 import { melvinTurn } from './turns';
 
 export interface SaturationOptions {

@@ -2,7 +2,7 @@
 // turn's end, with helpers to run many at once.
 import type { WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor } from '../src/contract/shared';
-import type { Conversation, Harness } from '../reliability/harness';
+import type { Conversation, Harness } from '../harness/harness';
 import { waitFor } from '../sandbox/wait';
 
 /** A turn that has not ended by then is a failure of the run, not a slow turn. */

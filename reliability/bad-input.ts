@@ -9,8 +9,8 @@ import { MAX_BODY_BYTES } from '../src/ingress/app';
 import { stateQuery, workflowIdFor } from '../src/contract/shared';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { SANDBOX_SECRETS } from '../sandbox/services';
-import { Harness } from './harness';
-import { check, type Report } from './report';
+import { Harness } from '../harness/harness';
+import { check, type Report } from '../harness/report';
 
 type Case =
   | { kind: 'valid'; message: string; duplicates: number; followUp: 'none' | 'before' | 'after' }

@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { createDataConverter, generatePayloadKey } from '../src/encryption/payload-codec';
 import { workflowBundleOptions } from '../src/bundling/workflow-bundle';
-import { check, type Report } from './report';
+import { check, type Report } from '../harness/report';
 
 export const HISTORIES_DIR = path.join(__dirname, '..', 'test', 'histories');
 export const WORKFLOWS = require.resolve('../src/workflows');

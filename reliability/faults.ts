@@ -2,8 +2,8 @@
 // services Melvin depends on failing. Every run must still end with the right status, and exactly one reply where due.
 import type { GateSpec } from '../sandbox/gates';
 import { pause, waitFor } from '../sandbox/wait';
-import { Harness, type Outcome } from './harness';
-import { check, seconds, type Report } from './report';
+import { Harness, type Outcome } from '../harness/harness';
+import { check, seconds, type Report } from '../harness/report';
 
 const LATENCY = { llm: [200, 500] as [number, number], tools: [50, 150] as [number, number] };
 

@@ -3,8 +3,8 @@ import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
 import { deliverUserMessage, turnOver } from '../src/operations/conversations';
 import { workflowIdFor } from '../src/contract/shared';
-import { Harness } from './harness';
-import { check, type Report } from './report';
+import { Harness } from '../harness/harness';
+import { check, type Report } from '../harness/report';
 
 /** Follow-ups the sandbox model answers from the payments, so every turn replies and Melvin keeps the conversation. */
 const FOLLOW_UP = (turn: number) => `Sorry, when will I get paid? (asking again, ${turn})`;

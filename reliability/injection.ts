@@ -11,8 +11,8 @@ import { NEUTRAL_TONE } from '../src/contract/state';
 import type { ChatMessage } from '../sandbox/model/server';
 import { currentQuestion } from '../sandbox/model/reasoning';
 import { stateQuery, workflowIdFor } from '../src/contract/shared';
-import { Harness } from './harness';
-import { check, type Report } from './report';
+import { Harness } from '../harness/harness';
+import { check, type Report } from '../harness/report';
 
 const ATTACKER = { email: 'mia.attacker@example.com', name: 'Mia Attacker' };
 const VICTIM = { email: 'bob.stone@example.com', name: 'Bob Stone' };

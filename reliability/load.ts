@@ -1,7 +1,7 @@
 // Load: conversations delivered through the ingress within a window, against sandbox services with realistic latency.
 import { readFileSync } from 'node:fs';
-import { Harness, percentile } from './harness';
-import { check, seconds, type Report } from './report';
+import { Harness, percentile } from '../harness/harness';
+import { check, seconds, type Report } from '../harness/report';
 
 /** The process's peak resident set (VmHWM), in MiB; Linux only. */
 function peakRssMiB(pid: number | undefined): number {

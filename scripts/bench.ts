@@ -8,8 +8,8 @@ import path from 'node:path';
 import * as prettier from 'prettier';
 import { bench, benchOptions } from '../bench/bench';
 import { headline } from '../bench/headline';
-import { table } from '../reliability/report';
-import { commandLine, keepTable, machine } from './figures';
+import { table } from '../harness/report';
+import { commandLine, keepTable, machine } from '../harness/figures';
 
 const README = path.join(__dirname, '..', 'README.md');
 const HEADLINE = /(<!-- bench:start -->\n)[\s\S]*?(<!-- bench:end -->)/;

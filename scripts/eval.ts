@@ -21,9 +21,9 @@ import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
 import { RandomFaultStatus } from '../sandbox/services';
 import { generatePayloadKey } from '../src/encryption/payload-codec';
-import { freeStackPorts, startDevServer, startStack, type Stack } from './stack';
-import { PREAMBLES, commandLine, figuresBlock, machine, writeFigures } from './figures';
-import { findTemporalCli } from './temporal-cli';
+import { freeStackPorts, startDevServer, startStack, type Stack } from '../harness/stack';
+import { PREAMBLES, commandLine, figuresBlock, machine, writeFigures } from '../harness/figures';
+import { findTemporalCli } from '../harness/temporal-cli';
 import { errorMessage } from '../src/observability/error-message';
 
 const ROOT = path.resolve(__dirname, '..');

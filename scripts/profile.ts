@@ -9,10 +9,10 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { addUp, bundleUrl, bundleMap, CpuProfile, KINDS, timeByKind, type BundleMap } from '../bench/cpu-profile';
 import { benchResponder } from '../bench/responder';
 import { inPool, melvinTurn } from '../bench/turns';
-import { Harness } from '../reliability/harness';
-import { table, type Report } from '../reliability/report';
-import { commandLine, keepTable, machine } from './figures';
-import { cpuMs } from './proc';
+import { Harness } from '../harness/harness';
+import { table, type Report } from '../harness/report';
+import { commandLine, keepTable, machine } from '../harness/figures';
+import { cpuMs } from '../harness/proc';
 import { workflowBundleOptions } from '../src/bundling/workflow-bundle';
 
 interface ProfileOptions {

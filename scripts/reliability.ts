@@ -9,8 +9,8 @@ import { historySize } from '../reliability/history';
 import { dependencyFaults, serverRestart, workerCrash } from '../reliability/faults';
 import { promptInjection } from '../reliability/injection';
 import { load } from '../reliability/load';
-import { table, type Report } from '../reliability/report';
-import { PREAMBLES, commandLine, figuresBlock, machine, mergeSections, writeFigures } from './figures';
+import { table, type Report } from '../harness/report';
+import { PREAMBLES, commandLine, figuresBlock, machine, mergeSections, writeFigures } from '../harness/figures';
 
 const EXPERIMENTS: Record<string, () => Promise<Report>> = {
   crash: () => workerCrash({ conversations: 30, kills: 5 }),

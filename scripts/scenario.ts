@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ScenarioRunner, scenarioFiles } from '../sandbox/scenario-runner';
 import { toolDataConverter } from '../src/config/dev-payload-keys';
 import { PayloadKeys } from '../src/encryption/payload-codec';
-import { DEFAULT_PORTS } from './stack';
+import { DEFAULT_PORTS } from '../harness/stack';
 
 const Env = z.object({
   SANDBOX_CONTROL_URL: z.url().default(`http://127.0.0.1:${DEFAULT_PORTS.intercom}/_sandbox`),

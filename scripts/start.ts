@@ -4,8 +4,8 @@ import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { SANDBOX_SECRETS } from '../sandbox/services';
 import { devDataDir, devPayloadKeysFile, ensureDevPayloadKeys } from '../src/config/dev-payload-keys';
 import { codecEndpointUrl } from '../src/ingress/codec-routes';
-import { portsFromEnv, startDevServer, startStack } from './stack';
-import { findTemporalCli } from './temporal-cli';
+import { portsFromEnv, startDevServer, startStack } from '../harness/stack';
+import { findTemporalCli } from '../harness/temporal-cli';
 
 async function main(): Promise<void> {
   const ports = portsFromEnv();

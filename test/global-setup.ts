@@ -1,7 +1,7 @@
 // Runs once before the tests: finds or builds the Temporal CLI, probes what the end-to-end tests need from the machine
 // (those that cannot run here are skipped with the reason, or fail with it under CI=true), and prepares the tools this
 // run's files use, so that a machine with empty caches builds them here rather than inside a test's timeout.
-import { findTemporalCli } from '../scripts/temporal-cli';
+import { findTemporalCli } from '../harness/temporal-cli';
 import { prepareMachineTools } from './helpers/machine-tools';
 import { probeRequirements } from './helpers/requirements';
 

@@ -12,7 +12,7 @@ import { MAX_TOOL_RESULT_BYTES, McpConnections, capPayload, createMcpActivities 
 import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/guards/mcp-tool-policy';
 import { mcpListPolicy, toolPolicy } from '../../src/workflows/policies';
 import { listen, type RunningServer } from '../../sandbox/http';
-import { freePorts } from '../../scripts/stack';
+import { freePorts } from '../../harness/stack';
 import { Gates } from '../../sandbox/gates';
 import { TalentMcpService } from '../../sandbox/talent-mcp/http';
 import { TalentStore } from '../../sandbox/talent-mcp/server';

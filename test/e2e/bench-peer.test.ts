@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { PEER_DIR, ensurePeerDeps } from '../../bench/peer-deps';
 import { PeerProcess } from '../../bench/peer-process';
 import { benchResponder, type BenchShape } from '../../bench/responder';
-import { TURN_SETTINGS, seedConversation, type ConversationKind } from '../../reliability/harness';
+import { TURN_SETTINGS, seedConversation, type ConversationKind } from '../../harness/harness';
 import { generatePayloadKey, payloadKeysEnvironment } from '../../src/encryption/payload-codec';
 import { sandboxEnvironment, startSandboxServices, type SandboxServices } from '../../sandbox/services';
 

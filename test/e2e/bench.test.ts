@@ -3,7 +3,7 @@
 // agree with the rows they come from. No assertion times the machine: how fast is the bench's to measure.
 import { bench, benchOptions } from '../../bench/bench';
 import { headline } from '../../bench/headline';
-import { table, type Report } from '../../reliability/report';
+import { table, type Report } from '../../harness/report';
 
 let reports: Report[];
 

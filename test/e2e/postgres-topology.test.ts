@@ -8,8 +8,8 @@ import {
   postgresFromEnvironment,
   startPostgresTemporal,
   TEMPORAL_SERVER_VERSION,
-} from '../../scripts/postgres-temporal';
-import { freeStackPorts, startStack, type Stack } from '../../scripts/stack';
+} from '../../harness/postgres-temporal';
+import { freeStackPorts, startStack, type Stack } from '../../harness/stack';
 import { describeNeeding } from '../helpers/requirements';
 
 const ROOT = path.join(__dirname, '..', '..');

@@ -3,7 +3,7 @@
 import { badInput } from '../../reliability/bad-input';
 import { workerCrash } from '../../reliability/faults';
 import { promptInjection } from '../../reliability/injection';
-import type { Report } from '../../reliability/report';
+import type { Report } from '../../harness/report';
 
 beforeAll(() => {
   process.env.LOG_LEVEL = 'warn';

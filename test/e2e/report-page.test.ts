@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { chromium, type Browser } from 'playwright-core';
-import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium';
+import { CHROMIUM_ARGS, ensureChromium } from '../../harness/chromium';
 import { SANDBOX_MODEL_NAME, SandboxModel } from '../../sandbox/model/server';
 import { createIngressApp } from '../../src/ingress/app';
 import { TURN_SUMMARY_MEMO, WORKFLOW_TYPE, searchAttributes, workflowIdFor } from '../../src/contract/shared';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { freeStackPorts, portEnvironment } from '../../scripts/stack';
+import { freeStackPorts, portEnvironment } from '../../harness/stack';
 import { turnOver } from '../../src/operations/conversations';
 import { readDevPayloadKeys } from '../../src/config/dev-payload-keys';
 import { createDataConverter } from '../../src/encryption/payload-codec';

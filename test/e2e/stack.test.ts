@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
-import { CHROMIUM_ARGS, ensureChromium } from '../../scripts/chromium';
+import { CHROMIUM_ARGS, ensureChromium } from '../../harness/chromium';
 import type { ScenarioResult } from '../../sandbox/scenario-runner';
 import { readDevPayloadKeys } from '../../src/config/dev-payload-keys';
 import { createDataConverter } from '../../src/encryption/payload-codec';
@@ -16,7 +16,7 @@ import { textInSomeFrame } from '../helpers/browser';
 import { describeNeeding } from '../helpers/requirements';
 import { startNpmStart, type NpmStart } from '../helpers/processes';
 import { waitFor } from '../helpers/runtime';
-import { freeStackPorts, portEnvironment, type StackPorts } from '../../scripts/stack';
+import { freeStackPorts, portEnvironment, type StackPorts } from '../../harness/stack';
 
 const ROOT = path.join(__dirname, '..', '..');
 const SHARED_SCENARIOS = path.join(ROOT, '..', 'shared', 'scenarios');

@@ -1,9 +1,9 @@
 // The tools some test files need from outside npm (the Temporal server, the MCP conformance suite, Chromium, a Go
 // module), found or built once by the global setup before any test starts, so no test waits on a build in its hooks.
 import { spawn } from 'node:child_process';
-import { ensureChromium } from '../../scripts/chromium';
-import { ensureMcpTools } from '../../scripts/mcp-tools';
-import { temporalServerTools } from '../../scripts/postgres-temporal';
+import { ensureChromium } from '../../harness/chromium';
+import { ensureMcpTools } from '../../harness/mcp-tools';
+import { temporalServerTools } from '../../harness/postgres-temporal';
 import { errorMessage } from '../../src/observability/error-message';
 import type { Requirement } from './requirements';
 

@@ -1,7 +1,7 @@
 // Melvin's entry points as child processes for tests: the worker with its environment, and one-shot commands.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePorts, startChild, stopChild, type Child } from '../../scripts/stack';
+import { freePorts, startChild, stopChild, type Child } from '../../harness/stack';
 import { sandboxEnvironment } from '../../sandbox/services';
 import type { Sandbox } from './sandbox';
 

@@ -5,8 +5,8 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CHROMIUM_PATH } from '../../scripts/chromium';
-import { goAvailable } from '../../scripts/temporal-cli';
+import { CHROMIUM_PATH } from '../../harness/chromium';
+import { goAvailable } from '../../harness/temporal-cli';
 
 export type Requirement = 'PostgreSQL' | 'Go' | 'Chromium';
 

@@ -3,8 +3,8 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createDataConverter, type PayloadKey } from '../../src/encryption/payload-codec';
 import { allSearchAttributes } from '../../src/contract/shared';
-import { createLocalTemporal } from '../../scripts/stack';
-import { devServerDynamicConfigFlags } from '../../scripts/temporal-dynamic-config';
+import { createLocalTemporal } from '../../harness/stack';
+import { devServerDynamicConfigFlags } from '../../harness/temporal-dynamic-config';
 
 export async function startTemporal(
   options: { payloadKeys?: readonly PayloadKey[] } = {},

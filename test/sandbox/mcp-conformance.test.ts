@@ -6,7 +6,7 @@ import { McpToolPolicy } from '../../src/guards/mcp-tool-policy';
 import { loadKnowledgeBase } from '../../sandbox/talent-mcp/knowledge-base';
 import { TalentMcpService } from '../../sandbox/talent-mcp/http';
 import { TalentStore } from '../../sandbox/talent-mcp/server';
-import { ensureMcpTools, type McpTools } from '../../scripts/mcp-tools';
+import { ensureMcpTools, type McpTools } from '../../harness/mcp-tools';
 import { failureOf, runActivity } from '../helpers/activity';
 import { OFFERED_TALENT_TOOLS } from '../helpers/sandbox';
 

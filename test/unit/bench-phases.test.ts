@@ -4,10 +4,10 @@
 import { readFileSync } from 'node:fs';
 import type { Worker } from '@temporalio/worker';
 import { gauge } from '../../bench/memory';
-import { cpuMs, findPid, findPids, isPostgres, residentBytes } from '../../scripts/proc';
+import { cpuMs, findPid, findPids, isPostgres, residentBytes } from '../../harness/proc';
 import { cpuBetween, cpuText, knee, pastKnee, settingsText, type Step } from '../../bench/saturation';
 import { inPool } from '../../bench/turns';
-import { criticalPathGaps, criticalPathMs } from '../../reliability/harness';
+import { criticalPathGaps, criticalPathMs } from '../../harness/harness';
 import { workerSettings } from '../../src/observability/worker-telemetry';
 
 const step = (concurrency: number, turnsPerSecond: number, p50Ms: number): Step => ({
@@ -162,7 +162,7 @@ test('processes are found by their command lines: every match, and PostgreSQL’
   ];
   const others = [
     'grep postgres',
-    'node scripts/postgres-temporal.ts',
+    'node harness/postgres-temporal.ts',
     '/usr/bin/postgresql-check',
     'psql -U postgres',
   ];

@@ -9,7 +9,7 @@ import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { CONFIGURATION_VARIABLES } from '../../src/config/environment';
 import { allSearchAttributes } from '../../src/contract/shared';
-import { dynamicConfigFile } from '../../scripts/temporal-dynamic-config';
+import { dynamicConfigFile } from '../../harness/temporal-dynamic-config';
 import { describeNeeding } from '../helpers/requirements';
 import { COMPOSE_GO } from '../helpers/machine-tools';
 

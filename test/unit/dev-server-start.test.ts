@@ -1,6 +1,6 @@
 // The dev server's start is tried again only when it was slow to answer, and at most three times.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createLocalTemporal } from '../../scripts/stack';
+import { createLocalTemporal } from '../../harness/stack';
 
 const SLOW =
   "ephemeral server at 127.0.0.1:45015 did not start within 5s. Make sure another download isn't stuck and delete the temp file.";

@@ -114,3 +114,22 @@ test('docs/configuration.md documents every variable Melvin’s processes read',
   const documented = readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
   expect(CONFIGURATION_VARIABLES.filter((name) => !documented.includes(`| \`${name}\``))).toEqual([]);
 });
+
+describe("docs/architecture.md's source layout", () => {
+  const markdown = readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8');
+  const block = /## Source layout\n+```\n([\s\S]*?)\n```/.exec(markdown)?.[1] ?? '';
+  const src = path.join(ROOT, 'src');
+  const folders = readdirSync(src, { withFileTypes: true }).filter((entry) => entry.isDirectory());
+
+  test('has a line for each folder of src/ and of the repository', () => {
+    const repository = ['src', 'scripts', 'harness', 'bench', 'eval', 'reliability', 'sandbox', 'test', 'docs'];
+    expect(repository.filter((name) => !new RegExp(`^${name}/`, 'm').test(block))).toEqual([]);
+    expect(folders.map((f) => f.name).filter((name) => !new RegExp(`^  ${name}/ `, 'm').test(block))).toEqual([]);
+  });
+
+  test('names every module of src/', () => {
+    const modules = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    const named = (file: string) => block.includes(path.basename(file)) || path.basename(file) === 'index.ts';
+    expect(modules.filter((file) => !named(file))).toEqual([]);
+  });
+});

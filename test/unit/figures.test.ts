@@ -6,7 +6,7 @@ import path from 'node:path';
 import { headline } from '../../bench/headline';
 import { parseCommandLine } from '../../eval/options';
 import { passHatK } from '../../eval/pass-k';
-import { table, type Report } from '../../reliability/report';
+import { table, type Report } from '../../harness/report';
 import { scenarioFiles } from '../../sandbox/scenario-runner';
 import {
   PREAMBLES,
@@ -17,7 +17,7 @@ import {
   parseFiguresBlock,
   readSections,
   type FiguresRun,
-} from '../../scripts/figures';
+} from '../../harness/figures';
 
 const preamble = '# Figures\n\nWritten by a script.';
 const block = (command: string, output: string) =>

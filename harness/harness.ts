@@ -14,9 +14,9 @@ import type { Responder } from '../sandbox/model/server';
 import type { TalentUser } from '../sandbox/scenario';
 import { SANDBOX_SECRETS, sandboxEnvironment, startSandboxServices, type SandboxServices } from '../sandbox/services';
 import { pause, waitFor } from '../sandbox/wait';
-import { freePorts, startChild, startDevServer, stopChild, type Child, type TemporalServer } from '../scripts/stack';
-import { findTemporalCli } from '../scripts/temporal-cli';
-import { findPid } from '../scripts/proc';
+import { freePorts, startChild, startDevServer, stopChild, type Child, type TemporalServer } from './stack';
+import { findTemporalCli } from './temporal-cli';
+import { findPid } from './proc';
 
 /** What a conversation asks, and so how its run must end. */
 export type ConversationKind = 'payment' | 'human';
