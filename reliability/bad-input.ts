@@ -5,7 +5,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import fc from 'fast-check';
 import { createLlmActivities, createOpenAiClient, oneModelForAllTiers } from '../src/activities/llm';
-import { MAX_BODY_BYTES } from '../src/ingress/app';
+import { MAX_BODY_BYTES } from '../src/ingress/webhook';
 import { stateQuery, workflowIdFor } from '../src/contract/shared';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { SANDBOX_SECRETS } from '../sandbox/services';

@@ -7,7 +7,8 @@ import { ConfigError, analysisSettings, loadIngressConfig } from '../config/envi
 import { temporalConnectionOptions, temporalDataConverter } from '../config/temporal-connection';
 import { turnOptions } from '../operations/conversations';
 import { logEvent } from '../observability/log';
-import { createIngressApp, openIngressOutbox } from './app';
+import { createIngressApp } from './app';
+import { openIngressOutbox } from './webhook';
 import { createIngressMetrics } from './metrics';
 
 async function main(): Promise<void> {
