@@ -14,7 +14,7 @@ import {
   afterWrites,
   applyFetch,
   describeFailure,
-  failed,
+  handOverOnError,
   recordArrival,
   recordModel,
 } from '../../src/workflows/nodes/helpers';
@@ -62,7 +62,7 @@ async function initialize(t: PeerTurn): Promise<Step> {
     applyFetch(t, conversation, seen);
     applyToolsAndPrompts(t, listing, loaded);
   } catch (err) {
-    return failed(t, 'initialization_error', err);
+    return handOverOnError(t, 'initialization_error', err);
   }
   return planUnlessNothingToAnswer(t);
 }
@@ -77,7 +77,7 @@ async function plan(t: PeerTurn): Promise<Step> {
     recordModel(t, answer);
     hop.plan = answer.output;
   } catch (err) {
-    return failed(t, 'plan_error', err);
+    return handOverOnError(t, 'plan_error', err);
   }
   return { next: 'gather' };
 }
@@ -111,7 +111,7 @@ async function draft(t: PeerTurn): Promise<Step> {
   try {
     answer = await tasks.draft({ prompt: t.prompts!.draft, context: draftContext(state) });
   } catch (err) {
-    return failed(t, 'draft_error', err);
+    return handOverOnError(t, 'draft_error', err);
   }
   recordModel(t, answer);
   return routeDraft(t, answer.output, started);

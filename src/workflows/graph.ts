@@ -27,27 +27,27 @@ export type TurnStart = Extract<NodeName, 'initialize' | 'escalate' | 'finalize'
  * came during its writes. Validate sends the turn back once when the user wrote meanwhile: to Coverage (to Draft in runs
  * recorded before LATE_MESSAGES_RULES). Each comment says where else the node before it may go.
  */
-export async function runTurn(t: Turn, from: TurnStart = 'initialize'): Promise<void> {
+export async function runTurn(turn: Turn, from: TurnStart = 'initialize'): Promise<void> {
   let next: NodeName = from;
   try {
-    if (next === 'initialize') next = await agent(t, initialize, 'plan', 'end'); // end: nothing to answer
+    if (next === 'initialize') next = await agent(turn, initialize, 'plan', 'end'); // end: nothing to answer
     while (next === 'plan' || next === 'coverage' || next === 'draft') {
-      if (next === 'plan') next = await agent(t, plan, 'gather');
-      if (next === 'gather') next = await agent(t, gather, 'coverage');
-      if (next === 'coverage') next = await agent(t, coverage, 'plan', 'draft'); // plan: another hop
-      if (next === 'draft') next = await agent(t, draft, 'validate');
-      if (next === 'validate') next = await agent(t, validate, 'response', 'coverage', 'draft');
+      if (next === 'plan') next = await agent(turn, plan, 'gather');
+      if (next === 'gather') next = await agent(turn, gather, 'coverage');
+      if (next === 'coverage') next = await agent(turn, coverage, 'plan', 'draft'); // plan: another hop
+      if (next === 'draft') next = await agent(turn, draft, 'validate');
+      if (next === 'validate') next = await agent(turn, validate, 'response', 'coverage', 'draft');
     }
   } catch (err) {
     if (!(err instanceof HandOver)) throw err;
     next = 'escalate';
   }
-  if (next === 'response') next = await node(t, response); // end: withheld for the team, or shadow mode
+  if (next === 'response') next = await node(turn, response); // end: withheld for the team, or shadow mode
   while (next === 'escalate' || next === 'finalize') {
-    if (next === 'escalate') await node(t, escalate); // on to Finalize
-    next = await node(t, finalize);
+    if (next === 'escalate') await node(turn, escalate); // on to Finalize
+    next = await node(turn, finalize);
   }
-  endTurn(t);
+  endTurn(turn);
 }
 
 /** An agent node sent the turn to Escalate: the turn's one exception, which `runTurn` catches. */
@@ -57,25 +57,25 @@ class HandOver extends Error {
   }
 }
 
-type Node = (t: Turn) => Promise<Step>;
+type Node = (turn: Turn) => Promise<Step>;
 
 /**
  * Runs an agent node in the agent's cancellation scope, where an operator's escalation wins over what the node was
  * about to do (and a node it cancelled hands over too). Throws `HandOver` when the turn goes to Escalate; any other
  * route must be one of `routes`.
  */
-async function agent<R extends NodeName>(t: Turn, run: Node, ...routes: R[]): Promise<R> {
+async function agent<R extends NodeName>(turn: Turn, run: Node, ...routes: R[]): Promise<R> {
   let step: Step;
   try {
-    step = await t.agentScope.run(() => run(t));
+    step = await turn.agentScope.run(() => run(turn));
   } catch (err) {
-    if (!(isCancellation(err) && operatorEscalationWaiting(t))) throw err;
+    if (!(isCancellation(err) && operatorEscalationWaiting(turn))) throw err;
     step = { next: 'escalate' };
   }
-  if (operatorEscalationWaiting(t)) step = { next: 'escalate', escalation: takeOperatorEscalation(t) };
+  if (operatorEscalationWaiting(turn)) step = { next: 'escalate', escalation: takeOperatorEscalation(turn) };
   // Past the agent's nodes the reply (or the hand-over) is going out: a forced escalation no longer cancels it.
-  if (!AGENT_NODES.has(step.next)) t.replyStarted = true;
-  const next = record(t, step);
+  if (!AGENT_NODES.has(step.next)) turn.replyStarted = true;
+  const next = record(turn, step);
   if (next === 'escalate') throw new HandOver();
   if (!(routes as NodeName[]).includes(next)) throw new Error(`${run.name} routed the turn to ${next}`);
   return next as R;
@@ -85,14 +85,14 @@ async function agent<R extends NodeName>(t: Turn, run: Node, ...routes: R[]): Pr
 const AGENT_NODES = new Set<NodeName>(['initialize', 'plan', 'gather', 'coverage', 'draft', 'validate']);
 
 /** Runs a node past the agent's (Response, Escalate, Finalize), outside its cancellation scope. */
-async function node(t: Turn, run: Node): Promise<NodeName> {
-  return record(t, await run(t));
+async function node(turn: Turn, run: Node): Promise<NodeName> {
+  return record(turn, await run(turn));
 }
 
 /** The node's decision into the turn: why it escalates, if it does, and the next node, which the `state` query shows. */
-function record(t: Turn, step: Step): NodeName {
-  if (step.escalation) t.escalation = step.escalation;
-  t.state.next_node = step.next;
+function record(turn: Turn, step: Step): NodeName {
+  if (step.escalation) turn.escalation = step.escalation;
+  turn.state.next_node = step.next;
   return step.next;
 }
 
@@ -100,20 +100,20 @@ function record(t: Turn, step: Step): NodeName {
  * The turn's outcome into its run's memo, where reports read it from visibility; `reopenedByTeam` says why the team took
  * the conversation over after the turn ended.
  */
-export function recordTurnSummary(t: Turn, reopenedByTeam: string | null = null): void {
+export function recordTurnSummary(turn: Turn, reopenedByTeam: string | null = null): void {
   if (!since(TURN_SUMMARY_PATCH)) return;
-  t.endedAt ??= Date.now();
+  turn.endedAt ??= Date.now();
   upsertMemo({
-    [TURN_SUMMARY_MEMO]: turnSummary(t.state, { startedAt: t.startedAt, endedAt: t.endedAt }, reopenedByTeam),
+    [TURN_SUMMARY_MEMO]: turnSummary(turn.state, { startedAt: turn.startedAt, endedAt: turn.endedAt }, reopenedByTeam),
   });
 }
 
 /** The end in the UI's details, the memo and the log: the outcome, or why nothing was sent. */
-function endTurn(t: Turn): void {
-  const { state } = t;
+function endTurn(turn: Turn): void {
+  const { state } = turn;
   if (!state.finalize) upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: 'skipped' }]);
-  enter(t, 'end', outcomeDetails(t));
-  recordTurnSummary(t);
+  enter(turn, 'end', outcomeDetails(turn));
+  recordTurnSummary(turn);
   // Counted on the worker's Prometheus endpoint; the SDK emits no workflow metric while replaying, so each turn counts once.
   metricMeter
     .createCounter('melvin_turns', undefined, 'Turns that ended, by Melvin Status and escalation source')

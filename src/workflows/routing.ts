@@ -110,14 +110,14 @@ export function partialAnswer(intents: Intent[], open: string[]): Escalation {
  * known), plus who asked when an operator forced it, and whether the user was told a person will follow up (so nobody tells them twice, and somebody does when Melvin could not).
  */
 export function escalationNote(
-  e: Escalation,
+  handOver: Escalation,
   told: UserTold | null = null,
   map: string | null = null,
   forTheTeam: string[] = [],
 ): string {
-  const lines = [`${ESCALATION_MARK} ${e.reason}`];
-  if (e.requested_by) lines.push(`${REQUESTED_BY} ${e.requested_by}`);
-  lines.push(...(e.details ?? []), ...forTheTeam);
+  const lines = [`${ESCALATION_MARK} ${handOver.reason}`];
+  if (handOver.requested_by) lines.push(`${REQUESTED_BY} ${handOver.requested_by}`);
+  lines.push(...(handOver.details ?? []), ...forTheTeam);
   if (told?.sent) lines.push(`The user was told: "${told.text}"`);
   else if (told)
     lines.push(`The user could not be told a person will follow up (${told.error}): please reply to them.`);

@@ -8,10 +8,10 @@ import type { Turn } from '../turn';
 import { durationText } from '../turn-state';
 import { operatorEscalationWaiting, postNote, showDetails, takeOperatorEscalation } from './helpers';
 
-function newApproval(t: Turn, mode: ApprovalData['mode']): ApprovalData {
+function newApproval(turn: Turn, mode: ApprovalData['mode']): ApprovalData {
   return {
     mode,
-    draft: t.state.response ?? '',
+    draft: turn.state.response ?? '',
     note_added: false,
     requested_at: new Date().toISOString(),
     outcome: mode === 'shadow' ? 'noted' : 'waiting',
@@ -22,18 +22,18 @@ function newApproval(t: Turn, mode: ApprovalData['mode']): ApprovalData {
 }
 
 /** Shadow mode: the draft goes on the conversation as a note, and nothing is sent. */
-export async function noteShadowDraft(t: Turn): Promise<void> {
-  const approval = newApproval(t, 'shadow');
+export async function noteShadowDraft(turn: Turn): Promise<void> {
+  const approval = newApproval(turn, 'shadow');
   approval.note_added = (
-    await postNote(t, `${SHADOW_MARK} Melvin would have replied:\n\n${approval.draft}`, 'note shadow draft')
+    await postNote(turn, `${SHADOW_MARK} Melvin would have replied:\n\n${approval.draft}`, 'note shadow draft')
   ).added;
-  t.state.metadata.approval = approval;
+  turn.state.metadata.approval = approval;
 }
 
 /** What the lead's wait came to: send the reply, hand the conversation over, or leave it to the teammate who took it. */
 export type Decided = { send: true } | { send: false; escalation: Escalation } | { send: false; withhold: string };
 
-const teamOwns = (t: Turn) => t.state.metadata.conversation.ownership.owner === 'team';
+const teamOwns = (turn: Turn) => turn.state.metadata.conversation.ownership.owner === 'team';
 
 /**
  * Approval mode: notes the draft and waits for a lead's decision (the `decideReply` update) until the timeout. A lead's
@@ -42,14 +42,14 @@ const teamOwns = (t: Turn) => t.state.metadata.conversation.ownership.owner === 
  * the wait at once: the draft no longer waits, and a decision sent after is refused. Runs from before that waited on
  * through a teammate's takeover and left the draft `waiting` after an escalation.
  */
-export async function awaitDecision(t: Turn): Promise<Decided> {
-  const { state } = t;
-  const approval = newApproval(t, 'approve');
+export async function awaitDecision(turn: Turn): Promise<Decided> {
+  const { state } = turn;
+  const approval = newApproval(turn, 'approve');
   const timeoutSeconds = state.metadata.reply_mode!.approval_timeout_seconds;
   const waitText = durationText(timeoutSeconds);
   approval.note_added = (
     await postNote(
-      t,
+      turn,
       `${APPROVAL_MARK}: approve, edit or reject it (decideReply). After ${waitText} without a ` +
         `decision the team takes over.\n\n${approval.draft}`,
       'note draft for approval',
@@ -57,12 +57,12 @@ export async function awaitDecision(t: Turn): Promise<Decided> {
   ).added;
   // Set only now: the update's validator accepts a decision once the team can see the draft.
   state.metadata.approval = approval;
-  showDetails(t, `Waiting up to ${waitText} for a lead to approve, edit or reject the draft.`);
+  showDetails(turn, `Waiting up to ${waitText} for a lead to approve, edit or reject the draft.`);
   const decided = await condition(
-    () => t.decision !== null || operatorEscalationWaiting(t) || (!t.legacy && teamOwns(t)),
+    () => turn.decision !== null || operatorEscalationWaiting(turn) || (!turn.legacy && teamOwns(turn)),
     timeoutSeconds * 1000,
   );
-  const decision = t.decision;
+  const decision = turn.decision;
   const settle = (outcome: ApprovalData['outcome'], reason: string | null = null) => {
     approval.outcome = outcome;
     approval.reason = reason;
@@ -76,13 +76,13 @@ export async function awaitDecision(t: Turn): Promise<Decided> {
     };
   }
   if (!decision) {
-    if (t.legacy) {
+    if (turn.legacy) {
       upsertSearchAttributes([{ key: searchAttributes.replyDecision, value: approval.outcome }]);
-      return { send: false, escalation: takeOperatorEscalation(t) };
+      return { send: false, escalation: takeOperatorEscalation(turn) };
     }
-    if (operatorEscalationWaiting(t)) {
+    if (operatorEscalationWaiting(turn)) {
       settle('withdrawn', 'an operator escalated the conversation while the draft waited');
-      return { send: false, escalation: takeOperatorEscalation(t) };
+      return { send: false, escalation: takeOperatorEscalation(turn) };
     }
     settle('withdrawn', 'a teammate took the conversation over while the draft waited');
     return { send: false, withhold: 'a teammate took the conversation over while the draft waited for a lead' };
@@ -96,6 +96,7 @@ export async function awaitDecision(t: Turn): Promise<Decided> {
   }
   if (decision.decision === 'edit') state.response = decision.text;
   // A teammate who took the conversation over while the decision came has the last word.
-  if (!t.legacy && teamOwns(t)) return { send: false, withhold: 'a teammate took the conversation over meanwhile' };
+  if (!turn.legacy && teamOwns(turn))
+    return { send: false, withhold: 'a teammate took the conversation over meanwhile' };
   return { send: true };
 }

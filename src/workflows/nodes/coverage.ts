@@ -2,33 +2,33 @@
 import type { LlmAnswer } from '../../activities/llm';
 import type { CoverageAnalysis } from '../../contract/state';
 import { coverageContext } from '../contexts';
-import { modelCalls } from '../policies';
+import { modelCalls } from '../retry-policies';
 import { routeAfterCoverage } from '../routing';
 import type { Step, Turn } from '../turn';
-import { enter, failed, recordModel, refetchIfNewMessages } from './helpers';
+import { enter, handOverOnError, recordModel, refetchIfNewMessages } from './helpers';
 
 /** The coverage rule: enough data → Draft; not enough with hops left → Plan again; else escalate. */
-export async function coverage(t: Turn): Promise<Step> {
-  await refetchIfNewMessages(t);
-  const { state } = t;
+export async function coverage(turn: Turn): Promise<Step> {
+  await refetchIfNewMessages(turn);
+  const { state } = turn;
   const hopNumber = state.hops.length;
-  enter(t, 'coverage');
+  enter(turn, 'coverage');
   let answer: LlmAnswer<CoverageAnalysis>;
   try {
     answer = await modelCalls().coverage.executeWithOptions({ summary: `coverage hop ${hopNumber}` }, [
-      { prompt: t.prompts!.coverage, context: coverageContext(state, hopNumber) },
+      { prompt: turn.prompts!.coverage, context: coverageContext(state, hopNumber) },
     ]);
   } catch (err) {
-    return coverageFailed(t, err);
+    return coverageFailed(turn, err);
   }
-  recordModel(t, answer);
-  return routeCoverage(t, answer.output);
+  recordModel(turn, answer);
+  return routeCoverage(turn, answer.output);
 }
 
 /** The coverage call failed (after its retries): the hop records it, and the turn escalates. */
-export function coverageFailed(t: Pick<Turn, 'state'>, err: unknown): Step {
-  const step = failed(t, 'coverage_error', err);
-  t.state.hops.at(-1)!.coverage = {
+export function coverageFailed(turn: Pick<Turn, 'state'>, err: unknown): Step {
+  const step = handOverOnError(turn, 'coverage_error', err);
+  turn.state.hops.at(-1)!.coverage = {
     coverage_analysis: null,
     data_sufficient: false,
     next_node: 'escalate',
@@ -38,8 +38,8 @@ export function coverageFailed(t: Pick<Turn, 'state'>, err: unknown): Step {
 }
 
 /** The model's judgement into the hop, and the route the coverage rule gives. */
-export function routeCoverage(t: Pick<Turn, 'state'>, analysis: CoverageAnalysis): Step {
-  const { state } = t;
+export function routeCoverage(turn: Pick<Turn, 'state'>, analysis: CoverageAnalysis): Step {
+  const { state } = turn;
   const route = routeAfterCoverage({
     dataSufficient: analysis.data_sufficient,
     hop: state.hops.length,

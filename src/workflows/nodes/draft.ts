@@ -6,13 +6,13 @@ import { ResolvedConversations } from '../answers';
 import { INDEX_SOURCE, type StyleExamples } from '../../contract/state';
 import { draftContext, turnIntents } from '../contexts';
 import { TEAM_INDEX_PATCH, since } from '../patches';
-import { exampleRetrieval, modelCalls } from '../policies';
+import { exampleRetrieval, modelCalls } from '../retry-policies';
 import { partialAnswer, routeAfterDraft } from '../routing';
 import { turnStage } from '../stage';
 import { EXAMPLES_TOOL, serverToolName } from '../tool-calls';
 import type { Step, Turn } from '../turn';
 import { callToolActivity, mayWrite, type CallTool } from './gather';
-import { describeFailure, enter, failed, recordModel, refetchIfNewMessages } from './helpers';
+import { describeFailure, enter, handOverOnError, recordModel, refetchIfNewMessages } from './helpers';
 
 /** Style examples: how many past answers Draft sees, and how much of each (the gist of the team's voice, not a thread). */
 const MAX_EXAMPLES = 3;
@@ -22,8 +22,11 @@ const MAX_EXAMPLE_CHARS = 600;
  * The team's voice: past conversations a teammate resolved, retrieved by similarity to the question, for
  * Draft to match their tone. Null when no MCP server offers the search; a failed search leaves Draft without examples.
  */
-export async function retrieveStyleExamples(t: Pick<Turn, 'state'>, callTool: CallTool): Promise<StyleExamples | null> {
-  const { state } = t;
+export async function retrieveStyleExamples(
+  turn: Pick<Turn, 'state'>,
+  callTool: CallTool,
+): Promise<StyleExamples | null> {
+  const { state } = turn;
   const tool = state.available_tools.find((candidate) => serverToolName(candidate) === EXAMPLES_TOOL);
   if (!tool) return null;
   const query = turnIntents(state)
@@ -59,8 +62,8 @@ export async function retrieveStyleExamples(t: Pick<Turn, 'state'>, callTool: Ca
  * plugged in its own corpus chose it, and the index fills in where there is none or it found nothing. Null when the
  * worker has no index; a failed retrieval leaves Draft without examples, as a failed search does.
  */
-async function retrieveIndexedExamples(t: Pick<Turn, 'state'>): Promise<StyleExamples | null> {
-  const { state } = t;
+async function retrieveIndexedExamples(turn: Pick<Turn, 'state'>): Promise<StyleExamples | null> {
+  const { state } = turn;
   const stage = state.metadata.stage?.stage ?? null;
   const query = turnIntents(state)
     .map((i) => i.question)
@@ -82,34 +85,34 @@ async function retrieveIndexedExamples(t: Pick<Turn, 'state'>): Promise<StyleExa
   return found;
 }
 
-export async function draft(t: Turn): Promise<Step> {
-  await refetchIfNewMessages(t);
-  const { state } = t;
+export async function draft(turn: Turn): Promise<Step> {
+  await refetchIfNewMessages(turn);
+  const { state } = turn;
   // What the reply answers: the user's messages this fetch holds. A message that comes later is the next turn's.
-  t.draftSaw = { partIds: [...t.fetchedUserPartIds], deliveries: state.metadata.user_messages_fetched };
-  enter(t, 'draft');
+  turn.draftSaw = { partIds: [...turn.fetchedUserPartIds], deliveries: state.metadata.user_messages_fetched };
+  enter(turn, 'draft');
   const started = Date.now();
   // The stage first: the examples of the team's voice are ranked by it too.
   state.metadata.stage = turnStage(state);
-  state.metadata.style_examples = await retrieveStyleExamples(t, callToolActivity);
+  state.metadata.style_examples = await retrieveStyleExamples(turn, callToolActivity);
   if (since(TEAM_INDEX_PATCH) && !state.metadata.style_examples?.examples.length) {
-    state.metadata.style_examples = (await retrieveIndexedExamples(t)) ?? state.metadata.style_examples;
+    state.metadata.style_examples = (await retrieveIndexedExamples(turn)) ?? state.metadata.style_examples;
   }
   let answer: LlmAnswer<DraftOutput>;
   try {
     answer = await modelCalls().draft.executeWithOptions({ summary: 'draft reply' }, [
-      { prompt: t.prompts!.draft, context: draftContext(state) },
+      { prompt: turn.prompts!.draft, context: draftContext(state) },
     ]);
   } catch (err) {
-    return failed(t, 'draft_error', err);
+    return handOverOnError(turn, 'draft_error', err);
   }
-  recordModel(t, answer);
-  return routeDraft(t, answer.output, started);
+  recordModel(turn, answer);
+  return routeDraft(turn, answer.output, started);
 }
 
 /** The model's draft into the state (`started`: when the node began), and the route its response type gives. */
-export function routeDraft(t: Pick<Turn, 'state' | 'partial'>, output: DraftOutput, started: number): Step {
-  const { state } = t;
+export function routeDraft(turn: Pick<Turn, 'state' | 'partial'>, output: DraftOutput, started: number): Step {
+  const { state } = turn;
   // Drafts recorded before intents carry no open intents: they answered everything they replied to.
   const open = output.open_intents ?? [];
   state.draft = {
@@ -124,7 +127,7 @@ export function routeDraft(t: Pick<Turn, 'state' | 'partial'>, output: DraftOutp
   };
   state.response = output.text;
   // A reply that leaves some of the user's questions open goes out, then the team gets the rest (after Response).
-  if (output.response_type === 'REPLY' && open.length) t.partial = partialAnswer(turnIntents(state), open);
+  if (output.response_type === 'REPLY' && open.length) turn.partial = partialAnswer(turnIntents(state), open);
   // Drafts recorded before routes had kinds carry none.
   const route = routeAfterDraft(output.response_type, output.route ?? null);
   return { next: route.next, ...(route.escalation ? { escalation: route.escalation } : {}) };

@@ -18,13 +18,13 @@ import {
 } from './helpers';
 
 /** The hand-over message, sent once like a reply (a retry finds an accepted attempt); never cancelled. */
-async function tellUser(t: Turn, kind: EscalationKind): Promise<UserTold | null> {
+async function tellUser(turn: Turn, kind: EscalationKind): Promise<UserTold | null> {
   // A run started before a kind existed has no text of its own for it: it has the text of a request for a person.
-  const texts = t.input.handoverMessages;
+  const texts = turn.input.handoverMessages;
   const text = (texts?.[kind] ?? (texts && isDraftRoute(kind) ? texts.user_requested_human : undefined))?.trim();
   if (!text) return null;
   try {
-    const posted = await post(t, 'sendReply', text, 'tell the user a person will follow up');
+    const posted = await post(turn, 'sendReply', text, 'tell the user a person will follow up');
     return { text, sent: true, error: null, part_id: posted.part_id };
   } catch (err) {
     log.warn('could not tell the user of the hand-over', { error: describeFailure(err) });
@@ -37,53 +37,58 @@ async function tellUser(t: Turn, kind: EscalationKind): Promise<UserTold | null>
  * cut Initialize short) reads it first: whether Melvin may write to the user depends on its reply mode and owner.
  * Never cancelled; when Intercom cannot be read, the configured mode applies.
  */
-async function readConversationFirst(t: Turn): Promise<void> {
+async function readConversationFirst(turn: Turn): Promise<void> {
   try {
-    await CancellationScope.nonCancellable(() => fetchConversation(t, 'fetch conversation before the hand-over'));
+    await CancellationScope.nonCancellable(() => fetchConversation(turn, 'fetch conversation before the hand-over'));
   } catch (err) {
     log.warn('could not read the conversation before the hand-over', { error: describeFailure(err) });
   }
 }
 
-export async function escalate(t: Turn): Promise<Step> {
-  const { state } = t;
-  const e = t.escalation!;
-  enter(t, 'escalate', `Reason: ${e.reason}`);
-  state.escalation_reason = e.reason;
+export async function escalate(turn: Turn): Promise<Step> {
+  const { state } = turn;
+  const handOver = turn.escalation!;
+  enter(turn, 'escalate', `Reason: ${handOver.reason}`);
+  state.escalation_reason = handOver.reason;
   // An operator's escalation right after a draft passed: its validation note, which waited for the reply, goes first.
-  await postWaitingValidationNote(t);
+  await postWaitingValidationNote(turn);
   // An Initialize that failed has just tried to read it: the configured mode applies then.
-  if (!t.legacy && !state.metadata.reply_mode && e.source !== 'initialization') await readConversationFirst(t);
+  if (!turn.legacy && !state.metadata.reply_mode && handOver.source !== 'initialization')
+    await readConversationFirst(turn);
   // When a teammate has already taken over, a person is with the user: nothing to tell them. Shadow mode never writes
   // to the user (runs from before did tell them).
-  const shadow = !t.legacy && inShadowMode(t);
+  const shadow = !turn.legacy && inShadowMode(turn);
   // A turn that has told the user already (an approval that timed out, then a lead's escalation) tells them once.
-  const toldAlready = !t.legacy && state.escalate?.user_told?.sent ? state.escalate.user_told : null;
+  const toldAlready = !turn.legacy && state.escalate?.user_told?.sent ? state.escalate.user_told : null;
   const teamOwns = state.metadata.conversation.ownership.owner === 'team';
-  const told = toldAlready ?? (teamOwns || shadow ? null : await tellUser(t, e.kind));
+  const told = toldAlready ?? (teamOwns || shadow ? null : await tellUser(turn, handOver.kind));
   const forTheTeam = [stageLine(settledStage(state)), suggestedStepLine(state)].filter((l) => l !== null);
-  const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind), forTheTeam), 'note escalation');
+  const note = await postNote(
+    turn,
+    escalationNote(handOver, told, runMap(state, handOver.kind), forTheTeam),
+    'note escalation',
+  );
   // In shadow mode the team answers every message anyway: only an operator's escalation keeps Melvin from drafting.
-  markHandedOver(t, !shadow || e.source === 'operator');
-  recordEscalation(state, e, told, note);
-  upsertSearchAttributes([{ key: searchAttributes.escalationSource, value: e.source }]);
+  markHandedOver(turn, !shadow || handOver.source === 'operator');
+  recordEscalation(state, handOver, told, note);
+  upsertSearchAttributes([{ key: searchAttributes.escalationSource, value: handOver.source }]);
   return { next: 'finalize' };
 }
 
 /** The hand-over into the state. Pure: the bench's LangGraph peer escalates with it too. */
 export function recordEscalation(
   state: AgentState,
-  e: Escalation,
+  escalation: Escalation,
   told: UserTold | null,
   note: { added: boolean; error: string | null },
 ): void {
   state.escalate = {
-    escalation_source: e.source,
-    escalation_kind: e.kind,
-    escalation_reason: e.reason,
+    escalation_source: escalation.source,
+    escalation_kind: escalation.kind,
+    escalation_reason: escalation.reason,
     note_added: note.added,
     note_error: note.error,
-    requested_by: e.requested_by,
+    requested_by: escalation.requested_by,
     timestamp: new Date().toISOString(),
     user_told: told,
   };

@@ -1,16 +1,16 @@
 // The Finalize node: sets Melvin Status on the conversation and snoozes it.
 import { CancellationScope, upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../contract/shared';
-import { intercomReads } from '../policies';
+import { intercomReads } from '../retry-policies';
 import { melvinStatusFor } from '../routing';
 import { settledStage, suggestedStep } from '../stage';
 import type { AgentState, MelvinStatus } from '../../contract/state';
 import type { Step, Turn } from '../turn';
 import { afterWrites, describeFailure, enter } from './helpers';
 
-export async function finalize(t: Turn): Promise<Step> {
-  const { state, input } = t;
-  enter(t, 'finalize');
+export async function finalize(turn: Turn): Promise<Step> {
+  const { state, input } = turn;
+  enter(turn, 'finalize');
   const conversationId = input.conversationId;
   const snoozeSeconds = input.snoozeSeconds ?? DEFAULT_SNOOZE_SECONDS;
   const status = finalStatus(state);
@@ -27,12 +27,12 @@ export async function finalize(t: Turn): Promise<Step> {
   // from before let a cancellation stop them). Only then are they written again, outside the cancellation: local
   // activities inside a non-cancellable scope on every turn let a worker restart split their markers from the commands
   // that follow, and the replay then failed.
-  if (!t.legacy && CancellationScope.current().consideredCancelled) {
+  if (!turn.legacy && CancellationScope.current().consideredCancelled) {
     [statusSet, snoozed] = await CancellationScope.nonCancellable(writes);
   }
   recordFinalize(state, status, snoozeSeconds, statusSet, snoozed);
   upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: status }, ...stageAndAction(state)]);
-  return afterWrites(t, 'end');
+  return afterWrites(turn, 'end');
 }
 
 /** The stage and the suggested next step as search attributes, when the turn has them: leads filter runs by them. */

@@ -6,7 +6,7 @@ import { resolveContext } from '../contexts';
 import { freshResult } from '../conversation-record';
 import { mentionArguments, resolveCall, resolveNamedRecord, resolveSemantically, userRecords } from '../entities';
 import { NAMED_RECORDS_PATCH, since } from '../patches';
-import { embeddingCalls, modelCalls, toolCalls } from '../policies';
+import { embeddingCalls, modelCalls, toolCalls } from '../retry-policies';
 import { docsQueryOf, isDocsTool, offeredTools, scopeToolCall, serverToolName, summarizeGather } from '../tool-calls';
 import type { Step, Turn } from '../turn';
 import { storeGathered } from '../turn-state';
@@ -31,12 +31,12 @@ export const mayWrite = (tool: Pick<ToolDefinition, 'grant'>): boolean => tool.g
 
 /** One planned call: scoped to the conversation's user, reused while an earlier turn's result is fresh, else made. */
 async function runToolCall(
-  t: Pick<Turn, 'state'>,
+  turn: Pick<Turn, 'state'>,
   call: PlannedToolCall,
   hopNumber: number,
   callTool: CallTool,
 ): Promise<GatheredCall> {
-  const { state } = t;
+  const { state } = turn;
   const started = Date.now();
   const contact = { email: state.user_email, id: state.metadata.contact_id };
   const scoped = scopeToolCall(call, offeredTools(state.available_tools), contact, state.metadata.withheld_tools);
@@ -98,12 +98,12 @@ async function runToolCall(
   }
 }
 
-export async function gather(t: Turn): Promise<Step> {
-  const hop = t.state.hops.at(-1)!;
+export async function gather(turn: Turn): Promise<Step> {
+  const hop = turn.state.hops.at(-1)!;
   const calls = hop.plan?.tool_calls ?? [];
-  enter(t, 'gather', calls.length ? `Calls: ${calls.map((c) => c.tool_name).join(', ')}` : 'No tool calls planned.');
-  await gatherHop(t, callToolActivity);
-  await resolveNamedRecords(t, hop);
+  enter(turn, 'gather', calls.length ? `Calls: ${calls.map((c) => c.tool_name).join(', ')}` : 'No tool calls planned.');
+  await gatherHop(turn, callToolActivity);
+  await resolveNamedRecords(turn, hop);
   return { next: 'coverage' };
 }
 
@@ -112,8 +112,8 @@ export async function gather(t: Turn): Promise<Step> {
  * exact and fuzzy here, the embeddings endpoint for what they leave open, and the model, asked to pick only between
  * the candidates still left. A failed call costs only its tier: the record stays open, and the reply asks which.
  */
-async function resolveNamedRecords(t: Turn, hop: Hop): Promise<void> {
-  const { state } = t;
+async function resolveNamedRecords(turn: Turn, hop: Hop): Promise<void> {
+  const { state } = turn;
   const records = userRecords(state.tool_data);
   const named = (hop.plan?.entities ?? []).flatMap((entity) => resolveNamedRecord(entity, records) ?? []);
   if (!named.length) return;
@@ -122,8 +122,8 @@ async function resolveNamedRecords(t: Turn, hop: Hop): Promise<void> {
   for (const [i, open] of named.entries()) {
     if (!tiers || open.id !== null || !open.candidates.length) continue;
     named[i] = await resolveByMeaning(open);
-    if (named[i].id !== null || !named[i].candidates.length || !t.prompts?.resolve) continue;
-    named[i] = await resolveByModel(t, named[i]);
+    if (named[i].id !== null || !named[i].candidates.length || !turn.prompts?.resolve) continue;
+    named[i] = await resolveByModel(turn, named[i]);
   }
   hop.named_records = named;
 }
@@ -141,13 +141,13 @@ async function resolveByMeaning(open: NamedRecord): Promise<NamedRecord> {
   }
 }
 
-async function resolveByModel(t: Turn, open: NamedRecord): Promise<NamedRecord> {
+async function resolveByModel(turn: Turn, open: NamedRecord): Promise<NamedRecord> {
   try {
     const answer = await modelCalls().resolve.executeWithOptions(
       { summary: `pick "${open.mention}" among ${open.candidates.length} record(s)` },
-      [{ prompt: t.prompts!.resolve!, context: resolveContext(t.state, open) }],
+      [{ prompt: turn.prompts!.resolve!, context: resolveContext(turn.state, open) }],
     );
-    recordModel(t, answer);
+    recordModel(turn, answer);
     const chosen = open.candidates.find((c) => c.id === answer.output.id);
     const decided = { ...open, llm_reasoning: answer.output.reasoning };
     return chosen ? { ...decided, id: chosen.id, label: chosen.label, tier: 'llm', score: 1, candidates: [] } : decided;
@@ -158,9 +158,9 @@ async function resolveByModel(t: Turn, open: NamedRecord): Promise<NamedRecord> 
 }
 
 /** Runs the hop's calls at once; one failing does not stop the others (partial success is data for Coverage). */
-export async function gatherHop(t: Pick<Turn, 'state' | 'budget' | 'gathered'>, callTool: CallTool): Promise<void> {
-  const hop = t.state.hops.at(-1)!;
-  const hopNumber = t.state.hops.length;
+export async function gatherHop(turn: Pick<Turn, 'state' | 'budget' | 'gathered'>, callTool: CallTool): Promise<void> {
+  const hop = turn.state.hops.at(-1)!;
+  const hopNumber = turn.state.hops.length;
   const calls = hop.plan?.tool_calls ?? [];
   const started = Date.now();
   // A call that names a record in words waits for the others, which may bring the user's records it is resolved against.
@@ -168,10 +168,10 @@ export async function gatherHop(t: Pick<Turn, 'state' | 'budget' | 'gathered'>, 
   const results: ToolResult[] = [];
   for (const phase of [calls.filter((c) => !waits(c)), calls.filter(waits)]) {
     if (!phase.length) continue;
-    const outcomes = await Promise.all(phase.map((call) => runToolCall(t, call, hopNumber, callTool)));
-    const stored = storeGathered(t.state, t.budget, outcomes, hopNumber);
+    const outcomes = await Promise.all(phase.map((call) => runToolCall(turn, call, hopNumber, callTool)));
+    const stored = storeGathered(turn.state, turn.budget, outcomes, hopNumber);
     results.push(...stored.results);
-    t.gathered.push(...stored.kept);
+    turn.gathered.push(...stored.kept);
   }
   hop.gather = summarizeGather(results, Date.now() - started);
 }

@@ -21,7 +21,7 @@ import type {
   OwnershipEvent,
 } from '../../contract/state';
 import { handBackToMelvin, handOverToTeam, markHandled } from '../conversation-record';
-import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../policies';
+import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../retry-policies';
 import { NOTE_ON_ITS_OWN_RULES, rulesSince } from '../patches';
 import { escalation, type Escalation } from '../routing';
 import { runMap, turnOutcomeDetails } from '../run-summary';
@@ -43,9 +43,9 @@ const NODE_TITLES: Record<NodeName, string> = {
 };
 
 /** The turn arrives at `node`: its path records it and the UI's details show it. */
-export function enter(t: Turn, node: NodeName, detail?: string): void {
-  recordArrival(t.state, node);
-  showDetails(t, detail);
+export function enter(turn: Turn, node: NodeName, detail?: string): void {
+  recordArrival(turn.state, node);
+  showDetails(turn, detail);
 }
 
 /** The state's record of the turn arriving at `node`: the node it is at, and its path. */
@@ -55,16 +55,16 @@ export function recordArrival(state: AgentState, node: NodeName): void {
 }
 
 /** What the UI's details say of a finished turn, also while the run waits for the next message. */
-export function outcomeDetails(t: Turn): string {
-  return turnOutcomeDetails(t.state).join('\n\n');
+export function outcomeDetails(turn: Turn): string {
+  return turnOutcomeDetails(turn.state).join('\n\n');
 }
 
 /**
  * The Temporal UI's current details: the node and hop, what is worth knowing about it, any MCP server that failed
  * (the run goes on without its tools, which whoever watches it should know), and the path so far.
  */
-export function showDetails(t: Turn, detail?: string): void {
-  const { state } = t;
+export function showDetails(turn: Turn, detail?: string): void {
+  const { state } = turn;
   const node = state.metadata.current_node;
   const hop = state.hops.length;
   // Once the turn is over its outcome leads; while it runs, the node it is at.
@@ -93,48 +93,51 @@ export function describeFailure(err: unknown): string {
  * Whether an operator's escalation waits to be acted on. Runs recorded before every accepted escalation was acted on
  * acted on the first one only, whenever they met it.
  */
-export function operatorEscalationWaiting(t: Pick<Turn, 'state'> & Partial<Pick<Turn, 'legacy'>>): boolean {
-  const forced = t.state.metadata.forced_escalation;
-  return t.legacy ? !!forced : !!forced && !forced.handled;
+export function operatorEscalationWaiting(turn: Pick<Turn, 'state'> & Partial<Pick<Turn, 'legacy'>>): boolean {
+  const forced = turn.state.metadata.forced_escalation;
+  return turn.legacy ? !!forced : !!forced && !forced.handled;
 }
 
 /** The operator's escalation, which the turn now acts on: it will not be acted on again. */
-export function takeOperatorEscalation(t: Pick<Turn, 'state'>): Escalation {
-  const forced = t.state.metadata.forced_escalation!;
+export function takeOperatorEscalation(turn: Pick<Turn, 'state'>): Escalation {
+  const forced = turn.state.metadata.forced_escalation!;
   forced.handled = true;
   return escalation('operator', forced.reason, forced.requested_by);
 }
 
 /** Whether the turn works in shadow mode: the conversation's attribute, else the configuration. */
-export function inShadowMode(t: Pick<Turn, 'state' | 'input'>): boolean {
-  return (t.state.metadata.reply_mode?.mode ?? t.input.replyMode) === 'shadow';
+export function inShadowMode(turn: Pick<Turn, 'state' | 'input'>): boolean {
+  return (turn.state.metadata.reply_mode?.mode ?? turn.input.replyMode) === 'shadow';
 }
 
 /**
  * A hand-over note went out: the conversation as it stands now (the parts fetched, every delivery so far) goes to the
  * team; `handsOver` says whether the team owns it from now on (in shadow mode only an operator's escalation gives it).
  */
-export function markHandedOver(t: Pick<Turn, 'state' | 'fetchedUserPartIds' | 'handedOver'>, handsOver: boolean): void {
-  t.handedOver = {
-    partIds: [...t.fetchedUserPartIds],
-    deliveries: t.state.metadata.user_messages.length,
-    handsOver: handsOver || (t.handedOver?.handsOver ?? false),
+export function markHandedOver(
+  turn: Pick<Turn, 'state' | 'fetchedUserPartIds' | 'handedOver'>,
+  handsOver: boolean,
+): void {
+  turn.handedOver = {
+    partIds: [...turn.fetchedUserPartIds],
+    deliveries: turn.state.metadata.user_messages.length,
+    handsOver: handsOver || (turn.handedOver?.handsOver ?? false),
   };
 }
 
 /** A node's activity failed for good: the escalation its row names. A cancellation (forced escalation) passes on. */
-export function failed(t: Pick<Turn, 'state'>, kind: EscalationKind, err: unknown): Step {
+export function handOverOnError(turn: Pick<Turn, 'state'>, kind: EscalationKind, err: unknown): Step {
   if (isCancellation(err)) throw err;
-  t.state.error = describeFailure(err);
-  return { next: 'escalate', escalation: escalation(kind, t.state.error) };
+  turn.state.error = describeFailure(err);
+  return { next: 'escalate', escalation: escalation(kind, turn.state.error) };
 }
 
 /**
  * Which model answered, and what the turn's model calls cost so far. Answers recorded in histories from before
  * response-format modes lack the mode (they were strict outputs), and those from before usage was read lack the usage.
  */
-export function recordModel(t: Pick<Turn, 'state'>, answer: LlmAnswer<unknown>): void {
-  const { metadata } = t.state;
+export function recordModel(turn: Pick<Turn, 'state'>, answer: LlmAnswer<unknown>): void {
+  const { metadata } = turn.state;
   metadata.model = {
     name: answer.model,
     stand_in: answer.stand_in,
@@ -171,25 +174,25 @@ function addUsage(total: LlmUsage, answer: LlmAnswer<unknown>): void {
  * the part it made joins the parts its successors' retries compare against.
  */
 export async function post(
-  t: Turn,
+  turn: Turn,
   kind: 'sendReply' | 'addNote',
   text: string,
   summary: string,
   extra: Pick<PostInput, 'mayBePosted'> = {},
 ): Promise<PostedPart> {
   const posted = await CancellationScope.nonCancellable(() =>
-    intercom[kind].executeWithOptions({ summary }, [{ ...postInput(t, text), ...extra }]),
+    intercom[kind].executeWithOptions({ summary }, [{ ...postInput(turn, text), ...extra }]),
   );
-  if (posted.part_id) t.knownPartIds?.add(posted.part_id);
+  if (posted.part_id) turn.knownPartIds?.add(posted.part_id);
   return posted;
 }
 
-function postInput(t: Turn, text: string): PostInput {
+function postInput(turn: Turn, text: string): PostInput {
   return {
-    conversationId: t.input.conversationId,
+    conversationId: turn.input.conversationId,
     text,
-    notBefore: t.notBefore,
-    knownPartIds: t.knownPartIds ? [...t.knownPartIds] : null,
+    notBefore: turn.notBefore,
+    knownPartIds: turn.knownPartIds ? [...turn.knownPartIds] : null,
   };
 }
 
@@ -210,45 +213,45 @@ const REPLY_WITH_NOTE_RETRY = {
  * duplicate check on the last attempt, ended a turn MESSAGE_FAILED with the reply in the conversation); the note is
  * then posted again by an activity of its own, with attempts of its own.
  */
-export async function postReply(t: Turn, text: string): Promise<PostedPart> {
-  const note = t.validationNoteText;
-  if (note === null) return post(t, 'sendReply', text, 'reply');
+export async function postReply(turn: Turn, text: string): Promise<PostedPart> {
+  const note = turn.validationNoteText;
+  if (note === null) return post(turn, 'sendReply', text, 'reply');
   const alone = rulesSince(NOTE_ON_ITS_OWN_RULES);
   const posted = await CancellationScope.nonCancellable(() =>
     replyWithNote.sendReply.executeWithOptions({ summary: 'reply, and the validation note beside it' }, [
-      { ...postInput(t, text), note, ...(!alone && { retry: REPLY_WITH_NOTE_RETRY }) },
+      { ...postInput(turn, text), note, ...(!alone && { retry: REPLY_WITH_NOTE_RETRY }) },
     ]),
   );
-  t.validationNoteText = null;
+  turn.validationNoteText = null;
   const noted = posted.note && 'part_id' in posted.note ? posted.note : null;
-  for (const part of [posted.part_id, noted?.part_id]) if (part) t.knownPartIds?.add(part);
-  t.state.validate!.validation_note_added = noted !== null;
+  for (const part of [posted.part_id, noted?.part_id]) if (part) turn.knownPartIds?.add(part);
+  turn.state.validate!.validation_note_added = noted !== null;
   if (posted.note && 'error' in posted.note) {
     log.warn('could not add note', { error: posted.note.error });
     if (alone) {
-      const again = await postNote(t, note, 'note validation result', { mayBePosted: true });
-      t.state.validate!.validation_note_added = again.added;
+      const again = await postNote(turn, note, 'note validation result', { mayBePosted: true });
+      turn.state.validate!.validation_note_added = again.added;
     }
   }
   return posted;
 }
 
 /** The validation note still waiting for a reply that Response will not send now, posted on its own. */
-export async function postWaitingValidationNote(t: Turn): Promise<void> {
-  const text = t.validationNoteText;
+export async function postWaitingValidationNote(turn: Turn): Promise<void> {
+  const text = turn.validationNoteText;
   if (text === null) return;
-  t.validationNoteText = null;
-  t.state.validate!.validation_note_added = (await postNote(t, text, 'note validation result')).added;
+  turn.validationNoteText = null;
+  turn.state.validate!.validation_note_added = (await postNote(turn, text, 'note validation result')).added;
 }
 
 export async function postNote(
-  t: Turn,
+  turn: Turn,
   text: string,
   summary: string,
   extra: Pick<PostInput, 'mayBePosted'> = {},
 ): Promise<{ added: boolean; error: string | null }> {
   try {
-    await post(t, 'addNote', text, summary, extra);
+    await post(turn, 'addNote', text, summary, extra);
     return { added: true, error: null };
   } catch (err) {
     log.warn('could not add note', { error: describeFailure(err) });
@@ -256,13 +259,13 @@ export async function postNote(
   }
 }
 
-export async function fetchConversation(t: Turn, summary: string): Promise<void> {
-  const seen = t.state.metadata.user_messages.length;
+export async function fetchConversation(turn: Turn, summary: string): Promise<void> {
+  const seen = turn.state.metadata.user_messages.length;
   const conversation = await intercomReads().fetchConversation.executeWithOptions({ summary }, [
-    { conversationId: t.input.conversationId },
+    { conversationId: turn.input.conversationId },
   ]);
-  applyFetch(t, conversation, seen);
-  const { problems } = t.state.metadata.reply_mode!;
+  applyFetch(turn, conversation, seen);
+  const { problems } = turn.state.metadata.reply_mode!;
   if (problems.length) log.warn('unusable reply settings on the conversation', { problems });
 }
 
@@ -271,27 +274,27 @@ export async function fetchConversation(t: Turn, summary: string): Promise<void>
  * the bench's LangGraph peer applies its fetches with it too.
  */
 export function applyFetch(
-  t: Pick<Turn, 'state' | 'input' | 'fetchedUserPartIds' | 'knownPartIds'> & { legacy?: boolean },
+  turn: Pick<Turn, 'state' | 'input' | 'fetchedUserPartIds' | 'knownPartIds'> & { legacy?: boolean },
   conversation: FetchedConversation,
   seen: number,
 ): void {
-  const { state } = t;
-  const firstOfWorkflow = state.metadata.conversation_fetches === 0 && !t.input.conversation;
-  applyFetchedConversation(state, conversation, t.input);
+  const { state } = turn;
+  const firstOfWorkflow = state.metadata.conversation_fetches === 0 && !turn.input.conversation;
+  applyFetchedConversation(state, conversation, turn.input);
   // Fetches recorded before user part ids were read carry none: the deliveries' own part ids then fill the ledger.
-  t.fetchedUserPartIds = conversation.user_part_ids ?? [];
+  turn.fetchedUserPartIds = conversation.user_part_ids ?? [];
   // Parts this run posted stay known even if they fell out of the 500 most recent. Fetches recorded before part ids
   // were read carry none, and leave the posts on the fallback check.
-  t.knownPartIds = conversation.part_ids ? new Set([...conversation.part_ids, ...(t.knownPartIds ?? [])]) : null;
+  turn.knownPartIds = conversation.part_ids ? new Set([...conversation.part_ids, ...(turn.knownPartIds ?? [])]) : null;
   const record = state.metadata.conversation;
-  if (t.legacy) {
+  if (turn.legacy) {
     // Runs from before ownership was read from the conversation's course learned only its assignee.
     const assignee = conversation.admin_assignee_id;
     if (record.turn_count === 0 && !record.ownership.since && assignee && assignee !== conversation.admin_id) {
       handOverToTeam(record, `assigned to a teammate in Intercom (admin ${assignee})`, new Date().toISOString());
     }
   } else if (firstOfWorkflow) {
-    learnFromIntercom(t, conversation);
+    learnFromIntercom(turn, conversation);
   }
   state.metadata.user_messages_fetched = seen;
   state.metadata.conversation_fetches += 1;
@@ -319,10 +322,10 @@ export function takeOwnerChange(record: ConversationRecord, change: OwnershipEve
  * handed over, and the conversation's course says who answers now. Without any change in the course, a teammate it is
  * assigned to holds it.
  */
-function learnFromIntercom(t: Pick<Turn, 'state' | 'input'>, conversation: FetchedConversation): void {
-  const record = t.state.metadata.conversation;
+function learnFromIntercom(turn: Pick<Turn, 'state' | 'input'>, conversation: FetchedConversation): void {
+  const record = turn.state.metadata.conversation;
   markHandled(record, conversation.handled_before_part_ids ?? []);
-  const shadow = inShadowMode(t);
+  const shadow = inShadowMode(turn);
   const latest = latestOwnerChange(conversation.ownership_events, shadow);
   if (latest) takeOwnerChange(record, latest);
   else if (!shadow && conversation.admin_assignee_id && conversation.admin_assignee_id !== conversation.admin_id) {
@@ -335,10 +338,10 @@ function learnFromIntercom(t: Pick<Turn, 'state' | 'input'>, conversation: Fetch
  * Messages that arrived during the run are fetched before Coverage and Draft: Coverage can then send the agent back
  * to Plan for what the new message asks, and the reply answers everything the user said.
  */
-export async function refetchIfNewMessages(t: Turn): Promise<void> {
-  if (t.state.metadata.user_messages.length <= t.state.metadata.user_messages_fetched) return;
+export async function refetchIfNewMessages(turn: Turn): Promise<void> {
+  if (turn.state.metadata.user_messages.length <= turn.state.metadata.user_messages_fetched) return;
   try {
-    await fetchConversation(t, 're-fetch conversation for new messages');
+    await fetchConversation(turn, 're-fetch conversation for new messages');
   } catch (err) {
     if (isCancellation(err)) throw err;
     log.warn('could not re-fetch the conversation; drafting from the messages already fetched', {
@@ -351,7 +354,10 @@ export async function refetchIfNewMessages(t: Turn): Promise<void> {
  * After Response or Finalize: an operator's escalation that came meanwhile still escalates; else onwards. Runs from
  * before every accepted escalation was acted on skipped it when the turn had escalated already.
  */
-export function afterWrites(t: Pick<Turn, 'state'> & Partial<Pick<Turn, 'legacy'>>, next: NodeName = 'finalize'): Step {
-  if (!operatorEscalationWaiting(t) || (t.legacy && t.state.escalate)) return { next };
-  return { next: 'escalate', escalation: takeOperatorEscalation(t) };
+export function afterWrites(
+  turn: Pick<Turn, 'state'> & Partial<Pick<Turn, 'legacy'>>,
+  next: NodeName = 'finalize',
+): Step {
+  if (!operatorEscalationWaiting(turn) || (turn.legacy && turn.state.escalate)) return { next };
+  return { next: 'escalate', escalation: takeOperatorEscalation(turn) };
 }

@@ -1,11 +1,11 @@
 // The Initialize node: the conversation, the MCP tools and the prompts, and whether there is anything to answer.
 import { isCancellation } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../../activities/prompts';
-import { mcpListing, promptLoading } from '../policies';
+import { mcpListing, promptLoading } from '../retry-policies';
 import { awaitsReply, escalation } from '../routing';
 import { toolListing } from '../tool-calls';
 import type { Step, Turn } from '../turn';
-import { describeFailure, enter, failed, fetchConversation, showDetails } from './helpers';
+import { describeFailure, enter, handOverOnError, fetchConversation, showDetails } from './helpers';
 
 async function loadPrompts(): Promise<LoadedPrompts> {
   const promptActivities = promptLoading();
@@ -20,35 +20,35 @@ async function loadPrompts(): Promise<LoadedPrompts> {
 }
 
 /** Fetches the conversation, the tools and the prompts at once; ends the turn when there is nothing to answer. */
-export async function initialize(t: Turn): Promise<Step> {
-  enter(t, 'initialize');
+export async function initialize(turn: Turn): Promise<Step> {
+  enter(turn, 'initialize');
   try {
     const [, listing, loaded] = await Promise.all([
-      fetchConversation(t, 'fetch conversation'),
+      fetchConversation(turn, 'fetch conversation'),
       mcpListing().listTools.executeWithOptions({ summary: 'list MCP tools' }, []),
       loadPrompts(),
     ]);
-    applyToolsAndPrompts(t, listing, loaded);
-    if (t.state.metadata.tool_servers.some((s) => !s.ok)) showDetails(t);
+    applyToolsAndPrompts(turn, listing, loaded);
+    if (turn.state.metadata.tool_servers.some((s) => !s.ok)) showDetails(turn);
   } catch (err) {
-    return failed(t, 'initialization_error', err);
+    return handOverOnError(turn, 'initialization_error', err);
   }
-  return planUnlessNothingToAnswer(t);
+  return planUnlessNothingToAnswer(turn);
 }
 
 /** The listed tools (and any server that failed) and the prompts into the turn. */
 export function applyToolsAndPrompts(
-  t: Pick<Turn, 'state' | 'prompts'>,
+  turn: Pick<Turn, 'state' | 'prompts'>,
   listing: Parameters<typeof toolListing>[0],
   loaded: LoadedPrompts,
 ): void {
-  const { state } = t;
+  const { state } = turn;
   const { tools: availableTools, servers, withheld } = toolListing(listing);
   state.available_tools = availableTools;
   state.metadata.tool_servers = servers;
   // Listings from before the MCP tool policy withheld nothing and say nothing of it.
   if (withheld) state.metadata.withheld_tools = withheld;
-  t.prompts = loaded;
+  turn.prompts = loaded;
   state.metadata.prompts = loaded.used;
 }
 
@@ -59,29 +59,29 @@ export function applyToolsAndPrompts(
  * (`legacy`): a turn whose latest message was Melvin's had nothing to answer.
  */
 export function planUnlessNothingToAnswer(
-  t: Pick<Turn, 'state' | 'fetchedUserPartIds'> & Partial<Pick<Turn, 'legacy'>>,
+  turn: Pick<Turn, 'state' | 'fetchedUserPartIds'> & Partial<Pick<Turn, 'legacy'>>,
 ): Step {
-  const { state } = t;
+  const { state } = turn;
   const { handled_part_ids: handled, ownership } = state.metadata.conversation;
   if (ownership.owner === 'team') {
     state.metadata.skipped_reason = `the team owns the conversation (${ownership.reason}): Melvin does not answer`;
     return { next: 'end' };
   }
-  if (t.legacy && !awaitsReply(state.messages)) {
+  if (turn.legacy && !awaitsReply(state.messages)) {
     state.metadata.skipped_reason = 'the latest message in the conversation is not from the user: nothing to answer';
     return { next: 'end' };
   }
-  const unanswered = t.fetchedUserPartIds.filter((id) => !handled.includes(id));
-  if (t.fetchedUserPartIds.length && !unanswered.length) {
+  const unanswered = turn.fetchedUserPartIds.filter((id) => !handled.includes(id));
+  if (turn.fetchedUserPartIds.length && !unanswered.length) {
     state.metadata.skipped_reason = 'every message of the user was answered or handed over by an earlier turn';
     return { next: 'end' };
   }
-  if (!t.legacy && !unanswered.length && !awaitsReply(state.messages)) {
+  if (!turn.legacy && !unanswered.length && !awaitsReply(state.messages)) {
     state.metadata.skipped_reason = 'no message of the user awaits a reply';
     return { next: 'end' };
   }
   const filesOnly = state.metadata.attachment_only_part_ids ?? [];
-  if (!t.legacy && unanswered.length && unanswered.every((id) => filesOnly.includes(id))) {
+  if (!turn.legacy && unanswered.length && unanswered.every((id) => filesOnly.includes(id))) {
     const ids = state.metadata.message_part_ids ?? [];
     const files = state.messages.filter((_, i) => unanswered.includes(ids[i] ?? '')).map((m) => m.content);
     return { next: 'escalate', escalation: escalation('attachment_only', files.join(', ')) };

@@ -3,31 +3,31 @@ import { upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_TONE_HANDOVER, searchAttributes } from '../../contract/shared';
 import type { Hop } from '../../contract/state';
 import { planContext } from '../contexts';
-import { modelCalls } from '../policies';
+import { modelCalls } from '../retry-policies';
 import type { Step, Turn } from '../turn';
 import { escalation } from '../routing';
 import { toneHandoverReason } from '../tone';
-import { enter, failed, recordModel } from './helpers';
+import { enter, handOverOnError, recordModel } from './helpers';
 
 /** Starts a hop: the model chooses the tool calls and documentation searches. */
-export async function plan(t: Turn): Promise<Step> {
-  const { state } = t;
+export async function plan(turn: Turn): Promise<Step> {
+  const { state } = turn;
   const hop: Hop = { plan: null, gather: null, coverage: null };
   state.hops.push(hop);
   const hopNumber = state.hops.length;
   upsertSearchAttributes([{ key: searchAttributes.hopCount, value: hopNumber }]);
-  enter(t, 'plan');
+  enter(turn, 'plan');
   try {
     const answer = await modelCalls().plan.executeWithOptions({ summary: `plan hop ${hopNumber}` }, [
-      { prompt: t.prompts!.plan, context: planContext(state, hopNumber) },
+      { prompt: turn.prompts!.plan, context: planContext(state, hopNumber) },
     ]);
-    recordModel(t, answer);
+    recordModel(turn, answer);
     hop.plan = answer.output;
   } catch (err) {
-    return failed(t, 'plan_error', err);
+    return handOverOnError(turn, 'plan_error', err);
   }
   // The talent's third complaining turn (or strong frustration, when configured): a person answers, not Melvin again.
-  const upset = toneHandoverReason(state, t.input.toneHandover ?? DEFAULT_TONE_HANDOVER);
+  const upset = toneHandoverReason(state, turn.input.toneHandover ?? DEFAULT_TONE_HANDOVER);
   if (upset) return { next: 'escalate', escalation: escalation('talent_frustrated', upset) };
   return { next: 'gather' };
 }

@@ -17,62 +17,62 @@ import {
  * Sends the validated reply, unless a teammate took over meanwhile or the reply mode holds it back (approval waits for
  * a lead; shadow only notes it). A reply that could not be delivered goes to the team as a note.
  */
-export async function response(t: Turn): Promise<Step> {
+export async function response(turn: Turn): Promise<Step> {
   try {
-    return await respond(t);
+    return await respond(turn);
   } finally {
     // The validation note, posted beside the reply (see ./validate): the turn's record says whether it was added.
-    await t.validationNote;
-    t.validationNote = null;
-    await postWaitingValidationNote(t);
+    await turn.validationNote;
+    turn.validationNote = null;
+    await postWaitingValidationNote(turn);
   }
 }
 
-async function respond(t: Turn): Promise<Step> {
-  const { state } = t;
+async function respond(turn: Turn): Promise<Step> {
+  const { state } = turn;
   // Set at every fetch, from the conversation's attributes or the configuration.
   const { mode } = state.metadata.reply_mode!;
   const teamOwns = state.metadata.conversation.ownership.owner === 'team';
   // The validation note goes out with the reply; when the reply does not go out now, it goes first, on its own.
-  if (teamOwns || mode !== 'auto') await postWaitingValidationNote(t);
+  if (teamOwns || mode !== 'auto') await postWaitingValidationNote(turn);
   if (teamOwns) {
     // A teammate replied or was assigned while Melvin worked: theirs is the answer, Melvin's draft goes to them.
-    return withhold(t, 'a teammate took over during the turn: the reply was not sent');
+    return withhold(turn, 'a teammate took over during the turn: the reply was not sent');
   }
   if (mode === 'shadow') {
-    await noteShadowDraft(t);
+    await noteShadowDraft(turn);
     state.metadata.skipped_reason = 'shadow mode: the draft was noted for the team, not sent';
     return { next: 'end' };
   }
   if (mode === 'approve') {
-    const decided = await awaitDecision(t);
+    const decided = await awaitDecision(turn);
     if ('escalation' in decided) return { next: 'escalate', escalation: decided.escalation };
-    if ('withhold' in decided) return withhold(t, `${decided.withhold}: the reply was not sent`);
+    if ('withhold' in decided) return withhold(turn, `${decided.withhold}: the reply was not sent`);
   }
-  enter(t, 'response');
+  enter(turn, 'response');
   const started = Date.now();
   try {
-    const posted = await postReply(t, state.response ?? '');
+    const posted = await postReply(turn, state.response ?? '');
     recordDelivery(state, started, posted);
   } catch (err) {
     recordDelivery(state, started, { error: describeFailure(err) });
     // The user got nothing: the team gets the drafted reply so a person can send it, after the draft's validation.
-    await postWaitingValidationNote(t);
-    await postNote(t, undeliveredNote(state), 'note failed reply');
-    markHandedOver(t, true);
+    await postWaitingValidationNote(turn);
+    await postNote(turn, undeliveredNote(state), 'note failed reply');
+    markHandedOver(turn, true);
   }
-  return afterReply(t);
+  return afterReply(turn);
 }
 
 /** The reply stays with the team, who took the conversation over: Melvin's draft goes to them as a note. */
-async function withhold(t: Turn, why: string): Promise<Step> {
+async function withhold(turn: Turn, why: string): Promise<Step> {
   await postNote(
-    t,
-    `${WITHHELD_MARK} while Melvin was answering, so Melvin did not send its reply.\n\nDrafted reply:\n${t.state.response ?? ''}`,
+    turn,
+    `${WITHHELD_MARK} while Melvin was answering, so Melvin did not send its reply.\n\nDrafted reply:\n${turn.state.response ?? ''}`,
     'note reply withheld',
   );
-  markHandedOver(t, true);
-  t.state.metadata.skipped_reason = why;
+  markHandedOver(turn, true);
+  turn.state.metadata.skipped_reason = why;
   return { next: 'end' };
 }
 
@@ -103,11 +103,11 @@ export function undeliveredNote(state: AgentState): string {
 }
 
 /** Where the turn goes once the reply is out (or not). */
-export function afterReply(t: Pick<Turn, 'state' | 'partial'> & Partial<Pick<Turn, 'legacy'>>): Step {
-  const { state } = t;
+export function afterReply(turn: Pick<Turn, 'state' | 'partial'> & Partial<Pick<Turn, 'legacy'>>): Step {
+  const { state } = turn;
   // Forced while the reply was going out: the reply stands, and the team is told to take over.
-  const next = afterWrites(t);
+  const next = afterWrites(turn);
   // A partial answer that reached the user: the team gets the questions it left open.
-  if (next.escalation || !t.partial || !state.response_delivery?.delivery_successful) return next;
-  return { next: 'escalate', escalation: t.partial };
+  if (next.escalation || !turn.partial || !state.response_delivery?.delivery_successful) return next;
+  return { next: 'escalate', escalation: turn.partial };
 }

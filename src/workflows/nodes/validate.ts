@@ -4,12 +4,12 @@ import type { ValidationRequest } from '../../activities/validation';
 import { checkReply } from '../../guards/reply-checks';
 import type { AgentState } from '../../contract/state';
 import { namedRecords, turnIntents } from '../contexts';
-import { validation } from '../policies';
+import { validation } from '../retry-policies';
 import { escalation, routeAfterValidation } from '../routing';
 import type { Step, Turn } from '../turn';
 import { readValidationAnswer } from '../turn-state';
 import { suggestedStepLine } from '../stage';
-import { enter, failed, postNote } from './helpers';
+import { enter, handOverOnError, postNote } from './helpers';
 import {
   LATE_MESSAGES_RULES,
   LOCAL_AGENT_CALLS_RULES,
@@ -24,8 +24,8 @@ import {
  * service's answer shape, and the reply never goes further; null when they pass. `idsAsSubstrings` only for runs from
  * before REPLY_GUARD_ID_TOKENS_PATCH.
  */
-export function guardVerdict(t: Pick<Turn, 'state' | 'prompts'>, idsAsSubstrings: boolean): string | null {
-  const { state, prompts } = t;
+export function guardVerdict(turn: Pick<Turn, 'state' | 'prompts'>, idsAsSubstrings: boolean): string | null {
+  const { state, prompts } = turn;
   const checks = checkReply(
     state.response ?? '',
     {
@@ -50,10 +50,10 @@ function answeredAndOpen(state: AgentState): { answered: string[]; open: string[
 }
 
 /** What the validation service is asked about the draft: the reply and the data it rests on. */
-export function validationRequest(t: Pick<Turn, 'state' | 'input'>): ValidationRequest {
-  const { state } = t;
+export function validationRequest(turn: Pick<Turn, 'state' | 'input'>): ValidationRequest {
+  const { state } = turn;
   return {
-    conversation_id: t.input.conversationId,
+    conversation_id: turn.input.conversationId,
     response: state.response ?? '',
     user_email: state.user_email,
     user_name: state.metadata.user_name,
@@ -67,21 +67,21 @@ export function validationRequest(t: Pick<Turn, 'state' | 'input'>): ValidationR
 }
 
 /** The validation service's raw answer, or the escalation when it cannot be had. */
-async function askValidationService(t: Turn): Promise<string | Step> {
+async function askValidationService(turn: Turn): Promise<string | Step> {
   try {
     const answer = await validation().validateDraft.executeWithOptions({ summary: 'validate draft' }, [
-      validationRequest(t),
+      validationRequest(turn),
     ]);
     return answer.raw;
   } catch (err) {
-    return validationFailed(t, err);
+    return validationFailed(turn, err);
   }
 }
 
 /** The validation service could not be asked (after its retries): the turn escalates. */
-export function validationFailed(t: Pick<Turn, 'state'>, err: unknown): Step {
-  const step = failed(t, 'validation_error', err);
-  t.state.validate = {
+export function validationFailed(turn: Pick<Turn, 'state'>, err: unknown): Step {
+  const step = handOverOnError(turn, 'validation_error', err);
+  turn.state.validate = {
     validation_response: null,
     overall_passed: false,
     validation_note_added: false,
@@ -91,26 +91,26 @@ export function validationFailed(t: Pick<Turn, 'state'>, err: unknown): Step {
   return step;
 }
 
-export async function validate(t: Turn): Promise<Step> {
-  enter(t, 'validate');
-  const raw = guardVerdict(t, !since(REPLY_GUARD_ID_TOKENS_PATCH)) ?? (await askValidationService(t));
+export async function validate(turn: Turn): Promise<Step> {
+  enter(turn, 'validate');
+  const raw = guardVerdict(turn, !since(REPLY_GUARD_ID_TOKENS_PATCH)) ?? (await askValidationService(turn));
   if (typeof raw !== 'string') return raw;
-  const step = routeValidation(t, raw, false);
-  const back = step.next === 'response' ? reconsideredAt(t) : null;
+  const step = routeValidation(turn, raw, false);
+  const back = step.next === 'response' ? reconsideredAt(turn) : null;
   if (back) return { next: back };
   // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why. A reply that
   // passed takes its note along (one activity: see `postReply`); runs from before posted the note beside the reply,
   // and Response waited for it. The team's next step the draft proposes goes with the reply's note.
-  const nextStep = suggestedStepLine(t.state);
+  const nextStep = suggestedStepLine(turn.state);
   const text = `Validation result:\n${raw}${nextStep ? `\n\n${nextStep}` : ''}`;
   if (step.next === 'response' && rulesSince(LOCAL_AGENT_CALLS_RULES)) {
-    t.validationNoteText = text;
+    turn.validationNoteText = text;
     return step;
   }
-  const note = postNote(t, text, 'note validation result').then((posted) => {
-    t.state.validate!.validation_note_added = posted.added;
+  const note = postNote(turn, text, 'note validation result').then((posted) => {
+    turn.state.validate!.validation_note_added = posted.added;
   });
-  if (step.next === 'response' && since(NOTE_BESIDE_REPLY_PATCH)) t.validationNote = note;
+  if (step.next === 'response' && since(NOTE_BESIDE_REPLY_PATCH)) turn.validationNote = note;
   else await note;
   return step;
 }
@@ -125,25 +125,25 @@ export async function validate(t: Turn): Promise<Step> {
  * and the hand-over takes the conversation as it stands then. Runs of LOCAL_AGENT_CALLS_RULES went back to Draft, without
  * a new hop.
  */
-function reconsideredAt(t: Turn): 'coverage' | 'draft' | null {
-  const { state } = t;
-  if (!rulesSince(LOCAL_AGENT_CALLS_RULES) || t.reconsidered || !t.draftSaw) return null;
-  const newer = state.metadata.user_messages.length - t.draftSaw.deliveries;
+function reconsideredAt(turn: Turn): 'coverage' | 'draft' | null {
+  const { state } = turn;
+  if (!rulesSince(LOCAL_AGENT_CALLS_RULES) || turn.reconsidered || !turn.draftSaw) return null;
+  const newer = state.metadata.user_messages.length - turn.draftSaw.deliveries;
   if (newer <= 0) return null;
   const toCoverage = rulesSince(LATE_MESSAGES_RULES);
   if (toCoverage && state.hops.length >= state.max_hops) return null;
-  t.reconsidered = true;
+  turn.reconsidered = true;
   log.info('the user wrote while the agent worked: the turn goes back', { new_deliveries: newer });
   return toCoverage ? 'coverage' : 'draft';
 }
 
 /** The service's answer (or the guard's) into the state, and the route it gives; an unreadable answer escalates. */
-export function routeValidation(t: Pick<Turn, 'state'>, raw: string, noteAdded: boolean): Step {
+export function routeValidation(turn: Pick<Turn, 'state'>, raw: string, noteAdded: boolean): Step {
   const { answer, problem } = readValidationAnswer(raw);
   const route = answer
     ? routeAfterValidation(answer.overall_passed)
     : { next: 'escalate' as const, escalation: escalation('validation_error', problem) };
-  t.state.validate = {
+  turn.state.validate = {
     validation_response: answer ?? raw,
     overall_passed: answer?.overall_passed ?? false,
     validation_note_added: noteAdded,
