@@ -45,7 +45,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/workflows', '**/workflows/*'],
+              group: ['**/workflows', '**/workflows/**'],
               message:
                 'Only workflow code imports from src/workflows/: move what both sides need to a module outside it.',
             },

@@ -6,7 +6,7 @@ import type { LlmAnswer } from '../../src/activities/llm';
 import type { DraftOutput } from '../../src/contract/schemas';
 import { DEFAULT_SNOOZE_SECONDS } from '../../src/contract/shared';
 import type { CoverageAnalysis, EscalationKind, Hop, NodeName, UserTold } from '../../src/contract/state';
-import { coverageContext, draftContext, planContext } from '../../src/workflows/contexts';
+import { coverageContext, draftContext, planContext } from '../../src/workflows/rules/contexts';
 import { coverageFailed, routeCoverage } from '../../src/workflows/nodes/coverage';
 import { retrieveStyleExamples, routeDraft } from '../../src/workflows/nodes/draft';
 import { gatherHop, type CallTool } from '../../src/workflows/nodes/gather';
@@ -23,9 +23,9 @@ import { finalStatus, recordFinalize } from '../../src/workflows/nodes/finalize'
 import { applyToolsAndPrompts, planUnlessNothingToAnswer } from '../../src/workflows/nodes/initialize';
 import { afterReply, recordDelivery, undeliveredNote } from '../../src/workflows/nodes/response';
 import { guardVerdict, routeValidation, validationFailed, validationRequest } from '../../src/workflows/nodes/validate';
-import { escalationNote } from '../../src/workflows/routing';
-import { runMap } from '../../src/workflows/run-summary';
-import type { Step, Turn } from '../../src/workflows/turn';
+import { escalationNote } from '../../src/workflows/rules/routing';
+import { runMap } from '../../src/workflows/rules/run-summary';
+import type { Step, Turn } from '../../src/workflows/nodes/turn';
 import { tasks } from './activities';
 
 /** What Melvin's `Turn` holds that the peer keeps too; LangGraph checkpoints it after every node. */
@@ -183,7 +183,7 @@ async function finalize(t: PeerTurn): Promise<Step> {
   return afterWrites(t, 'end');
 }
 
-/** The turn's nodes, as Melvin's table in src/workflows/turn.ts. */
+/** The turn's nodes, as Melvin's runTurn in src/workflows/graph.ts. */
 export const NODES: Record<PeerNode, (t: PeerTurn) => Promise<Step>> = {
   initialize,
   plan,

@@ -21,7 +21,7 @@ export const SHARED_MODULES = ['@temporalio/workflow'];
  * Melvin's modules that build nothing at load but constants and functions, and zod through zod-library.ts; paths from
  * src/. No module of zod schemas is listed: zod completes a schema on its first use by writing to it, which a frozen
  * schema refuses. So workflows import only types from contract/schemas.ts, and the two schemas they parse with live in
- * src/workflows/answers.ts.
+ * src/workflows/rules/answers.ts.
  */
 export const SHARED_SOURCES = [
   'bundling/zod-library',

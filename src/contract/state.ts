@@ -487,7 +487,7 @@ export interface RunMetadata {
   usage_by_tier?: Partial<Record<ModelTier, TierUsage>>;
   /** The team's past answers to similar questions that Draft was shown for its tone, never as facts. */
   style_examples?: StyleExamples | null;
-  /** Where the talent is in their journey, and what told it (./workflows/stage.ts); null when nothing did. */
+  /** Where the talent is in their journey, and what told it (./workflows/rules/stage.ts); null when nothing did. */
   stage?: StageReading | null;
 }
 

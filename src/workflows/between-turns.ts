@@ -10,7 +10,7 @@ import {
 } from '@temporalio/workflow';
 import { WROTE_AGAIN_MARK } from '../contract/notes';
 import type { ReceivedUserMessage } from '../contract/state';
-import { closeTurn, markHandled, unansweredDeliveries, type TurnCoverage } from './conversation-record';
+import { closeTurn, markHandled, unansweredDeliveries, type TurnCoverage } from './rules/conversation-record';
 import type { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
 import {
@@ -24,9 +24,9 @@ import {
   takeOperatorEscalation,
   takeOwnerChange,
 } from './nodes/helpers';
-import { intercomReads } from './retry-policies';
-import { escalation, type Escalation } from './routing';
-import { durationText } from './turn-state';
+import { intercomReads } from './rules/retry-policies';
+import { escalation, type Escalation } from './rules/routing';
+import { durationText } from './rules/turn-state';
 
 export const CANCELLED_REASON = 'The run was cancelled in Temporal before Melvin finished';
 

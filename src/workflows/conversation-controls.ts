@@ -19,7 +19,7 @@ import {
   type TeamAction,
 } from '../contract/shared';
 import type { AgentState, ConversationRecord, OperatorRequest, TeamAnswer } from '../contract/state';
-import { handBackToMelvin, handOverToTeam, recordTeamAnswer } from './conversation-record';
+import { handBackToMelvin, handOverToTeam, recordTeamAnswer } from './rules/conversation-record';
 import { recordTurnSummary } from './graph';
 import { inShadowMode, operatorEscalationWaiting } from './nodes/helpers';
 import {
@@ -29,10 +29,10 @@ import {
   recordRequest,
   requestProblem,
   type RunMoment,
-} from './operator-requests';
-import { LOCAL_AGENT_CALLS_RULES, rulesSince } from './patches';
-import { replyDecisionProblem } from './routing';
-import type { Turn } from './turn';
+} from './rules/operator-requests';
+import { LOCAL_AGENT_CALLS_RULES, rulesSince } from './rules/patches';
+import { replyDecisionProblem } from './rules/routing';
+import type { Turn } from './nodes/turn';
 
 export class ConversationControls {
   readonly state: AgentState;

@@ -13,9 +13,9 @@ import { initialize } from './nodes/initialize';
 import { plan } from './nodes/plan';
 import { response } from './nodes/response';
 import { validate } from './nodes/validate';
-import { TURN_SUMMARY_PATCH, since } from './patches';
-import { turnSummary } from './run-summary';
-import type { Step, Turn } from './turn';
+import { TURN_SUMMARY_PATCH, since } from './rules/patches';
+import { turnSummary } from './rules/run-summary';
+import type { Step, Turn } from './nodes/turn';
 
 /** Where a run's turn starts: at the top, or, for an operator's escalation before anything else, at the hand-over. */
 export type TurnStart = Extract<NodeName, 'initialize' | 'escalate' | 'finalize'>;

@@ -14,10 +14,10 @@ import { CANCELLED_REASON, endCancelled, escalateAfterTurn, recordThisTurn, wait
 import { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
 import { operatorEscalationWaiting, takeOperatorEscalation } from './nodes/helpers';
-import { CURRENT_RULES_PATCH, isLegacyRun, rulesSince } from './patches';
-import { escalation } from './routing';
-import { newTurn } from './turn';
-import { newState } from './turn-state';
+import { CURRENT_RULES_PATCH, isLegacyRun, rulesSince } from './rules/patches';
+import { escalation } from './rules/routing';
+import { newTurn } from './nodes/turn';
+import { newState } from './rules/turn-state';
 
 export async function supportConversation(input: SupportConversationInput): Promise<ConversationOutcome> {
   const startedAt = Date.now();

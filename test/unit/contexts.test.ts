@@ -1,6 +1,6 @@
 // What each model step is shown when Intercom returned only the newest parts of a long conversation.
-import { coverageContext, draftContext, planContext, turnIntents } from '../../src/workflows/contexts';
-import { newState } from '../../src/workflows/turn-state';
+import { coverageContext, draftContext, planContext, turnIntents } from '../../src/workflows/rules/contexts';
+import { newState } from '../../src/workflows/rules/turn-state';
 
 function stateWithOmitted(omitted: number) {
   const state = newState({ conversationId: '4242' }, '2026-11-22T00:00:00.000Z');

@@ -22,7 +22,7 @@ function bundle() {
   map.addMapping({
     generated: { line: 1, column: 0 },
     original: { line: 10, column: 0 },
-    source: `${ROOT}/src/workflows/turn.ts`,
+    source: `${ROOT}/src/workflows/graph.ts`,
   });
   map.addMapping({
     generated: { line: 2, column: 0 },
@@ -123,7 +123,7 @@ describe('timeByKind', () => {
     expect(time.byKind.get('Melvin workflow code (in the bundle)')).toBe(20);
     expect(time.byKind.get('payload conversion and encryption')).toBe(30);
     expect(time.idle).toBe(10);
-    expect(time.byFunction.get('runTurn src/workflows/turn.ts')).toBe(20);
+    expect(time.byFunction.get('runTurn src/workflows/graph.ts')).toBe(20);
     expect(time.byFunction.get(`encode src/encryption/payload-codec.ts`)).toBe(30);
   });
 
@@ -146,8 +146,8 @@ describe('timeByKind', () => {
     );
     expect(time.byKind.get('Melvin workflow code (in the bundle)')).toBe(20);
     expect([...time.byFunction.keys()]).toEqual([
-      'runInContext ← runTurn src/workflows/turn.ts',
-      'runTurn src/workflows/turn.ts',
+      'runInContext ← runTurn src/workflows/graph.ts',
+      'runTurn src/workflows/graph.ts',
     ]);
   });
 

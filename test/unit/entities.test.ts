@@ -9,7 +9,7 @@ import {
   resolveSemantically,
   userRecords,
   type UserRecord,
-} from '../../src/workflows/entities';
+} from '../../src/workflows/rules/entities';
 import { sandboxEmbedding } from '../../sandbox/model/embeddings';
 
 const stored = (tool_name: string, data: unknown, success = true): StoredToolData => ({

@@ -46,7 +46,7 @@ const RULE_MESSAGE =
 describe('imports run one way: nothing outside src/workflows/ imports from it', () => {
   const refused = [
     ['src/activities/mcp.ts', "import { ESCALATION_TABLE } from '../workflows/routing';\n"],
-    ['src/activities/intercom.ts', "import type { Turn } from '../workflows/turn';\n"],
+    ['src/activities/intercom.ts', "import type { Turn } from '../workflows/nodes/turn';\n"],
     ['src/ingress/app.ts', "import { supportConversation } from '../workflows';\n"],
     ['src/config/environment.ts', "import { ESCALATION_TABLE } from '../workflows/routing';\n"],
     ['src/reports/figures.ts', "export { DOCS_TOOL } from '../workflows/tool-calls';\n"],
@@ -56,7 +56,7 @@ describe('imports run one way: nothing outside src/workflows/ imports from it', 
     ['src/ingress/app.ts', ''],
     ['src/config/environment.ts', ''],
     // Workflow modules import each other, and the modules outside, freely.
-    ['src/workflows/turn.ts', "import { ESCALATION_TABLE as TABLE } from './routing';\n"],
+    ['src/workflows/graph.ts', "import { ESCALATION_TABLE as TABLE } from './rules/routing';\n"],
   ] as const;
   let answers: string[][];
   beforeAll(() => {
@@ -123,17 +123,13 @@ function circles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
-/**
- * The graph between src/'s folders, its layers (src/ itself for the entry points): an edge wherever a module of one
- * imports a module of another. A folder within a layer (workflows/nodes/) is part of it.
- */
+/** The graph between src/'s folders, each on its own (a subfolder too): an edge wherever a module of one imports one of another. */
 function folderGraph(graph: Map<string, string[]>): Map<string, string[]> {
-  const layer = (file: string) => file.split(path.sep).slice(0, -1).slice(0, 2).join('/');
   const folders = new Map<string, Set<string>>();
   for (const [file, targets] of graph) {
-    const from = layer(file);
+    const from = path.dirname(file);
     const edges = folders.get(from) ?? new Set<string>();
-    for (const target of targets) if (layer(target) !== from) edges.add(layer(target));
+    for (const target of targets) if (path.dirname(target) !== from) edges.add(path.dirname(target));
     folders.set(from, edges);
   }
   return new Map([...folders].map(([folder, edges]) => [folder, [...edges]]));
@@ -146,7 +142,7 @@ describe('imports run one way: no circles', () => {
     expect(circles(graph)).toEqual([]);
   });
 
-  test('no folder of src/ imports itself through others (the layers: workflows/nodes/ is part of workflows/)', () => {
+  test('no folder of src/ imports itself through others, a subfolder and its parent included', () => {
     expect(circles(folderGraph(graph))).toEqual([]);
   });
 
@@ -155,13 +151,18 @@ describe('imports run one way: no circles', () => {
       ['src/contract/shared.ts', ['src/contract/state.ts']],
       ['src/contract/state.ts', ['src/contract/schemas.ts']],
       ['src/contract/schemas.ts', ['src/contract/shared.ts', 'src/workflows/nodes/plan.ts']],
-      ['src/workflows/nodes/plan.ts', ['src/workflows/turn.ts']],
-      ['src/workflows/turn.ts', []],
+      ['src/workflows/nodes/plan.ts', ['src/workflows/rules/routing.ts']],
+      ['src/workflows/rules/routing.ts', []],
     ]);
     expect(circles(circular)).toEqual([['src/contract/schemas.ts', 'src/contract/shared.ts', 'src/contract/state.ts']]);
     expect(circles(folderGraph(circular))).toEqual([]);
-    circular.get('src/workflows/turn.ts')!.push('src/contract/vocabulary.ts');
-    expect(circles(folderGraph(circular))).toEqual([['src/contract', 'src/workflows']]);
+    circular.get('src/workflows/rules/routing.ts')!.push('src/contract/vocabulary.ts');
+    expect(circles(folderGraph(circular))).toEqual([['src/contract', 'src/workflows/nodes', 'src/workflows/rules']]);
+    // A subfolder and its parent importing each other are a circle too.
+    circular.get('src/workflows/rules/routing.ts')!.pop();
+    circular.set('src/workflows/graph.ts', ['src/workflows/nodes/plan.ts']);
+    circular.get('src/workflows/rules/routing.ts')!.push('src/workflows/graph.ts');
+    expect(circles(folderGraph(circular))).toEqual([['src/workflows', 'src/workflows/nodes', 'src/workflows/rules']]);
     // The real graph is read from the files: a module that imports its own importer is seen.
     expect(graph.get('src/contract/schemas.ts')).toEqual(['src/contract/vocabulary.ts']);
   });

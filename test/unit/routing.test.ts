@@ -9,7 +9,7 @@ import {
   routeAfterCoverage,
   routeAfterDraft,
   routeAfterValidation,
-} from '../../src/workflows/routing';
+} from '../../src/workflows/rules/routing';
 
 describe('coverage routing: sufficient → draft; insufficient → plan while hops are left, else escalate', () => {
   test.each([

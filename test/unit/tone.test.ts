@@ -3,8 +3,8 @@ import { DEFAULT_TONE_HANDOVER } from '../../src/contract/shared';
 import { type PlanOutput } from '../../src/contract/schemas';
 import { NEUTRAL_TONE } from '../../src/contract/state';
 import type { AgentState, Tone } from '../../src/contract/state';
-import { newState } from '../../src/workflows/turn-state';
-import { complains, toneHandoverReason } from '../../src/workflows/tone';
+import { newState } from '../../src/workflows/rules/turn-state';
+import { complains, toneHandoverReason } from '../../src/workflows/rules/tone';
 import { sandboxReasoning } from '../../sandbox/model/reasoning';
 
 const toneOf = (text: string): Tone =>

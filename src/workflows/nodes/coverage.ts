@@ -1,10 +1,10 @@
 // The Coverage node: the model judges whether the data gathered answers the user, and the route follows.
 import type { LlmAnswer } from '../../activities/llm';
 import type { CoverageAnalysis } from '../../contract/state';
-import { coverageContext } from '../contexts';
-import { modelCalls } from '../retry-policies';
-import { routeAfterCoverage } from '../routing';
-import type { Step, Turn } from '../turn';
+import { coverageContext } from '../rules/contexts';
+import { modelCalls } from '../rules/retry-policies';
+import { routeAfterCoverage } from '../rules/routing';
+import type { Step, Turn } from './turn';
 import { enter, handOverOnError, recordModel, refetchIfNewMessages } from './helpers';
 
 /** The coverage rule: enough data → Draft; not enough with hops left → Plan again; else escalate. */

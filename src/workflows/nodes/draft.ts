@@ -2,15 +2,15 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { LlmAnswer } from '../../activities/llm';
 import type { DraftOutput } from '../../contract/schemas';
-import { ResolvedConversations } from '../answers';
+import { ResolvedConversations } from '../rules/answers';
 import { INDEX_SOURCE, type StyleExamples } from '../../contract/state';
-import { draftContext, turnIntents } from '../contexts';
-import { TEAM_INDEX_PATCH, since } from '../patches';
-import { exampleRetrieval, modelCalls } from '../retry-policies';
-import { partialAnswer, routeAfterDraft } from '../routing';
-import { turnStage } from '../stage';
-import { EXAMPLES_TOOL, serverToolName } from '../tool-calls';
-import type { Step, Turn } from '../turn';
+import { draftContext, turnIntents } from '../rules/contexts';
+import { TEAM_INDEX_PATCH, since } from '../rules/patches';
+import { exampleRetrieval, modelCalls } from '../rules/retry-policies';
+import { partialAnswer, routeAfterDraft } from '../rules/routing';
+import { turnStage } from '../rules/stage';
+import { EXAMPLES_TOOL, serverToolName } from '../rules/tool-calls';
+import type { Step, Turn } from './turn';
 import { callToolActivity, mayWrite, type CallTool } from './gather';
 import { describeFailure, enter, handOverOnError, recordModel, refetchIfNewMessages } from './helpers';
 

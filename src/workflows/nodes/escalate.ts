@@ -2,10 +2,10 @@
 import { CancellationScope, log, upsertSearchAttributes } from '@temporalio/workflow';
 import { searchAttributes } from '../../contract/shared';
 import type { AgentState, EscalationKind, UserTold } from '../../contract/state';
-import { escalationNote, isDraftRoute, type Escalation } from '../routing';
-import { runMap } from '../run-summary';
-import { settledStage, stageLine, suggestedStepLine } from '../stage';
-import type { Step, Turn } from '../turn';
+import { escalationNote, isDraftRoute, type Escalation } from '../rules/routing';
+import { runMap } from '../rules/run-summary';
+import { settledStage, stageLine, suggestedStepLine } from '../rules/stage';
+import type { Step, Turn } from './turn';
 import {
   describeFailure,
   enter,

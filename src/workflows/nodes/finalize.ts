@@ -1,11 +1,11 @@
 // The Finalize node: sets Melvin Status on the conversation and snoozes it.
 import { CancellationScope, upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../contract/shared';
-import { intercomReads } from '../retry-policies';
-import { melvinStatusFor } from '../routing';
-import { settledStage, suggestedStep } from '../stage';
+import { intercomReads } from '../rules/retry-policies';
+import { melvinStatusFor } from '../rules/routing';
+import { settledStage, suggestedStep } from '../rules/stage';
 import type { AgentState, MelvinStatus } from '../../contract/state';
-import type { Step, Turn } from '../turn';
+import type { Step, Turn } from './turn';
 import { afterWrites, describeFailure, enter } from './helpers';
 
 export async function finalize(turn: Turn): Promise<Step> {

@@ -2,14 +2,21 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { McpActivities, ToolCallOutcome } from '../../activities/mcp';
 import type { GatheredCall, Hop, NamedRecord, PlannedToolCall, ToolDefinition, ToolResult } from '../../contract/state';
-import { resolveContext } from '../contexts';
-import { freshResult } from '../conversation-record';
-import { mentionArguments, resolveCall, resolveNamedRecord, resolveSemantically, userRecords } from '../entities';
-import { NAMED_RECORDS_PATCH, since } from '../patches';
-import { embeddingCalls, modelCalls, toolCalls } from '../retry-policies';
-import { docsQueryOf, isDocsTool, offeredTools, scopeToolCall, serverToolName, summarizeGather } from '../tool-calls';
-import type { Step, Turn } from '../turn';
-import { storeGathered } from '../turn-state';
+import { resolveContext } from '../rules/contexts';
+import { freshResult } from '../rules/conversation-record';
+import { mentionArguments, resolveCall, resolveNamedRecord, resolveSemantically, userRecords } from '../rules/entities';
+import { NAMED_RECORDS_PATCH, since } from '../rules/patches';
+import { embeddingCalls, modelCalls, toolCalls } from '../rules/retry-policies';
+import {
+  docsQueryOf,
+  isDocsTool,
+  offeredTools,
+  scopeToolCall,
+  serverToolName,
+  summarizeGather,
+} from '../rules/tool-calls';
+import type { Step, Turn } from './turn';
+import { storeGathered } from '../rules/turn-state';
 import { describeFailure, enter, recordModel } from './helpers';
 
 /**

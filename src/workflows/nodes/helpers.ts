@@ -20,13 +20,13 @@ import type {
   NodeName,
   OwnershipEvent,
 } from '../../contract/state';
-import { handBackToMelvin, handOverToTeam, markHandled } from '../conversation-record';
-import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../retry-policies';
-import { NOTE_ON_ITS_OWN_RULES, rulesSince } from '../patches';
-import { escalation, type Escalation } from '../routing';
-import { runMap, turnOutcomeDetails } from '../run-summary';
-import type { Step, Turn } from '../turn';
-import { applyFetchedConversation } from '../turn-state';
+import { handBackToMelvin, handOverToTeam, markHandled } from '../rules/conversation-record';
+import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../rules/retry-policies';
+import { NOTE_ON_ITS_OWN_RULES, rulesSince } from '../rules/patches';
+import { escalation, type Escalation } from '../rules/routing';
+import { runMap, turnOutcomeDetails } from '../rules/run-summary';
+import type { Step, Turn } from './turn';
+import { applyFetchedConversation } from '../rules/turn-state';
 
 /** What the UI's details call each node while the turn is at it. */
 const NODE_TITLES: Record<NodeName, string> = {

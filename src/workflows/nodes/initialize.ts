@@ -1,10 +1,10 @@
 // The Initialize node: the conversation, the MCP tools and the prompts, and whether there is anything to answer.
 import { isCancellation } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../../activities/prompts';
-import { mcpListing, promptLoading } from '../retry-policies';
-import { awaitsReply, escalation } from '../routing';
-import { toolListing } from '../tool-calls';
-import type { Step, Turn } from '../turn';
+import { mcpListing, promptLoading } from '../rules/retry-policies';
+import { awaitsReply, escalation } from '../rules/routing';
+import { toolListing } from '../rules/tool-calls';
+import type { Step, Turn } from './turn';
 import { describeFailure, enter, handOverOnError, fetchConversation, showDetails } from './helpers';
 
 async function loadPrompts(): Promise<LoadedPrompts> {

@@ -1,6 +1,6 @@
 // The Response node: sends the validated reply, or holds it back for a teammate, shadow mode or a lead's approval.
 import type { AgentState } from '../../contract/state';
-import type { Step, Turn } from '../turn';
+import type { Step, Turn } from './turn';
 import { awaitDecision, noteShadowDraft } from './approval';
 import { UNDELIVERED_MARK, WITHHELD_MARK } from '../../contract/notes';
 import {

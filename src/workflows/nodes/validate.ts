@@ -3,12 +3,12 @@ import { log } from '@temporalio/workflow';
 import type { ValidationRequest } from '../../activities/validation';
 import { checkReply } from '../../guards/reply-checks';
 import type { AgentState } from '../../contract/state';
-import { namedRecords, turnIntents } from '../contexts';
-import { validation } from '../retry-policies';
-import { escalation, routeAfterValidation } from '../routing';
-import type { Step, Turn } from '../turn';
-import { readValidationAnswer } from '../turn-state';
-import { suggestedStepLine } from '../stage';
+import { namedRecords, turnIntents } from '../rules/contexts';
+import { validation } from '../rules/retry-policies';
+import { escalation, routeAfterValidation } from '../rules/routing';
+import type { Step, Turn } from './turn';
+import { readValidationAnswer } from '../rules/turn-state';
+import { suggestedStepLine } from '../rules/stage';
 import { enter, handOverOnError, postNote } from './helpers';
 import {
   LATE_MESSAGES_RULES,
@@ -17,7 +17,7 @@ import {
   REPLY_GUARD_ID_TOKENS_PATCH,
   rulesSince,
   since,
-} from '../patches';
+} from '../rules/patches';
 
 /**
  * Melvin's own checks, before the validation service is asked: when they block the reply, their verdict in the

@@ -1,7 +1,7 @@
 // The talent's stage (seed 002): read from their gathered records first and from their words second. Pure.
-import { STAGES, type Stage, type SuggestedActionName } from '../contract/vocabulary';
-import type { SuggestedAction } from '../contract/schemas';
-import type { AgentState, StageReading } from '../contract/state';
+import { STAGES, type Stage, type SuggestedActionName } from '../../contract/vocabulary';
+import type { SuggestedAction } from '../../contract/schemas';
+import type { AgentState, StageReading } from '../../contract/state';
 import { userRecords, type UserRecord } from './entities';
 
 /**

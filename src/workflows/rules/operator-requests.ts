@@ -1,6 +1,6 @@
 // A lead's escalation and hand-back requests: whether each can take effect now, and the run's record of each. Pure:
 // the workflow's update validators refuse with these reasons, and its signal handlers record them.
-import type { AgentState, OperatorRequest } from '../contract/state';
+import type { AgentState, OperatorRequest } from '../../contract/state';
 
 /** Enough of a run's requests for a lead to read what became of theirs. */
 export const MAX_OPERATOR_REQUESTS = 20;

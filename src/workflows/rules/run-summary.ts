@@ -1,7 +1,7 @@
 // What a support lead reads first about a finished turn in the Temporal UI: who asked what, the outcome, the reply or
 // why it was handed over, why each hop ended as it did, and a map of the path. Pure, built from the state.
-import { MAX_MEMO_PATH, intentLabels, type TurnSummary } from '../contract/shared';
-import type { AgentState, Hop, NodeName } from '../contract/state';
+import { MAX_MEMO_PATH, intentLabels, type TurnSummary } from '../../contract/shared';
+import type { AgentState, Hop, NodeName } from '../../contract/state';
 
 const MAX_TOPIC = 120;
 const MAX_REPLY_SHOWN = 300;

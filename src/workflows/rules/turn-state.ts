@@ -1,14 +1,14 @@
 // The turn's state and the pure mappings into it: a fresh state, a fetched conversation, gathered results under the
 // data budget, and the validation service's raw answer. No Temporal calls, so each is testable on its own.
-import type { FetchedConversation } from '../activities/intercom';
+import type { FetchedConversation } from '../../activities/intercom';
 import { ValidationResponse } from './answers';
 import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,
   DEFAULT_MAX_HOPS,
   type SupportConversationInput,
-} from '../contract/shared';
-import type { AgentState, DataBudget, GatheredCall, ToolResult } from '../contract/state';
+} from '../../contract/shared';
+import type { AgentState, DataBudget, GatheredCall, ToolResult } from '../../contract/state';
 import { newConversationRecord } from './conversation-record';
 import { docsDataKey, docsQueryOf, isDocsTool, toolDataKey } from './tool-calls';
 

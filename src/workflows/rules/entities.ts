@@ -1,7 +1,7 @@
 // Tiered entity resolution: a reference the model wrote for an id argument
 // ("the Barista job" for `job_id`) is resolved to a record of the user's own data before the tool is called. Pure.
-import { isIdentityLike } from '../guards/tool-arguments';
-import type { EntityMention, EntityResolution, NamedRecord, StoredToolData } from '../contract/state';
+import { isIdentityLike } from '../../guards/tool-arguments';
+import type { EntityMention, EntityResolution, NamedRecord, StoredToolData } from '../../contract/state';
 
 /** A record of the user's gathered data that a reference can name: its id, its kind, and the words that describe it. */
 export interface UserRecord {

@@ -5,8 +5,8 @@ import type {
   NamedRecordContext,
   PlanContext,
   ResolveContext,
-} from '../contract/llm-contexts';
-import type { AgentState, Intent, NamedRecord } from '../contract/state';
+} from '../../contract/llm-contexts';
+import type { AgentState, Intent, NamedRecord } from '../../contract/state';
 import { recordsAbout } from './entities';
 import { turnTone } from './tone';
 import { earlierTurns } from './conversation-record';

@@ -1,7 +1,7 @@
 // Pure helpers for tools: the names Plan is offered and their servers', calls scoped to the conversation's own user under the
 // MCP tool policy, and result keys that never overwrite a result.
-import type { ToolListing } from '../activities/mcp';
-import { SERVER_SEPARATOR, setArgument, withoutIdentityArguments } from '../guards/tool-arguments';
+import type { ToolListing } from '../../activities/mcp';
+import { SERVER_SEPARATOR, setArgument, withoutIdentityArguments } from '../../guards/tool-arguments';
 import type {
   GatherData,
   GatherStatus,
@@ -10,7 +10,7 @@ import type {
   ToolDefinition,
   ToolResult,
   WithheldTool,
-} from '../contract/state';
+} from '../../contract/state';
 
 /** The documentation source (by the server's own tool name): its results go to `docs_data`, keyed by query and hop. */
 export const DOCS_TOOL = 'search_talent_docs';

@@ -1,11 +1,11 @@
 // What one user turn's nodes share: the `Turn` (the run's state and what the run keeps beside it) and the `Step` each
-// node returns. The graph that runs the nodes is ./graph.ts.
+// node returns. The graph that runs the nodes is ../graph.ts.
 import { CancellationScope } from '@temporalio/workflow';
-import type { LoadedPrompts } from '../activities/prompts';
-import type { ReplyDecision, SupportConversationInput } from '../contract/shared';
-import type { AgentState, DataBudget, GatheredCall, NodeName } from '../contract/state';
-import type { TurnCoverage } from './conversation-record';
-import type { Escalation } from './routing';
+import type { LoadedPrompts } from '../../activities/prompts';
+import type { ReplyDecision, SupportConversationInput } from '../../contract/shared';
+import type { AgentState, DataBudget, GatheredCall, NodeName } from '../../contract/state';
+import type { TurnCoverage } from '../rules/conversation-record';
+import type { Escalation } from '../rules/routing';
 
 /** What a node decides: where the turn goes next and, when it goes to Escalate, why. */
 export interface Step {

@@ -1,13 +1,13 @@
 // Every activity's timeouts and retries in one place: a named retry policy per external system, one proxy per policy.
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
-import type { EmbeddingActivities } from '../activities/embeddings';
-import type { IntercomActivities } from '../activities/intercom';
-import type { LlmActivities } from '../activities/llm';
-import type { McpActivities } from '../activities/mcp';
-import type { PromptActivities } from '../activities/prompts';
-import type { ResolvedIndexActivities } from '../activities/resolved-index';
-import type { ValidationActivities } from '../activities/validation';
+import type { EmbeddingActivities } from '../../activities/embeddings';
+import type { IntercomActivities } from '../../activities/intercom';
+import type { LlmActivities } from '../../activities/llm';
+import type { McpActivities } from '../../activities/mcp';
+import type { PromptActivities } from '../../activities/prompts';
+import type { ResolvedIndexActivities } from '../../activities/resolved-index';
+import type { ValidationActivities } from '../../activities/validation';
 import { LOCAL_ACTIVITIES_PATCH, LOCAL_AGENT_CALLS_RULES, rulesSince, since } from './patches';
 
 /**

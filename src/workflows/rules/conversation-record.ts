@@ -1,6 +1,6 @@
 // The conversation record a workflow carries from turn to turn: the turns, the ledger of handled user parts, the owner,
 // and the tool results still fresh.
-import type { ToolResultTtl } from '../contract/shared';
+import type { ToolResultTtl } from '../../contract/shared';
 import { complains, turnTone } from './tone';
 import type {
   AgentState,
@@ -10,7 +10,7 @@ import type {
   ReceivedUserMessage,
   TeamAnswer,
   TurnRecord,
-} from '../contract/state';
+} from '../../contract/state';
 
 /** Enough turns for a lead to read the conversation's course in any run's state; older ones are only counted. */
 export const MAX_TURNS_KEPT = 20;

@@ -1,6 +1,6 @@
 // Tone (seed 003): how the talent feels as Plan read it, and when that hands the conversation to a person. Pure.
-import type { ToneHandover } from '../contract/shared';
-import type { AgentState, Tone } from '../contract/state';
+import type { ToneHandover } from '../../contract/shared';
+import type { AgentState, Tone } from '../../contract/state';
 
 const COMPLAINING = new Set(['frustrated', 'angry']);
 

@@ -1,6 +1,6 @@
 // Routing as pure functions of the state: the decision rules after each node, the escalation table and the status mapping.
-import { ESCALATION_MARK, REQUESTED_BY } from '../contract/notes';
-import type { DraftRoute, RouteKind } from '../contract/schemas';
+import { ESCALATION_MARK, REQUESTED_BY } from '../../contract/notes';
+import type { DraftRoute, RouteKind } from '../../contract/schemas';
 import type {
   EscalationKind,
   EscalationSource,
@@ -9,7 +9,7 @@ import type {
   NodeName,
   ResponseType,
   UserTold,
-} from '../contract/state';
+} from '../../contract/state';
 
 interface EscalationRow {
   source: EscalationSource;
