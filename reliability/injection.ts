@@ -6,7 +6,7 @@ import { readBundledPrompts } from '../src/activities/prompts';
 import { DEFAULT_MCP_TOOL_POLICY } from '../src/guards/mcp-tool-policy';
 import { isIdentityLike } from '../src/guards/tool-arguments';
 import { otherEmailsIn, repeatsWordsOf } from '../src/guards/reply-checks';
-import { type CoverageOutput, type DraftOutput, type LlmStep, type PlanOutput } from '../src/contract/schemas';
+import type { CoverageOutput, DraftOutput, LlmStep, PlanOutput } from '../src/contract/schemas';
 import { NEUTRAL_TONE } from '../src/contract/state';
 import type { ChatMessage } from '../sandbox/model/server';
 import { currentQuestion } from '../sandbox/model/reasoning';

@@ -1,8 +1,7 @@
 // The run's state: the workflow's result and the answer of its `state` query, with the field names operators and
 // dashboards read (plan_data, tool_data, coverage_data, …).
 import type { CoverageOutput, DraftOutput, DraftRoute, ModelTier, SuggestedAction } from './schemas';
-import type { TONE_EMOTIONS } from './vocabulary';
-import type { ReplyMode, Stage, Trigger } from './vocabulary';
+import type { ReplyMode, Stage, TONE_EMOTIONS, Trigger } from './vocabulary';
 
 export type NodeName =
   'initialize' | 'plan' | 'gather' | 'coverage' | 'draft' | 'validate' | 'escalate' | 'response' | 'finalize' | 'end';

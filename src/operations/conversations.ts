@@ -27,7 +27,7 @@ import {
   type ToolResultTtl,
   type SupportConversationInput,
 } from '../contract/shared';
-import { type ReplyMode, type Trigger } from '../contract/vocabulary';
+import type { ReplyMode, Trigger } from '../contract/vocabulary';
 
 export interface TurnOptions {
   taskQueue: string;

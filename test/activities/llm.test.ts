@@ -13,7 +13,7 @@ import {
   type ResponseFormatSetting,
 } from '../../src/activities/llm-formats';
 import { DraftOutput } from '../../src/contract/schemas';
-import { type CoverageContext, type DraftContext, type PlanContext } from '../../src/contract/llm-contexts';
+import type { CoverageContext, DraftContext, PlanContext } from '../../src/contract/llm-contexts';
 import { llmPolicy } from '../../src/workflows/rules/retry-policies';
 import { SANDBOX_MODEL_NAME, SandboxModel, type ModelEndpoint } from '../../sandbox/model/server';
 import { coverage, draft, plan } from '../helpers/model-answers';

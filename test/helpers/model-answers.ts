@@ -1,5 +1,5 @@
 // Builders for the sandbox model's scripted plan, coverage and draft answers in workflow tests.
-import { type CoverageOutput, type DraftOutput, type PlanOutput } from '../../src/contract/schemas';
+import type { CoverageOutput, DraftOutput, PlanOutput } from '../../src/contract/schemas';
 import { NEUTRAL_TONE } from '../../src/contract/state';
 
 export function plan(

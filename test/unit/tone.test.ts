@@ -1,8 +1,7 @@
 // Tone: what the sandbox's plan reads in a talent's own words, and when Melvin hands a conversation over because of it.
 import { DEFAULT_TONE_HANDOVER } from '../../src/contract/shared';
-import { type PlanOutput } from '../../src/contract/schemas';
-import { NEUTRAL_TONE } from '../../src/contract/state';
-import type { AgentState, Tone } from '../../src/contract/state';
+import type { PlanOutput } from '../../src/contract/schemas';
+import { NEUTRAL_TONE, type AgentState, type Tone } from '../../src/contract/state';
 import { newState } from '../../src/workflows/rules/turn-state';
 import { complains, toneHandoverReason } from '../../src/workflows/rules/tone';
 import { sandboxReasoning } from '../../sandbox/model/reasoning';
