@@ -117,7 +117,12 @@ export class Bench {
   async start(): Promise<void> {
     await ensurePeerDeps(this.options.log);
     await this.harness.start();
-    await this.peerProcess.start(this.harness.workerEnvironment);
+    try {
+      await this.peerProcess.start(this.harness.workerEnvironment);
+    } catch (err) {
+      await this.stop().catch(() => undefined);
+      throw err;
+    }
   }
 
   async stop(): Promise<void> {

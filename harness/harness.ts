@@ -127,7 +127,17 @@ export class Harness {
     return `http://127.0.0.1:${this.metricsPort}/metrics`;
   }
 
+  /** Starts the stack; when any part fails to start, stops the parts already running before it throws. */
   async start(): Promise<void> {
+    try {
+      await this.startParts();
+    } catch (err) {
+      await this.stop().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async startParts(): Promise<void> {
     const [temporalPort, uiPort, ingressPort, metricsPort] = (await freePorts(4)) as [number, number, number, number];
     this.temporalPorts = { port: temporalPort, uiPort };
     this.metricsPort = metricsPort;
@@ -370,6 +380,7 @@ export class Harness {
     return criticalPathMs(this.sandboxCalls(conversation));
   }
 
+  /** Stops whatever of the stack is running (also after a start that failed part way). */
   async stop(): Promise<void> {
     await Promise.all(this.workers.map(stopChild));
     await this.stopIngress();
