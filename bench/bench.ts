@@ -76,6 +76,13 @@ export interface System<M extends TurnMeasures = TurnMeasures> {
   turn(conversation: Conversation): Promise<M>;
 }
 
+/** One turn a system ran: its conversation, what it measured, and the hops the sandbox model planned for it. */
+export interface TurnResult<M extends TurnMeasures = TurnMeasures> {
+  conversation: Conversation;
+  measures: M;
+  hops: number;
+}
+
 /**
  * Melvin: the conversation's signed webhook through the ingress, its run to its close, the spans of its history (its
  * local activities' times from the worker's log, which the harness must pass to `localActivities`).
@@ -138,21 +145,30 @@ export class Bench {
   }
 
   /** One turn of a new conversation by `system`, and the plans the sandbox model made for it (one a hop). */
-  async turn<M extends TurnMeasures>(
-    system: System<M>,
-  ): Promise<{ conversation: Conversation; measures: M; hops: number }> {
+  async turn<M extends TurnMeasures>(system: System<M>): Promise<TurnResult<M>> {
     const conversation = this.harness.addConversation('payment');
     const measures = await system.turn(conversation);
     return { conversation, measures, hops: plannedHops(this.harness, conversation) };
   }
 
-  async turns<M extends TurnMeasures>(system: System<M>, label: string, count: number) {
-    for (let i = 0; i < WARM_UP; i++) await this.turn(system);
-    const results = [];
+  /**
+   * `count` turns of each system, taken in turn (Melvin's, then the peer's, and again), after each system's warm-up:
+   * whatever the machine does meanwhile (another tenant, a slower minute) falls on both alike, not on whichever ran
+   * second.
+   */
+  async pairedTurns<M extends TurnMeasures, P extends TurnMeasures>(
+    melvin: System<M>,
+    peer: System<P>,
+    label: string,
+    count: number,
+  ) {
+    for (let i = 0; i < WARM_UP; i++) await this.turn(melvin);
+    for (let i = 0; i < WARM_UP; i++) await this.turn(peer);
+    const results = { melvin: [] as TurnResult<M>[], peer: [] as TurnResult<P>[] };
     for (let i = 0; i < count; i++) {
-      results.push(await this.turn(system));
-      if ((i + 1) % 10 === 0 || i + 1 === count)
-        this.options.log(`${label}, ${system.name}: ${i + 1} / ${count} turns`);
+      results.melvin.push(await this.turn(melvin));
+      results.peer.push(await this.turn(peer));
+      if ((i + 1) % 10 === 0 || i + 1 === count) this.options.log(`${label}: ${i + 1} / ${count} turns of each`);
     }
     return results;
   }
@@ -160,8 +176,7 @@ export class Bench {
   async overhead(hops: 1 | 2): Promise<Report> {
     this.configure({ hops }, {});
     const label = `overhead, ${hops} hop(s)`;
-    const results = await this.turns(this.melvin, label, this.options.turns);
-    const peer = await this.turns(this.peer, label, this.options.turns);
+    const { melvin: results, peer } = await this.pairedTurns(this.melvin, this.peer, label, this.options.turns);
     const each = (key: 'overheadMs' | 'queueMs' | 'turnMs' | 'activityMs' | 'workflowTasks' | 'events') =>
       results.map((r) => r.measures[key]);
     const peerEach = (key: 'overheadMs' | 'dispatchMs' | 'turnMs' | 'checkpoints' | 'threadBytes') =>
@@ -197,8 +212,8 @@ export class Bench {
 
   async criticalPath(): Promise<Report> {
     this.configure({ hops: 1 }, REALISTIC);
-    const results = await this.turns(this.melvin, 'critical path', this.options.latencyTurns);
-    const peer = await this.turns(this.peer, 'critical path', this.options.latencyTurns);
+    const turns = this.options.latencyTurns;
+    const { melvin: results, peer } = await this.pairedTurns(this.melvin, this.peer, 'critical path', turns);
     const ratios = (of: typeof results | typeof peer) =>
       of.map((r) => r.measures.turnMs / this.harness.criticalPathMs(r.conversation));
     const [melvinRatios, peerRatios] = [ratios(results), ratios(peer)];
@@ -244,8 +259,9 @@ export class Bench {
     let compared: Report['figures'][number] | undefined;
     for (const k of this.options.fanOut) {
       this.configure({ hops: 1, toolCalls: k }, { tools: [TOOL_MS, TOOL_MS] });
-      const melvin = await this.gathers(this.melvin, k, '');
-      const peer = await this.gathers(this.peer, k, `${PEER}, `);
+      const turns = await this.pairedTurns(this.melvin, this.peer, `fan-out k=${k}`, this.options.fanOutTurns);
+      const melvin = this.gathers(turns.melvin, k, '');
+      const peer = this.gathers(turns.peer, k, `${PEER}, `);
       figures.push(melvin.figure, peer.figure);
       checks.push(melvin.check, peer.check);
       // The widest fan-out is the one compared.
@@ -255,9 +271,8 @@ export class Bench {
     return { experiment: 'Gather fan-out', figures, checks };
   }
 
-  /** Turns of `system` whose first hop plans k calls: each Gather's time ÷ one call's, its figure and its check. */
-  private async gathers(system: System, k: number, prefix: string) {
-    const results = await this.turns(system, `fan-out k=${k}`, this.options.fanOutTurns);
+  /** Turns whose first hop planned k calls: each Gather's time ÷ one call's, its figure and its check. */
+  private gathers(results: TurnResult<TurnMeasures>[], k: number, prefix: string) {
     const relative = results.map((r) => (r.measures.gatherMs ?? NaN) / TOOL_MS);
     const figure: Report['figures'][number] = [
       `${prefix}k=${k}: Gather ÷ ${TOOL_MS} ms p50 / max (${results.length} turns)`,

@@ -158,17 +158,26 @@ interface Measured {
   failures: unknown[];
 }
 
-/** Steps through the concurrencies, stopping after the first step past the knee. */
-async function measure(name: string, system: TurnSystem, options: SaturationOptions): Promise<Measured> {
-  for (let i = 0; i < WARM_UP; i++) await system.turn(system.conversation());
-  const steps: Step[] = [];
+/**
+ * Steps each system through the concurrencies, stopping a system after its first step past the knee. Systems take
+ * their steps in turn (C=1 of each, then C=2 of each, …), so a slower minute of the machine falls on all of them alike.
+ */
+async function measure(
+  systems: { name: string; system: TurnSystem }[],
+  options: SaturationOptions,
+): Promise<Measured[]> {
+  for (const { system } of systems) for (let i = 0; i < WARM_UP; i++) await system.turn(system.conversation());
+  const steps = systems.map((): Step[] => []);
   for (const concurrency of options.concurrency) {
-    const result = await step(system, concurrency, options.stepSeconds);
-    options.log(`${name}: C=${concurrency}: ${stepText(result)}`);
-    steps.push(result);
-    if (pastKnee(steps)) break;
+    for (const [i, { name, system }] of systems.entries()) {
+      if (pastKnee(steps[i]!)) continue;
+      const result = await step(system, concurrency, options.stepSeconds);
+      options.log(`${name}: C=${concurrency}: ${stepText(result)}`);
+      steps[i]!.push(result);
+    }
+    if (steps.every(pastKnee)) break;
   }
-  return { steps, knee: knee(steps)!, failures: steps.flatMap((s) => s.failures) };
+  return steps.map((own) => ({ steps: own, knee: knee(own)!, failures: own.flatMap((s) => s.failures) }));
 }
 
 /** A system's rows: its settings, each step, the knee; `prefix` names the system (none for Melvin's own rows). */
@@ -238,15 +247,20 @@ function peerUnderLoad(b: Bench): TurnSystem {
 }
 
 /**
- * Saturation on the bench's own stack, the Temporal dev server on SQLite, then the LangGraph peer's on the same
- * sandbox (Melvin's worker idle meanwhile), and Melvin's knee ÷ the peer's.
+ * Saturation on the bench's own stack, the Temporal dev server on SQLite, and the LangGraph peer's on the same sandbox,
+ * step by step in turn (the other system idle meanwhile), and Melvin's knee ÷ the peer's.
  */
 export async function saturationOnDevServer(b: Bench, options: SaturationOptions): Promise<Report> {
   b.configure({ hops: 1 }, {});
   const melvinSystem = melvinUnderLoad(b.harness);
-  const melvin = await measure('saturation, Melvin', melvinSystem, options);
   const peerSystem = peerUnderLoad(b);
-  const peer = await measure('saturation, LangGraph peer', peerSystem, options);
+  const [melvin, peer] = (await measure(
+    [
+      { name: 'saturation, Melvin', system: melvinSystem },
+      { name: 'saturation, LangGraph peer', system: peerSystem },
+    ],
+    options,
+  )) as [Measured, Measured];
   return {
     experiment: 'saturation, dev server (SQLite)',
     figures: [
@@ -281,9 +295,9 @@ export async function saturationOnPostgres(options: SaturationOptions, measured:
     const bytesBefore = await temporal.databaseBytes();
     // PostgreSQL's processes are counted when it runs on this machine, as the bench's own does by default.
     const system = melvinUnderLoad(harness, () => ({ PostgreSQL: postgresPids() }));
-    const one = await measure(experiment, system, options);
+    const [one] = (await measure([{ name: experiment, system }], options)) as [Measured];
     await harness.startWorker();
-    const two = await measure(`${experiment}, 2 workers`, system, options);
+    const [two] = (await measure([{ name: `${experiment}, 2 workers`, system }], options)) as [Measured];
     const bytesPerTurn = ((await temporal.databaseBytes()) - bytesBefore) / harness.conversations.length;
     Object.assign(measured, { cpuPerTurnMs: one.knee.cpuPerTurnMs, databaseBytesPerTurn: bytesPerTurn });
     return {
