@@ -272,7 +272,7 @@ export class Bench {
   }
 
   /** Turns whose first hop planned k calls: each Gather's time ÷ one call's, its figure and its check. */
-  private gathers(results: TurnResult<TurnMeasures>[], k: number, prefix: string) {
+  private gathers(results: TurnResult[], k: number, prefix: string) {
     const relative = results.map((r) => (r.measures.gatherMs ?? NaN) / TOOL_MS);
     const figure: Report['figures'][number] = [
       `${prefix}k=${k}: Gather ÷ ${TOOL_MS} ms p50 / max (${results.length} turns)`,
