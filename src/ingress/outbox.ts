@@ -159,14 +159,19 @@ export class Outbox {
     return path.join(this.options.dir, name);
   }
 
-  /** Reads the checkpoint and the journal; a last line cut short by a crash was never acknowledged and is cut off. */
+  /**
+   * Reads the checkpoint and the journal; a last line cut short by a crash was never acknowledged and is cut off. A line
+   * that no longer parses is moved to rejected.jsonl: synced there first, then the journal is written again without it,
+   * so the next start does not reject it a second time.
+   */
   private async recover(): Promise<void> {
     await mkdir(this.options.dir, { recursive: true });
     const checkpointText = await readFile(this.file(CHECKPOINT), 'utf8').catch(() => '0');
     this.checkpoint = Number.parseInt(checkpointText, 10) || 0;
     const text = await readFile(this.file(JOURNAL), 'utf8').catch(() => '');
-    const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+    let complete = text.slice(0, text.lastIndexOf('\n') + 1);
     let maxSeq = this.checkpoint;
+    const readable: string[] = [];
     for (const [index, raw] of complete.split('\n').entries()) {
       if (raw === '') continue;
       const parsed = JournalLine.safeParse(safeJson(raw));
@@ -176,13 +181,21 @@ export class Outbox {
         logEvent('error', 'outbox journal line unreadable', { reason, rejected_file: this.file(REJECTED) });
         continue;
       }
+      readable.push(`${raw}\n`);
       maxSeq = Math.max(maxSeq, parsed.data.seq);
       if (parsed.data.seq > this.checkpoint) this.pending.push(parsed.data);
     }
     this.nextSeq = maxSeq + 1;
+    if (readable.join('').length !== complete.length) {
+      await syncFile(this.file(REJECTED));
+      complete = readable.join('');
+      await replaceFile(this.file(JOURNAL), complete);
+    }
     this.journal = await open(this.file(JOURNAL), 'a+');
     if (complete.length !== text.length) await this.journal.truncate(Buffer.byteLength(complete));
     this.journalBytes = Buffer.byteLength(complete);
+    // A journal just created (or written again) is only durable once its directory entry is.
+    await syncFile(this.options.dir);
   }
 
   /** Group commit: every append waiting when a flush starts shares its one write and one sync. */
@@ -309,6 +322,29 @@ export class Outbox {
   private async reject(raw: string, reason: string): Promise<void> {
     await appendFile(this.file(REJECTED), `${JSON.stringify({ at: new Date().toISOString(), reason, raw })}\n`);
   }
+}
+
+/** Flushes a file, or a directory's entries, to disk. */
+async function syncFile(file: string): Promise<void> {
+  const handle = await open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes `text` to a new file, synced, then renames it over `file`: a crash leaves the old file or the new, whole. */
+async function replaceFile(file: string, text: string): Promise<void> {
+  const temporary = `${file}.tmp`;
+  const handle = await open(temporary, 'w');
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, file);
 }
 
 function safeJson(text: string): unknown {

@@ -155,6 +155,44 @@ describe('the ingress outbox', () => {
     const rejected = await readFile(path.join(dir, 'rejected.jsonl'), 'utf8');
     expect(rejected).toContain('journal.jsonl line 2');
     expect(rejected).toContain('entry.kind');
+    // The line left the journal: the next start neither rejects it again nor loses the entries around it.
+    expect(await readFile(path.join(dir, 'journal.jsonl'), 'utf8')).not.toContain('letter');
+    const again = await Outbox.open({ dir, forward });
+    await again.append(message('c', 'n4'));
+    await again.drained();
+    await again.close();
+    expect(await readFile(path.join(dir, 'rejected.jsonl'), 'utf8')).toBe(rejected);
+    expect(taken.map(idOf).sort()).toEqual(['n1', 'n3', 'n4']);
+  });
+
+  test('unreadable lines anywhere leave the journal, once, and every readable entry is forwarded once', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }), async (readableAt) => {
+        const dir = await freshDir();
+        const blocked = await Outbox.open({ dir, forward: () => new Promise<never>(() => undefined) });
+        const expected: string[] = [];
+        for (const [i, readable] of readableAt.entries()) {
+          if (readable) {
+            await blocked.append(message(`c${i}`, `n${i}`));
+            expected.push(`n${i}`);
+          } else {
+            await appendFile(path.join(dir, 'journal.jsonl'), `{"seq":"${i}","garbled":true}\n`);
+          }
+        }
+        await blocked.close(0);
+        const { taken, forward } = recorder();
+        for (let start = 0; start < 2; start++) {
+          const outbox = await Outbox.open({ dir, forward });
+          await outbox.drained();
+          await outbox.close();
+        }
+        expect(taken.map(idOf).sort()).toEqual(expected.sort());
+        const rejected = await readFile(path.join(dir, 'rejected.jsonl'), 'utf8').catch(() => '');
+        expect(rejected.split('\n').filter(Boolean)).toHaveLength(readableAt.filter((r) => !r).length);
+        expect(await readFile(path.join(dir, 'journal.jsonl'), 'utf8')).not.toContain('garbled');
+      }),
+      { numRuns: 25 },
+    );
   });
 
   test('an entry Temporal refuses for good is kept in rejected.jsonl with the reason, and not tried again', async () => {
