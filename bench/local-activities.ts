@@ -11,6 +11,9 @@ interface ActivityCompleted {
   durationMs?: number;
 }
 
+/** How many runs' attempts are kept; a phase asks for a run's right after its turn, so a few would do. */
+const KEPT_WORKFLOWS = 1_000;
+
 /** One attempt of a local activity: its type, and when it ran (epoch ms). */
 export interface LocalAttempt {
   type: string;
@@ -34,6 +37,8 @@ export class LocalActivityLog {
     const attempts = this.byWorkflow.get(entry.workflowId) ?? [];
     attempts.push({ type: entry.activityType ?? '', from: end - entry.durationMs, to: end });
     this.byWorkflow.set(entry.workflowId, attempts);
+    // Phases that never ask (saturation, memory) would otherwise keep every run's lines: keep the latest runs only.
+    if (this.byWorkflow.size > KEPT_WORKFLOWS) this.byWorkflow.delete(this.byWorkflow.keys().next().value!);
   };
 
   /** The workflow's attempts, once all `count` of its local activities are logged (the pipe may lag the result). */

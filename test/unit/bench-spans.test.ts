@@ -1,5 +1,7 @@
-// The bench's reading of a turn's history: the turn's span, activities' busy time counted once, queue waits, Gather.
+// The bench's reading of a turn's history: the turn's span, activities' busy time counted once, queue waits, Gather;
+// and of the worker's log, for the local activities' times.
 import { temporal } from '@temporalio/proto';
+import { LocalActivityLog } from '../../bench/local-activities';
 import { turnSpans, unionMs } from '../../bench/spans';
 
 const T = temporal.api.enums.v1.EventType;
@@ -91,4 +93,26 @@ test('local activities from the worker log: busy time counted once with the rest
 
 test('a run that has not closed is refused rather than measured', () => {
   expect(() => turnSpans(history([[T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, 0]]))).toThrow('no complete run');
+});
+
+describe('the local activities read off the worker log', () => {
+  const line = (workflowId: string, end: string, durationMs: number) =>
+    `[worker] ${JSON.stringify({ time: end, message: 'Activity completed', isLocal: true, activityType: 'plan', workflowId, durationMs })}`;
+
+  test("an attempt's interval ends at its line's time and lasts its duration; other lines are ignored", async () => {
+    const log = new LocalActivityLog();
+    log.collect(line('wf', '2026-11-28T00:00:01.000Z', 250));
+    log.collect('[worker] {"message":"Activity completed","isLocal":false,"durationMs":5,"workflowId":"wf"}');
+    const end = Date.parse('2026-11-28T00:00:01.000Z');
+    expect(await log.attempts('wf', 1)).toEqual([{ type: 'plan', from: end - 250, to: end }]);
+    expect(await log.attempts('wf', 0)).toEqual([]);
+  });
+
+  test('a long run of turns nobody asks about keeps only the latest runs', async () => {
+    const log = new LocalActivityLog();
+    for (let i = 0; i <= 1_000; i++) log.collect(line(`wf-${i}`, '2026-11-28T00:00:01.000Z', 1));
+    expect(await log.attempts('wf-0', 0)).toEqual([]);
+    expect(await log.attempts('wf-1', 1)).toHaveLength(1);
+    expect(await log.attempts('wf-1000', 1)).toHaveLength(1);
+  });
 });
