@@ -172,6 +172,7 @@ export class Outbox {
     let complete = text.slice(0, text.lastIndexOf('\n') + 1);
     let maxSeq = this.checkpoint;
     const readable: string[] = [];
+    let rejected = false;
     for (const [index, raw] of complete.split('\n').entries()) {
       if (raw === '') continue;
       const parsed = JournalLine.safeParse(safeJson(raw));
@@ -179,6 +180,7 @@ export class Outbox {
         const reason = `unreadable journal line at ${this.file(JOURNAL)} line ${index + 1}`;
         await this.reject(raw, `${reason}: ${JSON.stringify(issuesOf(parsed.error))}`);
         logEvent('error', 'outbox journal line unreadable', { reason, rejected_file: this.file(REJECTED) });
+        rejected = true;
         continue;
       }
       readable.push(`${raw}\n`);
@@ -186,7 +188,7 @@ export class Outbox {
       if (parsed.data.seq > this.checkpoint) this.pending.push(parsed.data);
     }
     this.nextSeq = maxSeq + 1;
-    if (readable.join('').length !== complete.length) {
+    if (rejected) {
       await syncFile(this.file(REJECTED));
       complete = readable.join('');
       await replaceFile(this.file(JOURNAL), complete);
@@ -225,7 +227,14 @@ export class Outbox {
 
   /** Starts forwarding every pending entry it may: within the concurrency, one per conversation, not while backing off. */
   private pump(): void {
-    if (this.stopping || Date.now() < this.retryAt) return;
+    if (this.stopping) return;
+    const pausedMs = this.retryAt - Date.now();
+    if (pausedMs > 0) {
+      // Node times a timer from the event loop's clock, read before whatever kept the loop busy, so the pause's timer
+      // can fire before Date.now() reaches its end: the rest is waited out, or nothing would wake the forwarder.
+      this.wakeIn(pausedMs);
+      return;
+    }
     for (const line of this.pending) {
       if (this.inFlight.size >= this.concurrency) return;
       if (this.inFlight.has(line.seq) || this.done.has(line.seq)) continue;
@@ -265,14 +274,18 @@ export class Outbox {
           pending: this.pending.length,
           reason: errorMessage(err),
         });
-        clearTimeout(this.retryTimer);
-        this.retryTimer = setTimeout(() => this.pump(), delayMs);
+        this.wakeIn(delayMs);
       }
     } finally {
       this.inFlight.delete(line.seq);
       this.busyConversations.delete(line.entry.conversationId);
       this.pump();
     }
+  }
+
+  private wakeIn(ms: number): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.pump(), ms);
   }
 
   /** An entry is done: the checkpoint moves over every done entry at the front of the queue. */
