@@ -1,7 +1,7 @@
 // The ingress's durable outbox (INGRESS_OUTBOX_DIR): a verified delivery is appended to a journal on disk and synced
 // before Intercom gets its 202, and a forwarder hands it to Temporal afterwards, so a burst is acknowledged at the
 // speed of the disk and drained at the speed of the server.
-import { appendFile, mkdir, open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { errorMessage } from '../observability/error-message';
@@ -161,8 +161,8 @@ export class Outbox {
 
   /**
    * Reads the checkpoint and the journal; a last line cut short by a crash was never acknowledged and is cut off. A line
-   * that no longer parses is moved to rejected.jsonl: synced there first, then the journal is written again without it,
-   * so the next start does not reject it a second time.
+   * that no longer parses is moved to rejected.jsonl (synced there first), then the journal is written again without
+   * it, so the next start does not reject it a second time.
    */
   private async recover(): Promise<void> {
     await mkdir(this.options.dir, { recursive: true });
@@ -189,7 +189,6 @@ export class Outbox {
     }
     this.nextSeq = maxSeq + 1;
     if (rejected) {
-      await syncFile(this.file(REJECTED));
       complete = readable.join('');
       await replaceFile(this.file(JOURNAL), complete);
     }
@@ -332,8 +331,18 @@ export class Outbox {
     });
   }
 
+  /**
+   * Keeps what was refused in rejected.jsonl, synced: once the checkpoint passes it and the journal is emptied, that line
+   * is the only copy left for an operator.
+   */
   private async reject(raw: string, reason: string): Promise<void> {
-    await appendFile(this.file(REJECTED), `${JSON.stringify({ at: new Date().toISOString(), reason, raw })}\n`);
+    const handle = await open(this.file(REJECTED), 'a');
+    try {
+      await handle.appendFile(`${JSON.stringify({ at: new Date().toISOString(), reason, raw })}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
   }
 }
 
