@@ -229,8 +229,8 @@ export class Outbox {
     if (this.stopping) return;
     const pausedMs = this.retryAt - Date.now();
     if (pausedMs > 0) {
-      // Node times a timer from the event loop's clock, read before whatever kept the loop busy, so the pause's timer
-      // can fire before Date.now() reaches its end: the rest is waited out, or nothing would wake the forwarder.
+      // Node's timers run on a monotonic clock in whole milliseconds, so the pause's timer can fire up to a millisecond
+      // before Date.now() reaches its end: the rest is waited out, or nothing would wake the forwarder.
       this.wakeIn(pausedMs);
       return;
     }
