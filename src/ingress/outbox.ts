@@ -1,7 +1,7 @@
 // The ingress's durable outbox (INGRESS_OUTBOX_DIR): a verified delivery is appended to a journal on disk and synced
 // before Intercom gets its 202, and a forwarder hands it to Temporal afterwards, so a burst is acknowledged at the
 // speed of the disk and drained at the speed of the server.
-import { mkdir, open, readFile, rename, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { errorMessage } from '../observability/error-message';
@@ -308,10 +308,9 @@ export class Outbox {
     this.checkpointWrite = this.checkpointWrite.then(async () => {
       this.checkpointQueued = false;
       const seq = this.checkpoint;
-      const temporary = this.file(`${CHECKPOINT}.tmp`);
       try {
-        await writeFile(temporary, String(seq));
-        await rename(temporary, this.file(CHECKPOINT));
+        // Not synced: a checkpoint lost to a power cut only sends a few entries again, which is harmless.
+        await replaceFile(this.file(CHECKPOINT), String(seq), { sync: false });
         const empty = this.pending.length === 0 && this.waiting.length === 0 && !this.flushing;
         if (empty && seq === this.nextSeq - 1 && this.journalBytes > this.compactBytes && !this.closed) {
           // Holds the flush lock: an append must not reach the file between the check and the truncation.
@@ -356,13 +355,16 @@ async function syncFile(file: string): Promise<void> {
   }
 }
 
-/** Writes `text` to a new file, synced, then renames it over `file`: a crash leaves the old file or the new, whole. */
-async function replaceFile(file: string, text: string): Promise<void> {
+/**
+ * Writes `text` to a new file (synced unless told not to), then renames it over `file`: a crash leaves the old file or
+ * the new one, whole.
+ */
+async function replaceFile(file: string, text: string, options = { sync: true }): Promise<void> {
   const temporary = `${file}.tmp`;
   const handle = await open(temporary, 'w');
   try {
     await handle.writeFile(text);
-    await handle.sync();
+    if (options.sync) await handle.sync();
   } finally {
     await handle.close();
   }
