@@ -558,7 +558,7 @@ export class ScenarioRunner {
         if (description.status.name !== 'RUNNING') return true;
         const busy = !!description.raw.pendingActivities?.length || !!description.raw.pendingWorkflowTask;
         const progress = busy ? undefined : await handle.query(progressQuery).catch(() => undefined);
-        const stable = progress?.phase === 'waiting' && description.historyLength === last;
+        const stable = !!progress?.idle && description.historyLength === last;
         last = busy ? -1 : description.historyLength;
         return stable || undefined;
       },

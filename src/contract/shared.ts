@@ -144,6 +144,11 @@ export interface Progress {
   elapsed_ms: number;
   /** `turn` while the run answers, `waiting` once its turn is over and it waits for the next message. */
   phase: RunPhase;
+  /**
+   * True only while the run waits for the next message with nothing in flight: after its turn, `waiting` still covers
+   * the owner's read, the team's note and the hand-over that can follow the turn before the run settles.
+   */
+  idle: boolean;
   /** Turns the conversation has had, this run's included once it is over. */
   turns: number;
 }

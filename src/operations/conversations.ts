@@ -226,8 +226,9 @@ export async function sendTeamAction(client: Client, conversationId: string, act
 }
 
 /**
- * Waits until the conversation has had `turns` turns and its workflow waits for the next message, or has ended; returns
- * the latest run's state. Polls the `progress` query: a conversation's workflow does not end with its turn.
+ * Waits until the conversation has had `turns` turns and its workflow waits, idle, for the next message (the note or
+ * hand-over after a turn has gone out), or has ended; returns the latest run's state. Polls the `progress` query: a
+ * conversation's workflow does not end with its turn.
  */
 export async function turnOver(
   client: Client,
@@ -245,7 +246,7 @@ export async function turnOver(
     }
     // A query can meet a run that is just handing over to the next (continue-as-new): then it is asked again.
     const progress = await handle.query(progressQuery).catch(() => undefined);
-    if (progress?.phase === 'waiting' && progress.turns >= (options.turns ?? 1)) return handle.query(stateQuery);
+    if (progress?.idle && progress.turns >= (options.turns ?? 1)) return handle.query(stateQuery);
     if (Date.now() > deadline) {
       throw new Error(`conversation ${conversationId} did not finish turn ${options.turns ?? 1} in time`);
     }

@@ -189,6 +189,7 @@ export async function waitForNextMessage(
       turn,
       `${outcomeDetails(turn)}\n\nTurn over: waiting for the user's next message, for ${durationText(quietPeriodSeconds)} at most.`,
     );
+    conversation.idle = true;
     const woken = await condition(
       () =>
         unanswered(conversation).length > 0 ||
@@ -197,7 +198,7 @@ export async function waitForNextMessage(
         conversation.ownerInDoubt ||
         conversation.closedByTeam,
       quietPeriodSeconds * 1000,
-    );
+    ).finally(() => (conversation.idle = false));
     if (!woken) return [];
   }
 }

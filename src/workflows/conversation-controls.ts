@@ -55,6 +55,8 @@ export class ConversationControls {
   ownerInDoubt = false;
   /** The escalation the run is acting on between turns, while its note and Finalize go out. */
   escalatingAfterTurn: string | null = null;
+  /** The run waits for the next message with nothing of its own in flight: what `progress` reports as `idle`. */
+  idle = false;
   private readonly teamActionsSeen = new Set<string>();
 
   /** The controls of the run whose turn is `turn`, its handlers set: call it before the run's first await. */
@@ -77,6 +79,7 @@ export class ConversationControls {
       hop: state.hops.length,
       elapsed_ms: Date.now() - startedAt,
       phase: state.metadata.phase,
+      idle: this.idle,
       turns: record.turn_count,
     }));
     setHandler(newUserMessageSignal, (message) => this.receiveMessage(message));

@@ -78,6 +78,7 @@ export async function startSandbox(seed?: SeedData, options: { webhookUrl?: stri
     },
     reset() {
       checkContract();
+      services.gates.release();
       services.intercom.faults.set({});
       services.intercom.requests.length = 0;
       services.talent.faults.set({});

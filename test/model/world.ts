@@ -417,7 +417,7 @@ class ConversationDriver {
     const progress = await client
       .withDeadline(Date.now() + 2_000, () => this.handle.query(progressQuery))
       .catch(() => undefined);
-    return progress?.phase === 'waiting' ? 'waiting' : false;
+    return progress?.idle ? 'waiting' : false;
   }
 
   /** Waits until the conversation has settled (twice in a row, its history unchanged); returns why not, if it never did. */

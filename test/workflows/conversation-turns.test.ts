@@ -1,6 +1,7 @@
 // One workflow for the life of a conversation, on a real Temporal dev server: its turns, memory across them, and the
 // quiet end.
 import { workflowIdFor } from '../../src/contract/shared';
+import { turnOver } from '../../src/operations/conversations';
 import {
   answersPayments,
   newConversation,
@@ -9,6 +10,7 @@ import {
   useConversationTestbed,
   withConversation,
 } from '../helpers/conversation-testbed';
+import { waitFor } from '../helpers/runtime';
 import { PAY_REPLY } from '../helpers/turns';
 
 useConversationTestbed(700);
@@ -42,8 +44,15 @@ describe('turns of one conversation', () => {
     // The conversation's last workflow ended after its quiet period; a teammate still has it assigned in Intercom.
     const id = newConversation();
     testbed.sandbox.intercom.mustGet(id).admin_assignee_id = 990001;
+    // The team's note is held in the sandbox: the turn is over, but the run is not idle until the note is out and the
+    // message marked handled, and a caller waiting for the turn must not read the state in between.
+    testbed.sandbox.gates.arm({ at: 'intercom:note' });
     await withConversation(id, async (c) => {
       await c.deliver();
+      await waitFor("the team's note to be held", () => testbed.sandbox.gates.status().held === 'intercom:note');
+      const early = turnOver(testbed.env.client, id, { turns: 1, timeoutMs: 1_500 });
+      await expect(early).rejects.toThrow('did not finish turn 1 in time');
+      testbed.sandbox.gates.release();
       const state = await c.turnOver(1);
       expect(state.metadata.skipped_reason).toBe(
         'the team owns the conversation (assigned to a teammate in Intercom (admin 990001)): Melvin does not answer',
