@@ -50,88 +50,91 @@ export type PeerNode = Exclude<NodeName, 'end'>;
 
 const callTool: CallTool = (input) => tasks.callTool(input);
 
-async function initialize(t: PeerTurn): Promise<Step> {
-  recordArrival(t.state, 'initialize');
+async function initialize(turn: PeerTurn): Promise<Step> {
+  recordArrival(turn.state, 'initialize');
   try {
-    const seen = t.state.metadata.user_messages.length;
+    const seen = turn.state.metadata.user_messages.length;
     const [conversation, listing, loaded] = await Promise.all([
-      tasks.fetchConversation({ conversationId: t.input.conversationId }),
+      tasks.fetchConversation({ conversationId: turn.input.conversationId }),
       tasks.listTools(),
       tasks.loadPrompts().catch((err: unknown) => tasks.loadBundledPrompts({ fallbackReason: describeFailure(err) })),
     ]);
-    applyFetch(t, conversation, seen);
-    applyToolsAndPrompts(t, listing, loaded);
+    applyFetch(turn, conversation, seen);
+    applyToolsAndPrompts(turn, listing, loaded);
   } catch (err) {
-    return handOverOnError(t, 'initialization_error', err);
+    return handOverOnError(turn, 'initialization_error', err);
   }
-  return planUnlessNothingToAnswer(t);
+  return planUnlessNothingToAnswer(turn);
 }
 
-async function plan(t: PeerTurn): Promise<Step> {
-  const { state } = t;
+async function plan(turn: PeerTurn): Promise<Step> {
+  const { state } = turn;
   const hop: Hop = { plan: null, gather: null, coverage: null };
   state.hops.push(hop);
   recordArrival(state, 'plan');
   try {
-    const answer = await tasks.plan({ prompt: t.prompts!.plan, context: planContext(state, state.hops.length) });
-    recordModel(t, answer);
+    const answer = await tasks.plan({ prompt: turn.prompts!.plan, context: planContext(state, state.hops.length) });
+    recordModel(turn, answer);
     hop.plan = answer.output;
   } catch (err) {
-    return handOverOnError(t, 'plan_error', err);
+    return handOverOnError(turn, 'plan_error', err);
   }
   return { next: 'gather' };
 }
 
-async function gather(t: PeerTurn): Promise<Step> {
-  recordArrival(t.state, 'gather');
-  await gatherHop(t, callTool);
+async function gather(turn: PeerTurn): Promise<Step> {
+  recordArrival(turn.state, 'gather');
+  await gatherHop(turn, callTool);
   return { next: 'coverage' };
 }
 
 /** No message can arrive during a peer's turn (it has no signals), so Coverage never re-fetches the conversation. */
-async function coverage(t: PeerTurn): Promise<Step> {
-  const { state } = t;
+async function coverage(turn: PeerTurn): Promise<Step> {
+  const { state } = turn;
   recordArrival(state, 'coverage');
   let answer: LlmAnswer<CoverageAnalysis>;
   try {
-    answer = await tasks.coverage({ prompt: t.prompts!.coverage, context: coverageContext(state, state.hops.length) });
+    answer = await tasks.coverage({
+      prompt: turn.prompts!.coverage,
+      context: coverageContext(state, state.hops.length),
+    });
   } catch (err) {
-    return coverageFailed(t, err);
+    return coverageFailed(turn, err);
   }
-  recordModel(t, answer);
-  return routeCoverage(t, answer.output);
+  recordModel(turn, answer);
+  return routeCoverage(turn, answer.output);
 }
 
-async function draft(t: PeerTurn): Promise<Step> {
-  const { state } = t;
+async function draft(turn: PeerTurn): Promise<Step> {
+  const { state } = turn;
   recordArrival(state, 'draft');
   const started = Date.now();
-  state.metadata.style_examples = await retrieveStyleExamples(t, callTool);
+  state.metadata.style_examples = await retrieveStyleExamples(turn, callTool);
   let answer: LlmAnswer<DraftOutput>;
   try {
-    answer = await tasks.draft({ prompt: t.prompts!.draft, context: draftContext(state) });
+    answer = await tasks.draft({ prompt: turn.prompts!.draft, context: draftContext(state) });
   } catch (err) {
-    return handOverOnError(t, 'draft_error', err);
+    return handOverOnError(turn, 'draft_error', err);
   }
-  recordModel(t, answer);
-  return routeDraft(t, answer.output, started);
+  recordModel(turn, answer);
+  return routeDraft(turn, answer.output, started);
 }
 
 /** The peer has no runs from before the reply guard's id-token patch (only Temporal's histories do): ids match as tokens. */
-async function validate(t: PeerTurn): Promise<Step> {
-  recordArrival(t.state, 'validate');
-  let raw = guardVerdict(t, false);
+async function validate(turn: PeerTurn): Promise<Step> {
+  recordArrival(turn.state, 'validate');
+  let raw = guardVerdict(turn, false);
   if (raw === null) {
     try {
-      raw = (await tasks.validateDraft(validationRequest(t))).raw;
+      raw = (await tasks.validateDraft(validationRequest(turn))).raw;
     } catch (err) {
-      return validationFailed(t, err);
+      return validationFailed(turn, err);
     }
   }
-  const step = routeValidation(t, raw, false);
+  const step = routeValidation(turn, raw, false);
   const text = `Validation result:\n${raw}`;
-  if (step.next === 'response') t.noteBesideReply = text;
-  else t.state.validate!.validation_note_added = (await postNote(t, text)).added;
+  if (step.next === 'response') turn.noteBesideReply = text;
+  else turn.state.validate!.validation_note_added = (await postNote(turn, text)).added;
   return step;
 }
 
@@ -139,38 +142,38 @@ async function validate(t: PeerTurn): Promise<Step> {
  * Sends the validated reply. Only the `auto` reply mode: approval waits for a lead's update and shadow mode for a
  * teammate's answer, both signals the peer has not. For the same reason the team cannot take over during its turn.
  */
-async function response(t: PeerTurn): Promise<Step> {
-  const { state } = t;
+async function response(turn: PeerTurn): Promise<Step> {
+  const { state } = turn;
   const mode = state.metadata.reply_mode?.mode ?? 'auto';
   if (mode !== 'auto') throw new Error(`the peer sends replies in the auto reply mode only, not "${mode}"`);
   recordArrival(state, 'response');
   const started = Date.now();
-  const note = t.noteBesideReply;
-  t.noteBesideReply = null;
-  const noted = note ? postNote(t, note).then((n) => (state.validate!.validation_note_added = n.added)) : null;
+  const note = turn.noteBesideReply;
+  turn.noteBesideReply = null;
+  const noted = note ? postNote(turn, note).then((n) => (state.validate!.validation_note_added = n.added)) : null;
   try {
-    recordDelivery(state, started, await post(t, 'sendReply', state.response ?? ''));
+    recordDelivery(state, started, await post(turn, 'sendReply', state.response ?? ''));
   } catch (err) {
     recordDelivery(state, started, { error: describeFailure(err) });
-    await postNote(t, undeliveredNote(state));
+    await postNote(turn, undeliveredNote(state));
   }
   await noted;
-  return afterReply(t);
+  return afterReply(turn);
 }
 
-async function escalate(t: PeerTurn): Promise<Step> {
-  const { state } = t;
-  const e = t.escalation!;
+async function escalate(turn: PeerTurn): Promise<Step> {
+  const { state } = turn;
+  const e = turn.escalation!;
   recordArrival(state, 'escalate');
   state.escalation_reason = e.reason;
-  const told = state.metadata.conversation.ownership.owner === 'team' ? null : await tellUser(t, e.kind);
-  const note = await postNote(t, escalationNote(e, told, runMap(state, e.kind)));
+  const told = state.metadata.conversation.ownership.owner === 'team' ? null : await tellUser(turn, e.kind);
+  const note = await postNote(turn, escalationNote(e, told, runMap(state, e.kind)));
   recordEscalation(state, e, told, note);
   return { next: 'finalize' };
 }
 
-async function finalize(t: PeerTurn): Promise<Step> {
-  const { state, input } = t;
+async function finalize(turn: PeerTurn): Promise<Step> {
+  const { state, input } = turn;
   recordArrival(state, 'finalize');
   const conversationId = input.conversationId;
   const snoozeSeconds = input.snoozeSeconds ?? DEFAULT_SNOOZE_SECONDS;
@@ -180,11 +183,11 @@ async function finalize(t: PeerTurn): Promise<Step> {
     tasks.snooze({ conversationId, seconds: snoozeSeconds }),
   ]);
   recordFinalize(state, status, snoozeSeconds, statusSet, snoozed);
-  return afterWrites(t, 'end');
+  return afterWrites(turn, 'end');
 }
 
 /** The turn's nodes, as Melvin's runTurn in src/workflows/graph.ts. */
-export const NODES: Record<PeerNode, (t: PeerTurn) => Promise<Step>> = {
+export const NODES: Record<PeerNode, (turn: PeerTurn) => Promise<Step>> = {
   initialize,
   plan,
   gather,
@@ -197,20 +200,20 @@ export const NODES: Record<PeerNode, (t: PeerTurn) => Promise<Step>> = {
 };
 
 /** A reply or note, posted once: a retried attempt finds the part an earlier one made, as in Melvin. */
-async function post(t: PeerTurn, kind: 'sendReply' | 'addNote', text: string): Promise<PostedPart> {
+async function post(turn: PeerTurn, kind: 'sendReply' | 'addNote', text: string): Promise<PostedPart> {
   const posted = await tasks[kind]({
-    conversationId: t.input.conversationId,
+    conversationId: turn.input.conversationId,
     text,
-    notBefore: t.notBefore,
-    knownPartIds: t.knownPartIds ? [...t.knownPartIds] : null,
+    notBefore: turn.notBefore,
+    knownPartIds: turn.knownPartIds ? [...turn.knownPartIds] : null,
   });
-  if (posted.part_id) t.knownPartIds?.add(posted.part_id);
+  if (posted.part_id) turn.knownPartIds?.add(posted.part_id);
   return posted;
 }
 
-async function postNote(t: PeerTurn, text: string): Promise<{ added: boolean; error: string | null }> {
+async function postNote(turn: PeerTurn, text: string): Promise<{ added: boolean; error: string | null }> {
   try {
-    await post(t, 'addNote', text);
+    await post(turn, 'addNote', text);
     return { added: true, error: null };
   } catch (err) {
     return { added: false, error: describeFailure(err) };
@@ -218,11 +221,11 @@ async function postNote(t: PeerTurn, text: string): Promise<{ added: boolean; er
 }
 
 /** The hand-over message, when the configuration has one for this kind of escalation. */
-async function tellUser(t: PeerTurn, kind: EscalationKind): Promise<UserTold | null> {
-  const text = t.input.handoverMessages?.[kind]?.trim();
+async function tellUser(turn: PeerTurn, kind: EscalationKind): Promise<UserTold | null> {
+  const text = turn.input.handoverMessages?.[kind]?.trim();
   if (!text) return null;
   try {
-    const posted = await post(t, 'sendReply', text);
+    const posted = await post(turn, 'sendReply', text);
     return { text, sent: true, error: null, part_id: posted.part_id };
   } catch (err) {
     return { text, sent: false, error: describeFailure(err), part_id: null };
