@@ -282,6 +282,7 @@ export class Outbox {
     }
   }
 
+  /** Runs `pump` again in `ms`, in place of any wake-up already set (a pause's end or a retry's). */
   private wakeIn(ms: number): void {
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => this.pump(), ms);
