@@ -12,7 +12,7 @@ import { temporal } from '@temporalio/proto';
 import { createDataConverter, generatePayloadKey } from '../src/encryption/payload-codec';
 import { allSearchAttributes } from '../src/contract/shared';
 import { waitFor } from '../sandbox/wait';
-import { freeLowPorts, type TemporalServer } from './stack';
+import { freePorts, type TemporalServer } from './stack';
 import { cacheDir, goAvailable, goInstall } from './temporal-cli';
 import { dynamicConfigFile } from './temporal-dynamic-config';
 import { errorMessage } from '../src/observability/error-message';
@@ -171,7 +171,7 @@ export async function startPostgresTemporal(options: {
   setUpSchema(tools.sqlTool, options.postgres, databases);
 
   // The server keeps membership ports in a smallint column.
-  const ports = await freeLowPorts(10);
+  const ports = await freePorts(10);
   const root = mkdtempSync(path.join(tmpdir(), 'melvin-temporal-'));
   mkdirSync(path.join(root, 'config'));
   // JSON is YAML: the server reads this as its `melvin` environment's config file.

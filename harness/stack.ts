@@ -1,7 +1,7 @@
 // The whole of Melvin on one machine: a Temporal server, the sandbox, the worker and the ingress as processes, wired
 // by environment variables exactly as in production, only with base URLs pointing at the sandbox.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -75,30 +75,46 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** `count` free loopback ports below 32768, for servers that store their ports as 16-bit signed integers. */
-export async function freeLowPorts(count: number): Promise<number[]> {
-  const ports: number[] = [];
-  while (ports.length < count) {
-    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
-    if (!ports.includes(candidate) && (await portFree(candidate))) ports.push(candidate);
+/** The range the kernel hands ports out of itself (outgoing connections, listening on port 0); Linux's default elsewhere. */
+function ephemeralPortRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low!, high!];
+  } catch {
+    // Not Linux: assume its default.
   }
-  return ports;
+  return [32768, 60999];
 }
 
-/** `count` loopback ports free right now. */
+/** Where handed-out ports come from, and how many slices it has for parallel jest workers. */
+const HANDED_OUT_LOW = 10_000;
+const WORKER_SLICES = 8;
+const handedOut = new Set<number>();
+
+/**
+ * `count` loopback ports free right now, for another process to listen on a moment later.
+ *
+ * Why not the kernel's own pick (listen on 0, close, pass the number on): that port is in the ephemeral range, and the
+ * kernel may hand it to any outgoing connection before the child binds it; on a busy CI machine a test's `npm start`
+ * once failed with "port in use" that way. So the ports come from below the ephemeral range (and below 32768: some
+ * servers store ports as 16-bit signed integers), each jest worker draws from its own slice so two parallel test files
+ * cannot draw the same one, and one process does not hand out the same port twice until half its slice is used.
+ */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const server = net.createServer();
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  const high = Math.min(32_768, ephemeralPortRange()[0]);
+  const sliceSize = Math.floor((high - HANDED_OUT_LOW) / WORKER_SLICES);
+  if (sliceSize < 100) throw new Error(`too few ports between ${HANDED_OUT_LOW} and the ephemeral range at ${high}`);
+  const slice = (Number(process.env.JEST_WORKER_ID ?? 1) - 1) % WORKER_SLICES;
+  const sliceLow = HANDED_OUT_LOW + slice * sliceSize;
+  const ports: number[] = [];
+  for (let tries = 0; ports.length < count; tries++) {
+    if (tries > 10 * sliceSize) throw new Error(`no free port between ${sliceLow} and ${sliceLow + sliceSize}`);
+    if (handedOut.size >= sliceSize / 2) handedOut.clear();
+    const candidate = sliceLow + Math.floor(Math.random() * sliceSize);
+    if (handedOut.has(candidate) || !(await portFree(candidate))) continue;
+    handedOut.add(candidate);
+    ports.push(candidate);
+  }
   return ports;
 }
 
