@@ -447,19 +447,42 @@ export function seedConversation(
   });
   // The tag in brackets lets the figures tie each model request to its conversation.
   const body = kind === 'payment' ? `When will I get paid? [${id}]` : `Can I talk to a real person please? [${id}]`;
-  // The exchange alternates and ends with Melvin's answer, so the question is the user's one unanswered message; its
-  // words name no number, which the validation service would take for a code the reply must be about.
-  const earlier = Array.from({ length: earlierParts }, (_, i) =>
-    (earlierParts - i) % 2 === 0
-      ? { author: 'user' as const, type: 'comment' as const, body: 'An earlier question about my shifts and payments' }
-      : { author: 'bot' as const, type: 'comment' as const, body: 'An earlier answer: here is what I found' },
-  );
+  // The exchange alternates and ends with Melvin's answer, so the question is the user's one unanswered message.
+  const earlier = Array.from({ length: earlierParts }, (_, i) => ({
+    author: (earlierParts - i) % 2 === 0 ? ('user' as const) : ('bot' as const),
+    type: 'comment' as const,
+    // Seeds spaced by a prime above any part count (Intercom returns at most 500), so no two conversations share one.
+    body: earlierMessage(n * 100_003 + i),
+  }));
   sandbox.intercom.seed({
     id,
     contact: { id: `c-${id}`, email, name: user.name },
     parts: [...earlier, { author: 'user', type: 'comment', body }],
   });
   return { id, kind, email };
+}
+
+/** Everyday words of a talent's exchange with support; none is a number or asks for a person. */
+const EARLIER_WORDS = (
+  'my the a last next this that shift shifts payment paid deposit bank account transfer venue manager timesheet hours ' +
+  'invoice schedule weekend evening morning bonus event staff uniform parking break overtime holiday contract rating ' +
+  'application interview location client booking pending approved question thanks please when where how about with ' +
+  'for still not yet already checked found looks updated here is what I you we'
+).split(' ');
+
+/**
+ * A message of an earlier exchange: 8 to 19 words drawn by `seed`, so parts differ as real ones do. Repeating one
+ * sentence would let the payload codec's DEFLATE fold a long conversation into a few bytes, and the growth phase
+ * would measure nothing. The words name no number, which the validation service would take for a code the reply
+ * must be about.
+ */
+export function earlierMessage(seed: number): string {
+  let state = seed >>> 0;
+  // A linear congruential generator (Numerical Recipes' constants); its high bits pick, its low bits are weak.
+  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) >>> 16;
+  const words = Array.from({ length: 8 + (next() % 12) }, () => EARLIER_WORDS[next() % EARLIER_WORDS.length]!);
+  const sentence = words.join(' ');
+  return `${sentence[0]!.toUpperCase()}${sentence.slice(1)}.`;
 }
 
 export function percentile(values: number[], p: number): number {

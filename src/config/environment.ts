@@ -123,6 +123,11 @@ const TemporalEnv = z.object({
   MELVIN_PAYLOAD_KEYS: optional(PayloadKeys.optional()),
   /** `required` refuses to start without MELVIN_PAYLOAD_KEYS, so a production deployment cannot store plain text. */
   MELVIN_PAYLOAD_ENCRYPTION: optional(z.enum(['optional', 'required']).default('optional')),
+  /**
+   * `on`: payloads of 1 KiB or more are compressed before they are encrypted. `off` for the first rollout over workers
+   * of a version that cannot read them (docs/security.md, compression); every version since reads both.
+   */
+  MELVIN_PAYLOAD_COMPRESSION: optional(z.enum(['on', 'off']).default('on')),
 });
 
 export const TLS_SETTINGS = [

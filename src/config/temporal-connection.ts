@@ -32,12 +32,12 @@ export function temporalConnectionOptions(config: TemporalConnectionConfig) {
 }
 
 /**
- * The data converter of every Melvin process that talks to Temporal: payloads encrypted with MELVIN_PAYLOAD_KEYS, and
- * `readOnlyKeys` decrypting besides. Without keys `warn` hears that nothing is encrypted: personal data then sits in
- * Temporal in plain text.
+ * The data converter of every Melvin process that talks to Temporal: payloads encrypted with MELVIN_PAYLOAD_KEYS (the
+ * larger ones compressed first, unless MELVIN_PAYLOAD_COMPRESSION=off), and `readOnlyKeys` decrypting besides. Without
+ * keys `warn` hears that nothing is encrypted: personal data then sits in Temporal in plain text.
  */
 export function temporalDataConverter(
-  config: Pick<TemporalConfig, 'MELVIN_PAYLOAD_KEYS'>,
+  config: Pick<TemporalConfig, 'MELVIN_PAYLOAD_KEYS'> & Partial<Pick<TemporalConfig, 'MELVIN_PAYLOAD_COMPRESSION'>>,
   options: { warn?: (warning: string) => void; readOnlyKeys?: readonly PayloadKey[] } = {},
 ): DataConverter {
   if (!config.MELVIN_PAYLOAD_KEYS) {
@@ -45,5 +45,7 @@ export function temporalDataConverter(
       'payload encryption is off: MELVIN_PAYLOAD_KEYS is unset, so conversations are stored in plain text',
     );
   }
-  return createDataConverter(config.MELVIN_PAYLOAD_KEYS, options.readOnlyKeys);
+  return createDataConverter(config.MELVIN_PAYLOAD_KEYS, options.readOnlyKeys, {
+    compress: config.MELVIN_PAYLOAD_COMPRESSION !== 'off',
+  });
 }

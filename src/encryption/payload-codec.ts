@@ -1,6 +1,8 @@
 // Payload encryption: the AES-256-GCM codec that keeps conversations' personal data out of Temporal's storage in plain
-// text, the key list it reads from MELVIN_PAYLOAD_KEYS, and the one data converter every Melvin worker and client uses.
+// text (compressing the larger payloads first), the key list it reads from MELVIN_PAYLOAD_KEYS, and the one data
+// converter every Melvin worker and client uses.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
@@ -10,10 +12,28 @@ export const ENCRYPTED_ENCODING = 'binary/encrypted';
 /** The metadata key naming the key a payload was encrypted with, so keys can rotate without re-encrypting history. */
 export const KEY_ID_METADATA = 'encryption-key-id';
 
+/**
+ * The metadata key saying a payload was compressed (raw DEFLATE) before it was sealed. Its value is also the cipher's
+ * additional authenticated data, so the flag cannot be added or removed without the payload failing to decrypt.
+ */
+export const COMPRESSION_METADATA = 'compression';
+export const DEFLATE_RAW = 'deflate-raw';
+/**
+ * Payloads from this size are compressed, when that saves at least a tenth: a turn's larger payloads (the prompts, the
+ * tool listing, the conversation, the model's inputs) are text that shrinks several times, a small one saves too little
+ * for the time. Only before encryption: sealed bytes do not compress, and a plain payload stays readable in the UI.
+ */
+export const COMPRESS_FROM_BYTES = 1024;
+const COMPRESSED_AT_MOST = 0.9;
+/** Far above Temporal's payload limits: what a payload may inflate to before it is refused. */
+const INFLATED_AT_MOST_BYTES = 64 * 1024 * 1024;
+
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
+/** The compression flag's bytes: its metadata value and the cipher's additional authenticated data. */
+const DEFLATE_RAW_BYTES = textEncoder.encode(DEFLATE_RAW);
 
 export interface PayloadKey {
   id: string;
@@ -79,17 +99,22 @@ export class PayloadKeyError extends Error {
 }
 
 /**
- * Encrypts each payload whole (metadata and data, so the encoding and type stay private too) with the current key, and
- * decrypts by the key id the payload names. Without keys it encrypts nothing and still refuses, clearly, what it cannot
- * read; plain payloads (histories from before encryption) always pass through.
+ * Encrypts each payload whole (metadata and data, so the encoding and type stay private too) with the current key,
+ * compressed first when it is large enough to pay, and decrypts by the key id the payload names. Without keys it
+ * encrypts nothing and still refuses, clearly, what it cannot read; plain payloads (histories from before encryption)
+ * always pass through.
  */
 export class EncryptionCodec implements PayloadCodec {
   private readonly keys: Map<string, Buffer>;
 
-  /** `readOnly` keys decrypt and never encrypt: the CLI reads what `npm start` stored with its development key. */
+  /**
+   * `readOnly` keys decrypt and never encrypt: the CLI reads what `npm start` stored with its development key. Without
+   * `compress` nothing new is compressed; compressed payloads still decode.
+   */
   constructor(
     private readonly keyList: readonly PayloadKey[],
     readOnly: readonly PayloadKey[] = [],
+    private readonly compress = true,
   ) {
     this.keys = new Map([...readOnly, ...keyList].map((k) => [k.id, k.key]));
   }
@@ -103,14 +128,18 @@ export class EncryptionCodec implements PayloadCodec {
     const current = this.keyList[0];
     if (!current) return payloads;
     return payloads.map((payload) => {
+      const plain = temporal.api.common.v1.Payload.encode(payload).finish();
+      const compressed = this.compress && plain.length >= COMPRESS_FROM_BYTES ? deflateRawSync(plain) : undefined;
+      const packed = compressed && compressed.length <= plain.length * COMPRESSED_AT_MOST ? compressed : undefined;
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', current.key, iv);
-      const plain = temporal.api.common.v1.Payload.encode(payload).finish();
-      const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+      if (packed) cipher.setAAD(DEFLATE_RAW_BYTES);
+      const sealed = Buffer.concat([iv, cipher.update(packed ?? plain), cipher.final(), cipher.getAuthTag()]);
       return {
         metadata: {
           encoding: textEncoder.encode(ENCRYPTED_ENCODING),
           [KEY_ID_METADATA]: textEncoder.encode(current.id),
+          ...(packed && { [COMPRESSION_METADATA]: DEFLATE_RAW_BYTES }),
         },
         data: sealed,
       };
@@ -132,19 +161,27 @@ export class EncryptionCodec implements PayloadCodec {
       }
       const data = payload.data ?? new Uint8Array();
       if (data.length < IV_BYTES + TAG_BYTES) throw new PayloadKeyError(`a payload under key "${id}" is truncated`);
+      const compressionBytes = payload.metadata?.[COMPRESSION_METADATA];
+      const compression = compressionBytes ? textDecoder.decode(compressionBytes) : undefined;
+      if (compression !== undefined && compression !== DEFLATE_RAW) {
+        throw new PayloadKeyError(
+          `a payload under key "${id}" is compressed with "${compression}", which is unknown here`,
+        );
+      }
+      let opened: Buffer;
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
+        if (compression) decipher.setAAD(compressionBytes!);
         decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
-        const plain = Buffer.concat([
-          decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
-          decipher.final(),
-        ]);
-        return temporal.api.common.v1.Payload.decode(plain) as Payload;
+        opened = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
       } catch {
         throw new PayloadKeyError(
           `a payload under key "${id}" does not decrypt: the key is not the one it was sealed with, or the data was altered`,
         );
       }
+      // Authenticated, so only a holder of the key could have sealed bytes that do not inflate.
+      const plain = compression ? inflateRawSync(opened, { maxOutputLength: INFLATED_AT_MOST_BYTES }) : opened;
+      return temporal.api.common.v1.Payload.decode(plain) as Payload;
     });
   }
 }
@@ -157,8 +194,9 @@ export class EncryptionCodec implements PayloadCodec {
 export function createDataConverter(
   keys: readonly PayloadKey[] = [],
   readOnly: readonly PayloadKey[] = [],
+  { compress = true }: { compress?: boolean } = {},
 ): DataConverter {
-  const payloadCodecs = [new EncryptionCodec(keys, readOnly)];
+  const payloadCodecs = [new EncryptionCodec(keys, readOnly, compress)];
   if (keys.length === 0 && readOnly.length === 0) return { payloadCodecs };
   return { payloadCodecs, failureConverterPath: require.resolve('./failure-converter') };
 }
