@@ -7,9 +7,10 @@ import path from 'node:path';
 import { Harness, TURN_SETTINGS, criticalPathGaps, percentile, type Conversation } from '../harness/harness';
 import { check, type Check, type Report } from '../harness/report';
 import { capacityPlan, type CapacityInputs } from './capacity';
+import { floor } from './floor/phase';
 import { growth, type GrowthOptions } from './growth';
 import { LocalActivityLog } from './local-activities';
-import { gauge, memory, type MemoryOptions } from './memory';
+import { gauge, HeapLog, memory, type MemoryOptions } from './memory';
 import { ensurePeerDeps } from './peer-deps';
 import { PEER, PeerProcess, type PeerTurnMeasures } from './peer-process';
 import { benchResponder, type BenchShape } from './responder';
@@ -39,6 +40,7 @@ export interface BenchOptions {
 /** The bench's phases in the order they run; `--only` picks some of them by these names. */
 export const PHASES = [
   'overhead',
+  'floor',
   'critical-path',
   'fan-out',
   'growth',
@@ -54,12 +56,12 @@ const TOOL_MS = 200;
 /** Turns run before each measured phase and thrown away: the first turns of a worker pay for its caches. */
 const WARM_UP = 2;
 
-const ms = (value: number) => `${Math.round(value)} ms`;
+export const ms = (value: number) => `${Math.round(value)} ms`;
 /** Melvin's p50 ÷ the peer's: above 1, Melvin takes longer. */
-const ratio = (melvin: number[], peer: number[]) => (percentile(melvin, 50) / percentile(peer, 50)).toFixed(2);
-const p50p95 = (values: number[], unit: (v: number) => string) =>
+export const ratio = (melvin: number[], peer: number[]) => (percentile(melvin, 50) / percentile(peer, 50)).toFixed(2);
+export const p50p95 = (values: number[], unit: (v: number) => string) =>
   `${unit(percentile(values, 50))} / ${unit(percentile(values, 95))}`;
-const range = (values: number[]) => {
+export const range = (values: number[]) => {
   const [low, high] = [Math.min(...values), Math.max(...values)];
   return low === high ? String(low) : `${low}–${high}`;
 };
@@ -105,12 +107,16 @@ export function peerSystem(peer: PeerProcess): System<PeerTurnMeasures> {
 export class Bench {
   private readonly shape: BenchShape = { hops: 1 };
   readonly localActivities = new LocalActivityLog();
+  readonly heap = new HeapLog();
   readonly harness = new Harness({
     responder: benchResponder(this.shape),
     workerLogLevel: 'DEBUG',
     // The memory phase collects the worker's garbage before it reads its memory (bench/gc-on-signal.cjs).
     workerNodeArgs: ['--expose-gc', '--require', require.resolve('./gc-on-signal.cjs')],
-    log: this.localActivities.collect,
+    log: (line) => {
+      this.localActivities.collect(line);
+      this.heap.collect(line);
+    },
   });
   readonly peerProcess = new PeerProcess(TURN_SETTINGS);
   readonly melvin = melvinSystem(this.harness, this.localActivities);
@@ -444,6 +450,7 @@ export async function bench(options: BenchOptions): Promise<Report[]> {
     const reports: Report[] = [];
     const phases: [PhaseName, () => Promise<Report | Report[]>][] = [
       ['overhead', async () => [await b.overhead(1), await b.overhead(2)]],
+      ['floor', () => floor(b, { turns: options.turns, warmUp: WARM_UP, log: options.log })],
       ['critical-path', () => b.criticalPath()],
       ['fan-out', () => b.fanOut()],
       ['growth', () => growth(b, options.growth)],

@@ -45,6 +45,14 @@ const LINES: Line[] = [
     read: first,
   },
   {
+    what: 'the same for a bare workflow of that turn’s shape (Temporal alone), p50',
+    experiment: 'floor',
+    melvin: 'bare workflow: overhead p50',
+    peer: `${PEER}: overhead p50`,
+    ratio: 'bare workflow ÷ peer',
+    read: first,
+  },
+  {
     what: 'orchestration overhead, 2-hop turn, p50',
     experiment: 'overhead, 2-hop',
     melvin: 'overhead p50',
@@ -94,7 +102,7 @@ const LINES: Line[] = [
   {
     what: 'worker memory per open conversation',
     experiment: 'memory per open conversation',
-    melvin: '(RSS with them − before) ÷ N',
+    melvin: '(RSS less young generations, with them − before) ÷ N',
   },
   {
     what: 'ingress ack p50 / p99 at 200 deliveries a second, once Temporal has each',

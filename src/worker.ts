@@ -40,11 +40,7 @@ async function main(): Promise<void> {
       dataConverter: temporalDataConverter(config, { warn: (warning) => Runtime.instance().logger.warn(warning) }),
       workflowsPath: bundle.workflowsPath,
       bundlerOptions: { preloadModules: bundle.preloadModules },
-      // Every tool call Gather schedules at once comes back with the workflow task's answer (where the server allows
-      // eager activities, as Melvin's servers do): none waits for a round through matching.
-      maxEagerActivityReservationsPerWorkflowTask: MAX_PLANNED_CALLS,
-      maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
-      maxConcurrentLocalActivityExecutions: config.WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
+      ...workerTuning(config),
       plugins: tracing
         ? [
             new LangSmithPlugin({
@@ -73,6 +69,17 @@ async function main(): Promise<void> {
     await clients.mcp.close();
     await connection.close();
   }
+}
+
+/** The worker's slots and cache, as configured; the bench's floor worker (bench/floor/) runs with the same. */
+export function workerTuning(config: WorkerConfig) {
+  return {
+    // Every tool call Gather schedules at once comes back with the workflow task's answer (where the server allows
+    // eager activities, as Melvin's servers do): none waits for a round through matching.
+    maxEagerActivityReservationsPerWorkflowTask: MAX_PLANNED_CALLS,
+    maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+    maxConcurrentLocalActivityExecutions: config.WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
+  };
 }
 
 /**

@@ -1,13 +1,16 @@
 // The pure parts of the bench's critical-path, saturation, memory and growth phases: a turn's critical path and when
 // its records cannot stand for it, the knee, when to stop stepping, reading a gauge and a process's RSS, running tasks
-// a few at a time, and the worker settings the worker logs.
+// a few at a time, the worker settings the worker logs, and the earlier messages the growth phase lengthens a
+// conversation with.
 import { readFileSync } from 'node:fs';
+import { deflateRawSync } from 'node:zlib';
 import type { Worker } from '@temporalio/worker';
+import fc from 'fast-check';
 import { gauge } from '../../bench/memory';
 import { cpuMs, findPid, findPids, isPostgres, residentBytes } from '../../harness/proc';
 import { cpuBetween, cpuText, knee, pastKnee, settingsText, type Step } from '../../bench/saturation';
 import { inPool } from '../../bench/turns';
-import { criticalPathGaps, criticalPathMs } from '../../harness/harness';
+import { criticalPathGaps, criticalPathMs, earlierMessage } from '../../harness/harness';
 import { workerSettings } from '../../src/observability/worker-telemetry';
 
 const step = (concurrency: number, turnsPerSecond: number, p50Ms: number): Step => ({
@@ -32,6 +35,27 @@ test('a turn’s critical path is its model calls in a row plus its slowest tool
   expect(criticalPathGaps({ model: [400, undefined], tools: [undefined] })).toEqual([
     '2 call(s) without a recorded latency',
   ]);
+});
+
+test('an earlier message names no number, and a conversation of them grows after compression as it grows in parts', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), (seed) => {
+      const message = earlierMessage(seed);
+      expect(message).toMatch(/^[A-Z][a-zA-Z ]+\.$/);
+      expect(message.split(' ').length).toBeGreaterThanOrEqual(8);
+    }),
+  );
+  // What the growth phase relies on: the payload codec deflates a fetched conversation, and one sentence said over and
+  // over would fold to a few bytes however many parts it had. Each part must add to the compressed size.
+  const deflated = (parts: number, base: number) =>
+    deflateRawSync(JSON.stringify(Array.from({ length: parts }, (_, i) => earlierMessage(base + i)))).length;
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 2 ** 31 }), (base) => {
+      expect(deflated(100, base)).toBeGreaterThan(deflated(10, base) + 90 * 10);
+      expect(deflated(500, base)).toBeGreaterThan(deflated(100, base) + 400 * 10);
+    }),
+    { numRuns: 20 },
+  );
 });
 
 test('the knee is the step of most turns a second whose p50 is at most twice the first step’s', () => {
