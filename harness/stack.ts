@@ -75,19 +75,21 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** The range the kernel hands ports out of itself (outgoing connections, listening on port 0); Linux's default elsewhere. */
-function ephemeralPortRange(): [number, number] {
+/** The lowest port the kernel hands to outgoing connections (Linux's setting; its default elsewhere). */
+function ephemeralPortsLow(): number {
   try {
-    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    if (Number.isInteger(low) && Number.isInteger(high)) return [low!, high!];
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low)) return low;
   } catch {
     // Not Linux: assume its default.
   }
-  return [32768, 60999];
+  return 32768;
 }
 
 /** Where handed-out ports come from, and how many slices it has for parallel jest workers. */
 const HANDED_OUT_LOW = 10_000;
+/** Below 32768 too: some servers store ports as 16-bit signed integers. */
+const HANDED_OUT_HIGH = Math.min(32_768, ephemeralPortsLow());
 const WORKER_SLICES = 8;
 const handedOut = new Set<number>();
 
@@ -96,14 +98,14 @@ const handedOut = new Set<number>();
  *
  * Why not the kernel's own pick (listen on 0, close, pass the number on): that port is in the ephemeral range, and the
  * kernel may hand it to any outgoing connection before the child binds it; on a busy CI machine a test's `npm start`
- * once failed with "port in use" that way. So the ports come from below the ephemeral range (and below 32768: some
- * servers store ports as 16-bit signed integers), each jest worker draws from its own slice so two parallel test files
- * cannot draw the same one, and one process does not hand out the same port twice until half its slice is used.
+ * once failed with "port in use" that way. So the ports come from below the ephemeral range (and 32768), each jest
+ * worker draws from its own slice so two parallel test files cannot draw the same one, and one process does not hand
+ * out the same port twice until half its slice is used.
  */
 export async function freePorts(count: number): Promise<number[]> {
-  const high = Math.min(32_768, ephemeralPortRange()[0]);
-  const sliceSize = Math.floor((high - HANDED_OUT_LOW) / WORKER_SLICES);
-  if (sliceSize < 100) throw new Error(`too few ports between ${HANDED_OUT_LOW} and the ephemeral range at ${high}`);
+  const sliceSize = Math.floor((HANDED_OUT_HIGH - HANDED_OUT_LOW) / WORKER_SLICES);
+  if (sliceSize < 100)
+    throw new Error(`too few ports between ${HANDED_OUT_LOW} and the ephemeral range at ${HANDED_OUT_HIGH}`);
   const slice = (Number(process.env.JEST_WORKER_ID ?? 1) - 1) % WORKER_SLICES;
   const sliceLow = HANDED_OUT_LOW + slice * sliceSize;
   const ports: number[] = [];

@@ -256,7 +256,6 @@ async function fuzzModelOutputs(
       model: SANDBOX_MODEL_NAME,
     }),
   );
-  const environment = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
   const tally = { valid: 0, invalid: 0, other: [] as string[] };
   await fc.assert(
     fc.asyncProperty(
@@ -272,6 +271,9 @@ async function fuzzModelOutputs(
       ),
       async (content) => {
         harness.sandbox.model.script('draft', { content }, { content });
+        // An environment per case, as each activity attempt has a context of its own: the OpenAI client leaves a
+        // listener on the attempt's cancellation signal for each request, which one shared signal would pile up.
+        const environment = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
         try {
           await environment.run(activities.draft, {
             prompt: 'p',
