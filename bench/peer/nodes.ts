@@ -22,7 +22,13 @@ import { recordEscalation } from '../../src/workflows/nodes/escalate';
 import { finalStatus, recordFinalize } from '../../src/workflows/nodes/finalize';
 import { applyToolsAndPrompts, planUnlessNothingToAnswer } from '../../src/workflows/nodes/initialize';
 import { afterReply, recordDelivery, undeliveredNote } from '../../src/workflows/nodes/response';
-import { guardVerdict, routeValidation, validationFailed, validationRequest } from '../../src/workflows/nodes/validate';
+import {
+  guardChecks,
+  guardVerdict,
+  routeValidation,
+  validationFailed,
+  validationRequest,
+} from '../../src/workflows/nodes/validate';
 import { escalationNote } from '../../src/workflows/rules/routing';
 import { runMap } from '../../src/workflows/rules/run-summary';
 import type { Step, Turn } from '../../src/workflows/nodes/turn';
@@ -120,10 +126,13 @@ async function draft(turn: PeerTurn): Promise<Step> {
   return routeDraft(turn, answer.output, started);
 }
 
-/** The peer has no runs from before the reply guard's id-token patch (only Temporal's histories do): ids match as tokens. */
+/**
+ * The peer has no runs from before the guard's rules (only Temporal's histories do): ids match as tokens, and facts are
+ * checked against the turn's sources. The bench's drafts are grounded, so the peer needs no second draft.
+ */
 async function validate(turn: PeerTurn): Promise<Step> {
   recordArrival(turn.state, 'validate');
-  let raw = guardVerdict(turn, false);
+  let raw = guardVerdict(guardChecks(turn, { idsAsSubstrings: false, grounded: true }));
   if (raw === null) {
     try {
       raw = (await tasks.validateDraft(validationRequest(turn))).raw;

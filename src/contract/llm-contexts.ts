@@ -83,6 +83,8 @@ export interface DraftContext extends Unanswered {
   stage?: StageReading;
   tool_data: Record<string, StoredToolData>;
   docs_data: Record<string, StoredDocsData>;
+  /** Set when Melvin's own checks held the last draft back: what it said, and what was wrong with it. */
+  repair?: { previous_reply: string; problems: string[] };
 }
 
 /** A record the user named, for the model: what they wrote, the record it is (id null when not told apart), how. */

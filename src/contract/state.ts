@@ -488,6 +488,14 @@ export interface RunMetadata {
   style_examples?: StyleExamples | null;
   /** Where the talent is in their journey, and what told it (./workflows/rules/stage.ts); null when nothing did. */
   stage?: StageReading | null;
+  /** A draft Melvin's own guard held back this turn, and why: the model wrote the reply once more, told so. */
+  held_back_draft?: HeldBackDraft | null;
+}
+
+/** A draft that failed Melvin's own guard, and the failed checks' findings, as the model and the team are told them. */
+export interface HeldBackDraft {
+  draft: string;
+  problems: string[];
 }
 
 /** A lead's escalation or hand-back, as the run received it and what became of it. */

@@ -1,5 +1,6 @@
 // Checks of a drafted reply against what must never reach a user: other people's addresses, internal ids, internal
-// notes, prompt text. Pure, so the workflow's own guard and the sandbox validation service share them.
+// notes, prompt text, and (./grounding) facts the turn does not rest on. Pure: the workflow runs them itself.
+import { describeUngrounded, ungroundedFacts, type GroundingSources, type UngroundedKind } from './grounding';
 
 const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/g;
 
@@ -62,12 +63,19 @@ const PROMPT_RUN = 8;
 
 /**
  * Melvin's own last line before a reply goes out, whatever the validation service says: no other user's address, no
- * internal id from the data, no internal note, no prompt text. `idsAsSubstrings` is how ids were matched before they
- * were matched as tokens (any substring of the reply), kept for runs that replay a guard decided that way.
+ * internal id from the data, no internal note, no prompt text, and, given its sources, every fact grounded and no action
+ * claimed that no tool took. `idsAsSubstrings` is how ids were matched before they were matched as tokens (any
+ * substring of the reply), kept for runs that replay a guard decided that way.
  */
 export function checkReply(
   reply: string,
-  known: { userEmail: string | null; internalNotes: string[]; toolData: unknown; prompts?: string[] },
+  known: {
+    userEmail: string | null;
+    internalNotes: string[];
+    toolData: unknown;
+    prompts?: string[];
+    grounding?: GroundingSources;
+  },
   options: { idsAsSubstrings?: boolean } = {},
 ): ReplyCheck[] {
   const emails = otherEmailsIn(reply, known.userEmail);
@@ -98,6 +106,30 @@ export function checkReply(
       passed: !quotesPrompt,
       detail: quotesPrompt ? 'repeats the agent’s instructions' : 'repeats no instructions',
     });
+  }
+  if (known.grounding) {
+    const problems = ungroundedFacts(reply, known.grounding);
+    const of = (kinds: UngroundedKind[]) => describeUngrounded(problems.filter((p) => kinds.includes(p.kind)));
+    const facts = of(['date', 'amount', 'number', 'time', 'name', 'record']);
+    const actions = of(['action']);
+    const promises = of(['promise']);
+    checks.push(
+      {
+        name: 'facts_grounded',
+        passed: !facts.length,
+        detail: facts.length ? facts.join('; ') : 'every date, amount, number and name is in the turn’s sources',
+      },
+      {
+        name: 'no_unbacked_actions',
+        passed: !actions.length,
+        detail: actions.length ? actions.join('; ') : 'claims no action Melvin did not take',
+      },
+      {
+        name: 'no_unbacked_promises',
+        passed: !promises.length,
+        detail: promises.length ? promises.join('; ') : 'promises nothing the sources do not say',
+      },
+    );
   }
   return checks;
 }

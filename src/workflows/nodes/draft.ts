@@ -92,16 +92,23 @@ export async function draft(turn: Turn): Promise<Step> {
   turn.draftSaw = { partIds: [...turn.fetchedUserPartIds], deliveries: state.metadata.user_messages_fetched };
   enter(turn, 'draft');
   const started = Date.now();
-  // The stage first: the examples of the team's voice are ranked by it too.
-  state.metadata.stage = turnStage(state);
-  state.metadata.style_examples = await retrieveStyleExamples(turn, callToolActivity);
-  if (since(TEAM_INDEX_PATCH) && !state.metadata.style_examples?.examples.length) {
-    state.metadata.style_examples = (await retrieveIndexedExamples(turn)) ?? state.metadata.style_examples;
+  // A draft written again after Melvin's guard held the last one back keeps the stage and examples that one had.
+  const repair = turn.repairing ? state.metadata.held_back_draft : null;
+  turn.repairing = false;
+  if (!repair) {
+    // The stage first: the examples of the team's voice are ranked by it too.
+    state.metadata.stage = turnStage(state);
+    state.metadata.style_examples = await retrieveStyleExamples(turn, callToolActivity);
+    if (since(TEAM_INDEX_PATCH) && !state.metadata.style_examples?.examples.length) {
+      state.metadata.style_examples = (await retrieveIndexedExamples(turn)) ?? state.metadata.style_examples;
+    }
   }
+  const context = draftContext(state);
+  if (repair) context.repair = { previous_reply: repair.draft, problems: repair.problems };
   let answer: LlmAnswer<DraftOutput>;
   try {
-    answer = await modelCalls().draft.executeWithOptions({ summary: 'draft reply' }, [
-      { prompt: turn.prompts!.draft, context: draftContext(state) },
+    answer = await modelCalls().draft.executeWithOptions({ summary: repair ? 'draft reply again' : 'draft reply' }, [
+      { prompt: turn.prompts!.draft, context },
     ]);
   } catch (err) {
     return handOverOnError(turn, 'draft_error', err);

@@ -61,6 +61,8 @@ export interface Turn {
   reconsidered: boolean;
   /** Set when a hand-over note went out: the conversation as it stood then goes to the team. */
   handedOver: TurnCoverage | null;
+  /** Set when Validate held a draft back for Draft to write again, told why; Draft clears it. Once a turn. */
+  repairing: boolean;
 }
 
 export function newTurn(input: SupportConversationInput, state: AgentState, startedAt: number): Turn {
@@ -84,6 +86,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     draftSaw: null,
     reconsidered: false,
     handedOver: null,
+    repairing: false,
     legacy: false,
   };
 }

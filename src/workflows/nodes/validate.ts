@@ -1,9 +1,9 @@
 // The Validate node: Melvin's own reply guard, then the validation service, and the route its answer gives.
 import { log } from '@temporalio/workflow';
 import type { ValidationRequest } from '../../activities/validation';
-import { checkReply } from '../../guards/reply-checks';
+import { checkReply, type ReplyCheck } from '../../guards/reply-checks';
 import type { AgentState } from '../../contract/state';
-import { namedRecords, turnIntents } from '../rules/contexts';
+import { groundingSources, namedRecords, turnIntents, uncoveredIntents } from '../rules/contexts';
 import { validation } from '../rules/retry-policies';
 import { escalation, routeAfterValidation } from '../rules/routing';
 import type { Step, Turn } from './turn';
@@ -11,6 +11,7 @@ import { readValidationAnswer } from '../rules/turn-state';
 import { suggestedStepLine } from '../rules/stage';
 import { enter, handOverOnError, postNote } from './helpers';
 import {
+  GROUNDED_REPLIES_RULES,
   LATE_MESSAGES_RULES,
   LOCAL_AGENT_CALLS_RULES,
   NOTE_BESIDE_REPLY_PATCH,
@@ -20,11 +21,13 @@ import {
 } from '../rules/patches';
 
 /**
- * Melvin's own checks, before the validation service is asked: when they block the reply, their verdict in the
- * service's answer shape, and the reply never goes further; null when they pass. `idsAsSubstrings` only for runs from
- * before REPLY_GUARD_ID_TOKENS_PATCH.
+ * Melvin's own checks of the draft, before the validation service is asked. `idsAsSubstrings` only for runs from before
+ * REPLY_GUARD_ID_TOKENS_PATCH; `grounded` (the facts and claimed actions) for runs of GROUNDED_REPLIES_RULES and since.
  */
-export function guardVerdict(turn: Pick<Turn, 'state' | 'prompts'>, idsAsSubstrings: boolean): string | null {
+export function guardChecks(
+  turn: Pick<Turn, 'state' | 'prompts'>,
+  rules: { idsAsSubstrings: boolean; grounded: boolean },
+): ReplyCheck[] {
   const { state, prompts } = turn;
   const checks = checkReply(
     state.response ?? '',
@@ -33,9 +36,32 @@ export function guardVerdict(turn: Pick<Turn, 'state' | 'prompts'>, idsAsSubstri
       internalNotes: state.metadata.internal_notes,
       toolData: state.tool_data,
       prompts: prompts ? [prompts.plan, prompts.coverage, prompts.draft] : [],
+      ...(rules.grounded && { grounding: groundingSources(state) }),
     },
-    { idsAsSubstrings },
+    { idsAsSubstrings: rules.idsAsSubstrings },
   );
+  return rules.grounded ? [...checks, onlyCoveredAnswered(state)] : checks;
+}
+
+/**
+ * A reply answers only what Coverage found the data covers: every intent it did not cover stays in the draft's
+ * `open_intents`, for the team. A draft that drops one answers it without data, and the team would never hear of it.
+ */
+function onlyCoveredAnswered(state: AgentState): ReplyCheck {
+  const left = new Set(state.draft?.open_intents ?? []);
+  const dropped = uncoveredIntents(state).filter((intent) => !left.has(intent));
+  const questions = turnIntents(state).filter((i) => dropped.includes(i.intent));
+  return {
+    name: 'answers_only_covered',
+    passed: dropped.length === 0,
+    detail: dropped.length
+      ? `answers what the data does not cover: ${questions.map((i) => `${i.intent} (“${i.question}”)`).join(', ') || dropped.join(', ')}`
+      : 'leaves every question the data does not cover to the team',
+  };
+}
+
+/** The guard's checks as the validation service's answer when they block the reply, or null when they pass. */
+export function guardVerdict(checks: ReplyCheck[]): string | null {
   return checks.some((c) => !c.passed) ? JSON.stringify({ overall_passed: false, checked_by: 'melvin', checks }) : null;
 }
 
@@ -93,26 +119,65 @@ export function validationFailed(turn: Pick<Turn, 'state'>, err: unknown): Step 
 
 export async function validate(turn: Turn): Promise<Step> {
   enter(turn, 'validate');
-  const raw = guardVerdict(turn, !since(REPLY_GUARD_ID_TOKENS_PATCH)) ?? (await askValidationService(turn));
+  const { state } = turn;
+  const grounded = rulesSince(GROUNDED_REPLIES_RULES);
+  const checks = guardChecks(turn, { idsAsSubstrings: !since(REPLY_GUARD_ID_TOKENS_PATCH), grounded });
+  const problems = checks.filter((c) => !c.passed).map((c) => c.detail);
+  if (problems.length && grounded && !state.metadata.held_back_draft) return holdBack(turn, problems);
+  const raw = guardVerdict(checks) ?? (await askValidationService(turn));
   if (typeof raw !== 'string') return raw;
   const step = routeValidation(turn, raw, false);
+  if (problems.length && grounded && step.escalation) step.escalation.details = heldBackTwice(state, problems);
   const back = step.next === 'response' ? reconsideredAt(turn) : null;
   if (back) return { next: back };
   // The raw answer is always noted, even when it cannot be parsed: it is what the team needs to see why. A reply that
   // passed takes its note along (one activity: see `postReply`); runs from before posted the note beside the reply,
-  // and Response waited for it. The team's next step the draft proposes goes with the reply's note.
-  const nextStep = suggestedStepLine(turn.state);
-  const text = `Validation result:\n${raw}${nextStep ? `\n\n${nextStep}` : ''}`;
+  // and Response waited for it. The team's next step the draft proposes goes with the reply's note, and a draft the
+  // guard held back before this one is told too.
+  const nextStep = suggestedStepLine(state);
+  const heldBack = step.next === 'response' ? heldBackLine(state) : null;
+  const text = [`Validation result:\n${raw}`, heldBack, nextStep].filter((part) => part).join('\n\n');
   if (step.next === 'response' && rulesSince(LOCAL_AGENT_CALLS_RULES)) {
     turn.validationNoteText = text;
     return step;
   }
   const note = postNote(turn, text, 'note validation result').then((posted) => {
-    turn.state.validate!.validation_note_added = posted.added;
+    state.validate!.validation_note_added = posted.added;
   });
   if (step.next === 'response' && since(NOTE_BESIDE_REPLY_PATCH)) turn.validationNote = note;
   else await note;
   return step;
+}
+
+/**
+ * Melvin's own guard held the draft back: Draft writes it once more, the model told what was wrong (a model that
+ * slipped a date or a name usually fixes it when told), before the turn gives up and hands over. Once a turn.
+ */
+function holdBack(turn: Turn, problems: string[]): Step {
+  turn.state.metadata.held_back_draft = { draft: turn.state.response ?? '', problems };
+  turn.repairing = true;
+  log.info('Melvin’s own guard held the draft back: it is written once more', { problems });
+  return { next: 'draft' };
+}
+
+/** The hand-over note's details when the draft written again failed the guard too: what was wrong, and what is open. */
+function heldBackTwice(state: AgentState, problems: string[]): string[] {
+  const first = state.metadata.held_back_draft?.problems ?? [];
+  return [
+    'Melvin’s own check held the reply back, written twice. What was wrong with the last one:',
+    ...problems.map((p) => `- ${p}`),
+    ...(first.length ? ['And with the first:', ...first.map((p) => `- ${p}`)] : []),
+    'Open for the team:',
+    ...turnIntents(state).map((i) => `- ${i.intent}: “${i.question}”`),
+  ];
+}
+
+/** For the validation note of a reply written again: what the guard found in the draft before it. */
+function heldBackLine(state: AgentState): string | null {
+  const heldBack = state.metadata.held_back_draft;
+  return heldBack
+    ? `Melvin’s own check held back a first draft (${heldBack.problems.join('; ')}); this reply is the one written again.`
+    : null;
 }
 
 /**

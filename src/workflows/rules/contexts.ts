@@ -7,6 +7,7 @@ import type {
   ResolveContext,
 } from '../../contract/llm-contexts';
 import type { AgentState, Intent, NamedRecord } from '../../contract/state';
+import type { GroundingSources } from '../../guards/grounding';
 import { recordsAbout } from './entities';
 import { turnTone } from './tone';
 import { earlierTurns } from './conversation-record';
@@ -171,5 +172,38 @@ export function draftContext(state: AgentState): DraftContext {
     ...(state.metadata.stage ? { stage: state.metadata.stage } : {}),
     tool_data: state.tool_data,
     docs_data: state.docs_data,
+  };
+}
+
+/** The last line of a team's answer when it is a sign-off ("— Crewline Talent Support"): the team's voice, no fact. */
+function signOff(answer: string): string | null {
+  const last = answer.trim().split('\n').at(-1)?.trim() ?? '';
+  return last.length <= 60 && /^(?:[—–-]|cheers|best|thanks|warmly|kind regards)/i.test(last) ? last : null;
+}
+
+/**
+ * What Melvin's grounding guard lets a reply state facts from (src/guards/grounding.ts): the turn's tool results and
+ * help-center passages, the conversation, the talent's own name and address, and, for names alone, Melvin's and the
+ * team's sign-offs. The team's examples are other talents' conversations: nothing else of them counts. A claimed action
+ * is backed only by a tool of the turn that may write and ran.
+ */
+export function groundingSources(state: AgentState): GroundingSources {
+  const examples = state.metadata.style_examples;
+  const teamAnswers = [
+    ...(examples?.examples ?? []).map((e) => e.answer),
+    ...(examples?.retrieved ?? []).filter((r) => r.role === 'team').map((r) => r.text),
+  ];
+  const writes = new Set(state.available_tools.filter((t) => t.grant?.writes ?? true).map((t) => t.name));
+  const ran = state.hops.flatMap((hop) => hop.gather?.tool_results ?? []).filter((r) => r.success);
+  return {
+    data: [state.tool_data, state.docs_data],
+    conversation: [
+      ...state.messages.map((m) => m.content),
+      ...[state.metadata.user_name, state.user_email].filter((v) => v !== null),
+    ],
+    names: ['Melvin', ...teamAnswers.map(signOff).filter((line) => line !== null)],
+    actionsTaken: [...new Set(ran.map((r) => r.tool_name).filter((name) => writes.has(name)))],
+    // The workflow's clock in workflow code: a replay reads the same date.
+    today: new Date().toISOString().slice(0, 10),
   };
 }

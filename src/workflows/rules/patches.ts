@@ -55,12 +55,19 @@ export const LATE_MESSAGES_RULES = 'rules-2026-11-27-late-messages-to-coverage';
  */
 export const NOTE_ON_ITS_OWN_RULES = 'rules-2026-11-27-failed-note-on-its-own';
 
+/**
+ * Then: Melvin's own guard also checks that every fact of the reply is grounded and no action is claimed that no tool
+ * took, and a draft it holds back is written once more, the model told what was wrong, before the turn hands over.
+ */
+export const GROUNDED_REPLIES_RULES = 'rules-2026-11-29-grounded-replies';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
   LOCAL_AGENT_CALLS_RULES,
   LATE_MESSAGES_RULES,
   NOTE_ON_ITS_OWN_RULES,
+  GROUNDED_REPLIES_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 

@@ -1,5 +1,5 @@
 // Validate on its own: Melvin's own guard, then the service's answer into the state and the route it gives.
-import { guardVerdict, routeValidation, validationFailed } from '../../../src/workflows/nodes/validate';
+import { guardChecks, guardVerdict, routeValidation, validationFailed } from '../../../src/workflows/nodes/validate';
 import { freshState } from './fixtures';
 
 test.each([
@@ -28,11 +28,11 @@ test('the guard blocks a reply that gives away another person’s address, befor
   const state = freshState();
   state.user_email = 'talent@example.com';
   state.response = 'Please write to maria.lopez@example.org about it.';
-  const verdict = guardVerdict({ state }, false);
+  const verdict = guardVerdict(guardChecks({ state }, { idsAsSubstrings: false, grounded: true }));
   expect(verdict).not.toBeNull();
   expect(JSON.parse(verdict!)).toMatchObject({ overall_passed: false, checked_by: 'melvin' });
-  state.response = 'Your payout is on Friday.';
-  expect(guardVerdict({ state }, false)).toBeNull();
+  state.response = 'Your payout is on its way.';
+  expect(guardVerdict(guardChecks({ state }, { idsAsSubstrings: false, grounded: true }))).toBeNull();
 });
 
 test('a service that cannot be asked hands over, recorded as not passed', () => {
