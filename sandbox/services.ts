@@ -6,6 +6,7 @@ import { Gates } from './gates';
 import { IntercomEmulator } from './intercom/emulator';
 import { NewMessage, inboxRouter, type OperatorApi } from './intercom/inbox';
 import { renderPlaintext } from './intercom/plaintext';
+import { AdversaryPlan } from './model/adversary';
 import { sandboxReasoning } from './model/reasoning';
 import {
   ModelEndpoint,
@@ -273,6 +274,16 @@ const UserMessage = z
   .refine((m) => m.body !== '' || m.files.length > 0, { message: 'a message needs a body or files' });
 const Assignment = z.strictObject({ to: z.enum(['melvin', 'teammate', 'nobody']) });
 
+const ValidationMode = z.strictObject({
+  mode: z.enum(['checking', 'lenient']),
+  conversation_id: z
+    .string()
+    .regex(/^\d{1,19}$/, 'an Intercom conversation id: digits')
+    .optional(),
+});
+
+const PlantsQuery = z.strictObject({ since: z.iso.datetime().optional() });
+
 const GateRequest = z.strictObject({ at: z.string().min(1).optional(), after: z.string().min(1).optional() });
 
 /** The control API under /_sandbox: what the scenario runner uses to seed, deliver, hold, inspect and act as a lead. */
@@ -406,6 +417,38 @@ function controlRouter(services: () => SandboxServices, operatorApi: OperatorApi
     const parsed = ModelEndpoint.safeParse(req.body);
     if (!parsed.success) return badRequest(res, parsed.error);
     res.json(services().model.configure(parsed.data).endpoint);
+  });
+
+  /** `{ seed, rates }`: the model answers wrongly on purpose at these rates from now on; `null` makes it honest again. */
+  router.post('/_sandbox/model/adversary', (req, res) => {
+    const parsed = AdversaryPlan.nullable().safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    services().model.setAdversary(parsed.data);
+    res.json({ adversary: parsed.data });
+  });
+
+  /**
+   * `{ mode, conversation_id? }`: `lenient` passes every draft (its checks still listed), `checking` judges them again;
+   * for one conversation when it is named, else for all.
+   */
+  router.post('/_sandbox/validation/mode', (req, res) => {
+    const parsed = ValidationMode.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    const { mode, conversation_id: id } = parsed.data;
+    const validation = services().validation;
+    if (id === undefined) validation.mode = mode;
+    else if (mode === 'lenient') validation.lenientConversations.add(id);
+    else validation.lenientConversations.delete(id);
+    res.json(parsed.data);
+  });
+
+  /** What the adversary planted, since a time (ISO) when given: each with whose conversation the request showed. */
+  router.get('/_sandbox/model/plants', (req, res) => {
+    const parsed = PlantsQuery.safeParse(req.query);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    const { since } = parsed.data;
+    const plants = services().model.adversary?.plants ?? [];
+    res.json({ plants: plants.filter((p) => since === undefined || p.at >= since) });
   });
 
   router.get('/_sandbox/faults/random', (_req, res) => {

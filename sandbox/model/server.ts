@@ -7,6 +7,7 @@ import { FaultQueues, Latency, sendHttpFault, sleep } from '../faults';
 import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { HttpFault } from '../scenario';
+import { Adversary, type AdversaryPlan, type Corrupted } from './adversary';
 import { SANDBOX_EMBEDDING_MODEL_NAME, answerEmbeddings } from './embeddings';
 import { analystAnswer, checkToolTurns, checkTools } from './analyst';
 import { sandboxJudge } from './judge';
@@ -36,6 +37,13 @@ export const ModelEndpoint = z.strictObject({
 export type ModelEndpoint = z.infer<typeof ModelEndpoint>;
 export type ModelEndpointKind = ModelEndpoint['endpoint'];
 const OPENAI: ModelEndpoint = { endpoint: 'strict', textStyle: 'fenced' };
+
+/** A completion's message as sent: its content (null with a refusal, as OpenAI sends one) and why it ended. */
+interface Answer {
+  content: string | null;
+  refusal?: string;
+  finish_reason?: 'stop' | 'length';
+}
 
 /** One scripted answer: a JSON output to serialize as the endpoint would, or raw content exactly as given. */
 export type ScriptedAnswer = { output: unknown } | { content: string };
@@ -158,6 +166,8 @@ export class SandboxModel extends HttpService {
   readonly latency = new Latency();
   private readonly scripts = new Map<LlmStep, ScriptedAnswer[]>();
   private settings: ModelEndpoint;
+  /** While set, answers some plan and draft requests wrongly on purpose, and records what it planted. */
+  adversary: Adversary | null = null;
 
   constructor(
     readonly options: {
@@ -194,6 +204,11 @@ export class SandboxModel extends HttpService {
     return this;
   }
 
+  /** Makes the model wrong on purpose at the plan's rates from the next request on (null: honest again). */
+  setAdversary(plan: AdversaryPlan | null): void {
+    this.adversary = plan ? new Adversary(plan) : null;
+  }
+
   /** Forgets scripts, faults and requests, and behaves again like the endpoint it was started as. */
   clear(): void {
     this.scripts.clear();
@@ -203,14 +218,23 @@ export class SandboxModel extends HttpService {
     this.settings = this.options.endpoint ?? OPENAI;
   }
 
-  private answer(step: CompletionStep, context: Record<string, unknown>, messages: ChatMessage[]): string {
+  private answer(step: CompletionStep, context: Record<string, unknown>, messages: ChatMessage[]): Answer {
     // The judge is the evaluation's, not Melvin's: the stand-in answers it by its rules whatever the responder.
-    if (step === 'judge') return render(this.settings, sandboxJudge(context));
+    if (step === 'judge') return { content: render(this.settings, sandboxJudge(context)) };
     if (step === 'analyze') throw new Error('the analysis agent’s requests carry tools');
     const scripted = this.scripts.get(step)?.shift();
-    if (scripted) return 'content' in scripted ? scripted.content : render(this.settings, scripted.output);
+    if (scripted) return { content: 'content' in scripted ? scripted.content : render(this.settings, scripted.output) };
     if (!this.options.responder) throw new Error(`no answer scripted for ${step} and no responder`);
-    return render(this.settings, this.options.responder(step, context, messages));
+    const honest = this.options.responder(step, context, messages);
+    const wrong = this.adversary?.corrupt(step, context, messages, honest);
+    return wrong ? this.asAnswer(wrong) : { content: render(this.settings, honest) };
+  }
+
+  /** A wrong answer as the endpoint sends it: JSON rendered as the endpoint would, or content and refusals as they are. */
+  private asAnswer(wrong: Corrupted): Answer {
+    if ('refusal' in wrong) return { content: null, refusal: wrong.refusal };
+    if ('output' in wrong) return { content: render(this.settings, wrong.output) };
+    return { content: wrong.content, finish_reason: wrong.finish_reason };
   }
 
   override app(): express.Express {
@@ -304,14 +328,20 @@ export class SandboxModel extends HttpService {
       if (res.destroyed) return;
       if (fault?.status !== undefined)
         return sendHttpFault(res, fault, (status) => openAiError(status, `sandbox fault: ${status}`));
-      let content: string;
+      let answer: Answer;
       try {
-        content = this.answer(step, context, body.messages);
+        answer = this.answer(step, context, body.messages);
       } catch (err) {
         return res.status(500).json(openAiError(500, err instanceof Error ? err.message : String(err)));
       }
+      const { content, refusal = null, finish_reason = 'stop' } = answer;
       res.json(
-        chatCompletion(model, { role: 'assistant', content, refusal: null }, 'stop', usageOf(body.messages, content)),
+        chatCompletion(
+          model,
+          { role: 'assistant', content, refusal },
+          finish_reason,
+          usageOf(body.messages, content ?? refusal ?? ''),
+        ),
       );
     });
     return app;

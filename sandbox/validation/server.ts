@@ -12,6 +12,18 @@ export class ValidationService extends HttpService {
   readonly requests: ValidationRequestBody[] = [];
   /** When set, the next answers are exactly these bodies (e.g. text that is not JSON). */
   readonly rawAnswers: string[] = [];
+  /**
+   * `lenient`: every draft passes, its checks still listed, as a team's own service may answer. What Melvin's own guard
+   * catches is then all that stands between a wrong draft and the talent.
+   */
+  mode: 'checking' | 'lenient' = 'checking';
+  /** Conversations whose drafts are answered leniently whatever `mode` says (an evaluation's lenient tries). */
+  readonly lenientConversations = new Set<string>();
+
+  /** Whether a draft of this conversation passes whatever its checks say. */
+  private lenientFor(conversationId: string): boolean {
+    return this.mode === 'lenient' || this.lenientConversations.has(conversationId);
+  }
 
   constructor(readonly options: { apiKey: string; gates?: Gates }) {
     super('validation service', '/validate');
@@ -39,7 +51,8 @@ export class ValidationService extends HttpService {
       const raw = this.rawAnswers.shift();
       if (raw !== undefined) return res.type('application/json').send(raw);
       const checks = checkDraft(request);
-      const overall_passed = fault?.overall_passed ?? checks.every((c) => c.passed);
+      const overall_passed =
+        fault?.overall_passed ?? (this.lenientFor(request.conversation_id) || checks.every((c) => c.passed));
       res.json({ overall_passed, checks });
     });
     return app;
