@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { MAX_TRIES } from './tries';
+import { ModelEnvironment, keyWithEndpoint } from '../harness/model-environment';
 
 export const USAGE = `Usage: npm run eval -- [options] [scenario file or folder…]   (default: eval/scenarios)
 
@@ -11,6 +12,10 @@ export const USAGE = `Usage: npm run eval -- [options] [scenario file or folder�
   --seed <n>           seed of what varies between tries: the wording each try draws, latency jitter and the
                        random faults (default: a new one per run, printed)
   --jitter <ms>        each LLM and tool call waits a random 0…ms (default 200; 0: no jitter)
+  --adversary <rate>|off  share of the sandbox model's plan and draft answers it gets wrong on purpose, spread
+                       over the kinds of wrong output a real model gives (default 0.5); the seed picks which
+  --validation <how>   the sandbox validation service: checking, lenient (passes every draft) or both, odd tries
+                       checking and even ones lenient (default both)
   --holdout            run the holdout set (eval/holdout), kept out of daily development, instead of eval/scenarios
   --concurrency <n>    tries at once (default 3)
   --baseline <file>    compare with this baseline (default: eval/baseline.json, for the default set)
@@ -70,6 +75,12 @@ export const EvalOptions = z.strictObject({
     .default(0.1),
   seed: z.coerce.number().int().min(0).max(4_294_967_295).optional(),
   jitter: z.coerce.number().int().min(0).max(10_000).default(200),
+  adversary: z
+    .union([z.literal('off'), z.coerce.number().min(0).max(1)], {
+      error: "must be a share of the model's answers from 0 to 1, or off",
+    })
+    .default(0.5),
+  validation: z.enum(['checking', 'lenient', 'both']).default('both'),
   holdout: z.boolean().default(false),
   concurrency: z.coerce.number().int().min(1).max(16).default(3),
   baseline: z.string().min(1).optional(),
@@ -80,57 +91,10 @@ export const EvalOptions = z.strictObject({
 });
 export type EvalOptions = z.infer<typeof EvalOptions>;
 
-const unsetWhenBlank = (value: unknown) => (value === '' ? undefined : value);
-
-/** The worker's model-tier settings; the worker checks their values itself and names a bad one. */
-const TIER_VARIABLES = [
-  ...['PLAN', 'DRAFT'].flatMap((tier) =>
-    ['MODEL_NAME', 'OPENAI_BASE_URL', 'OPENAI_API_KEY', 'LLM_RESPONSE_FORMAT'].map((name) => `${tier}_${name}`),
-  ),
-  'EMBEDDING_MODEL_NAME',
-  'EMBEDDING_OPENAI_BASE_URL',
-  'EMBEDDING_OPENAI_API_KEY',
-];
-
-/**
- * The worker's model variables for an evaluation of the endpoint `OPENAI_BASE_URL` names: the shared ones, and each
- * tier setting given (and the embeddings'). A tier without a model of its own runs on `MODEL_NAME`, never on the sandbox
- * stack's tier models.
- */
-export function workerModelEnvironment(env: EvalEnv): Record<string, string> {
-  const given = Object.entries(env).filter(
-    (entry): entry is [string, string] => TIER_VARIABLES.includes(entry[0]) && typeof entry[1] === 'string',
-  );
-  return {
-    OPENAI_BASE_URL: env.OPENAI_BASE_URL!,
-    OPENAI_API_KEY: env.OPENAI_API_KEY!,
-    MODEL_NAME: env.MODEL_NAME,
-    ...(env.LLM_RESPONSE_FORMAT && { LLM_RESPONSE_FORMAT: env.LLM_RESPONSE_FORMAT }),
-    PLAN_MODEL_NAME: env.MODEL_NAME,
-    DRAFT_MODEL_NAME: env.MODEL_NAME,
-    // The worker's own default, never the sandbox stack's embeddings model.
-    EMBEDDING_MODEL_NAME: 'text-embedding-3-small',
-    ...Object.fromEntries(given),
-  };
-}
-
 /** The model endpoint comes from the same variables the worker reads; without `OPENAI_BASE_URL`, the sandbox model. */
-export const EvalEnv = z
-  .object({
-    OPENAI_BASE_URL: z.preprocess(unsetWhenBlank, z.url().optional()),
-    OPENAI_API_KEY: z.preprocess(unsetWhenBlank, z.string().optional()),
-    MODEL_NAME: z.preprocess(unsetWhenBlank, z.string().default('gpt-4o-mini')),
-    LLM_RESPONSE_FORMAT: z.preprocess(
-      unsetWhenBlank,
-      z.enum(['auto', 'json_schema', 'json_object', 'none']).optional(),
-    ),
-    ...Object.fromEntries(TIER_VARIABLES.map((name) => [name, z.preprocess(unsetWhenBlank, z.string().optional())])),
-    SCENARIO_TIMEOUT_MS: z.coerce.number().int().min(1000).default(180_000),
-  })
-  .refine((env) => !env.OPENAI_BASE_URL || env.OPENAI_API_KEY, {
-    path: ['OPENAI_API_KEY'],
-    message: 'is required when OPENAI_BASE_URL names a model endpoint',
-  });
+export const EvalEnv = ModelEnvironment.extend({
+  SCENARIO_TIMEOUT_MS: z.coerce.number().int().min(1000).default(180_000),
+}).refine(keyWithEndpoint.check, { path: keyWithEndpoint.path, message: keyWithEndpoint.message });
 export type EvalEnv = z.infer<typeof EvalEnv>;
 
 function problems(error: z.ZodError, prefix: string): string {

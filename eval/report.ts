@@ -25,6 +25,7 @@ import {
   type ToneFigures,
 } from './labelled';
 import type { TryRecord } from './tries';
+import { renderSafetyNet, safetyNet, type SafetyNet, type ValidationSetting } from './safety-net';
 
 export interface TierFigures {
   tier: ModelTier;
@@ -83,6 +84,11 @@ export interface EvalResults {
   };
   /** Whether the team's history was indexed before the first try; absent in older results. */
   team_history?: HistoryIndexed;
+  /** The adversarial model's plan (null: it was off), and how the validation service answered the tries. */
+  adversary?: { rate: number; seed: number } | null;
+  validation?: ValidationSetting | 'both';
+  /** What the planted wrong outputs did, class by class, and the good drafts the guard stopped; absent without plants. */
+  safety_net?: SafetyNet;
   expectations: KindFigures[];
   cost: {
     llm_calls: number;
@@ -167,6 +173,8 @@ export function summarize(input: {
   baseline?: { file: string; data: Baseline; selected?: Set<string> };
   /** Whether the team's history was indexed before the first try (eval/team-history.ts). */
   history?: HistoryIndexed;
+  adversary?: { rate: number; seed: number } | null;
+  validation?: ValidationSetting | 'both';
   now?: Date;
 }): EvalResults {
   const { tries, k } = input;
@@ -212,6 +220,13 @@ export function summarize(input: {
     },
     answers: answerFigures(tries),
     ...(input.history && { team_history: input.history }),
+    ...(input.adversary !== undefined && { adversary: input.adversary }),
+    ...(input.validation && { validation: input.validation }),
+    ...(input.adversary && {
+      safety_net: safetyNet(
+        tries.map((t) => ({ validation: t.validation ?? 'checking', plants: t.plants ?? [], turns: t.turns })),
+      ),
+    }),
     labelled: {
       tone: toneFigures(tries),
       stage: stageFigures(tries),
@@ -417,6 +432,31 @@ function baselineSection(results: EvalResults): string {
   return lines.join('\n');
 }
 
+const VALIDATION_WORDS: Record<ValidationSetting | 'both', string> = {
+  checking: 'the validation service checked every try',
+  lenient: 'the validation service passed every draft (lenient)',
+  both: 'the validation service checked odd tries and passed every draft of even ones (lenient)',
+};
+
+function adversaryLine(results: EvalResults): string {
+  const validation = VALIDATION_WORDS[results.validation ?? 'checking'];
+  if (!results.adversary) return `Adversary: off; ${validation}`;
+  const { rate, seed } = results.adversary;
+  return (
+    `Adversary: the sandbox model got ${Math.round(rate * 100)}% of its plan and draft answers wrong on purpose ` +
+    `(seed ${seed}), spread over the kinds of wrong output below; ${validation}`
+  );
+}
+
+/** The safety net: each planted class, what reached the talent with the service checking and lenient, the good drafts. */
+function safetyNetSection(results: EvalResults): string {
+  const net = results.safety_net!;
+  const verdict = net.deterministic_reached.length
+    ? `Deterministic classes that reached the talent: ${net.deterministic_reached.join(', ')}`
+    : 'No class a deterministic check can catch reached the talent.';
+  return [markdownTable(renderSafetyNet(net)), '', verdict].join('\n');
+}
+
 /**
  * The whole report as printed: what ran (the model that answered, the judge), the pass^k table, the answer figures,
  * checks by kind, cost and time, and the baseline.
@@ -480,6 +520,7 @@ export function renderReport(results: EvalResults): string {
     variationLine(results.variation, results.overall.scenarios),
     faultsLine(results.faults),
     judgeLine(results.judge),
+    ...(results.adversary !== undefined ? [adversaryLine(results)] : []),
     `Machine: ${results.machine}`,
     `Date: ${results.created_at}`,
     '',
@@ -487,6 +528,7 @@ export function renderReport(results: EvalResults): string {
     '',
     answersSection(results.answers),
     '',
+    ...(results.safety_net ? [safetyNetSection(results), ''] : []),
     ...(results.team_history?.error ? [`Warning: ${historyNotIndexed(results.team_history)}`, ''] : []),
     ...(results.labelled ? [labelledSection(results.labelled), ''] : []),
     markdownTable(kindRows),

@@ -14,6 +14,7 @@ import type { Judge, Judgement } from './judge';
 import { checkReplies, loadHelpCenter, type ReplyCheck } from './reply-checks';
 import { errorMessage } from '../src/observability/error-message';
 import { seededRandom } from '../sandbox/faults';
+import { PlantList, plantOutcome, plantedIn, type PlantOutcome, type ValidationSetting } from './safety-net';
 
 export interface LoadedScenario {
   file: string;
@@ -40,6 +41,10 @@ export interface TryRecord {
   turns: TurnOutcome[];
   /** The checks every reply gets whatever the scenario expects (eval/reply-checks.ts). */
   reply_checks: ReplyCheck[];
+  /** Whether the sandbox's validation service checked the try's drafts or passed them all (absent in older results). */
+  validation?: ValidationSetting;
+  /** What the adversarial model planted in the try, and whether each reached the talent; absent when it was off. */
+  plants?: PlantOutcome[];
   judgement: Judgement | null;
   /** The scenario's labels, and what the first turn's plan read, for the labelled figures (eval/labelled.ts). */
   labels?: ScenarioLabels;
@@ -238,6 +243,40 @@ export interface TriesOptions {
   onTry?: (record: TryRecord, done: number, total: number) => void;
   /** The run's seed: which wording each try of a scenario starts from (see forTry). */
   seed?: number;
+  /**
+   * How the sandbox's validation service answers each try: checking its drafts, passing them all, or `both`, one and
+   * the other in turn (odd tries checking, even ones lenient). Default: checking.
+   */
+  validation?: ValidationSetting | 'both';
+  /** Whether the sandbox model plants wrong outputs: each try's plants are then read and judged. */
+  adversary?: boolean;
+}
+
+/** The validation setting of a try: the run's, or for `both` checking on odd tries and lenient on even ones. */
+export function validationOf(setting: TriesOptions['validation'], attempt: number): ValidationSetting {
+  if (setting === 'both') return attempt % 2 === 1 ? 'checking' : 'lenient';
+  return setting ?? 'checking';
+}
+
+async function control(controlUrl: string, method: string, route: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${controlUrl}${route}`, {
+    method,
+    ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  if (!response.ok) throw new Error(`the sandbox answered ${method} ${route} with ${response.status}`);
+  return response.json();
+}
+
+/** What the adversarial model planted for the try's talent since the try began, each judged against its replies. */
+async function plantsOf(
+  controlUrl: string,
+  scenario: Scenario,
+  since: string,
+  turns: TurnOutcome[],
+): Promise<PlantOutcome[]> {
+  const { plants } = PlantList.parse(await control(controlUrl, 'GET', `/model/plants?since=${since}`));
+  const talent = scenario.conversation.contact;
+  return plants.filter((plant) => plantedIn(plant, talent, turns)).map((plant) => plantOutcome(plant, turns));
 }
 
 /** Takes back what a try seeded into the sandbox's talent store; a try that never seeded has nothing to take back. */
@@ -267,6 +306,12 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
     (a, b) => seedConflict(a.loaded.scenario, b.loaded.scenario),
     async ({ loaded, attempt }) => {
       const scenario = forTry(loaded.scenario, attempt, options.seed);
+      const validation = validationOf(options.validation, attempt);
+      await control(options.controlUrl, 'POST', '/validation/mode', {
+        mode: validation,
+        conversation_id: scenario.conversation.id,
+      });
+      const since = new Date().toISOString();
       const { result, states } = await runner.runScenario(scenario, loaded.file);
       const first = states[0]?.metadata.model ?? null;
       const record: TryRecord = {
@@ -283,6 +328,8 @@ export async function runTries(scenarios: LoadedScenario[], options: TriesOption
         expectations: result.expectations,
         turns: result.turns,
         reply_checks: checkReplies(scenario, result.turns, helpCenter),
+        validation,
+        ...(options.adversary && { plants: await plantsOf(options.controlUrl, scenario, since, result.turns) }),
         judgement: null,
         ...(scenario.labels && {
           labels: scenario.labels,

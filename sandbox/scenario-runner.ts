@@ -43,6 +43,14 @@ export interface TurnOutcome {
   /** Whether the turn handed the conversation to the team (its run escalated). */
   handed_over: boolean;
   melvin_status: string | null;
+  /** Whether the turn's model wrote a draft, and what Melvin's own guard made of it (absent in older records). */
+  guard?: {
+    drafted: boolean;
+    /** What was wrong with a first draft the guard held back, for the model to write it again; null when none. */
+    held_back: string[] | null;
+    /** Whether the guard failed the last draft, so that the turn handed over. */
+    blocked: boolean;
+  };
 }
 
 export interface SandboxConversation {
@@ -55,6 +63,16 @@ export interface SandboxConversation {
 /** The conversation as the sandbox's control API shows it: with its parts, each with its id. */
 interface ControlConversation extends SandboxConversation {
   parts: { id: string; part_type: string; melvin: boolean; seeded: boolean; text: string }[];
+}
+
+/** What Melvin's own guard did in a turn, from its run's state. */
+function guardOutcome(state: AgentState): NonNullable<TurnOutcome['guard']> {
+  const answer = state.validate?.validation_response as { checked_by?: unknown } | null | undefined;
+  return {
+    drafted: state.draft !== null,
+    held_back: state.metadata.held_back_draft?.problems ?? null,
+    blocked: state.validate?.overall_passed === false && answer?.checked_by === 'melvin',
+  };
 }
 
 /** What the runner keeps of a turn to judge it once the scenario is over. */
@@ -441,6 +459,7 @@ export class ScenarioRunner {
         replies: view.replies.filter((text) => !(told?.sent && text === told.text)),
         handed_over: turn.state.escalate !== null && turn.state.escalate !== undefined,
         melvin_status: turn.melvinStatus,
+        guard: guardOutcome(turn.state),
       });
       const judged = [...(turnResults.get(index - 1) ?? []), ...evaluate(expect, turn.state, view)];
       results.push(

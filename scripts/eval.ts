@@ -10,13 +10,14 @@ import {
   UsageError,
   baselineProblems,
   parseCommandLine,
-  workerModelEnvironment,
   type EvalEnv,
   type EvalOptions,
 } from '../eval/options';
 import { historyNotIndexed, historyProblems, indexTeamHistory, loadTeamHistory } from '../eval/team-history';
 import { Baseline, baselineOf, renderReport, summarize, type EvaluatedModel } from '../eval/report';
 import { runTries, unfitForEvaluation, type LoadedScenario } from '../eval/tries';
+import { evenPlan } from '../sandbox/model/adversary';
+import { workerModelEnvironment } from '../harness/model-environment';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
 import { RandomFaultStatus } from '../sandbox/services';
@@ -170,6 +171,9 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
     const controlUrl = stack.urls.sandboxControl;
     await control(`${controlUrl}/faults/random`, { rate, seed });
     await control(`${controlUrl}/latency`, { min_ms: 0, max_ms: options.jitter, seed });
+    // The sandbox model errs on purpose only when it is the model: a real endpoint errs on its own.
+    const adversary = !endpoint && options.adversary !== 'off' && options.adversary > 0 ? options.adversary : null;
+    if (adversary !== null) await control(`${controlUrl}/model/adversary`, evenPlan(adversary, seed));
     const judge = endpoint && createJudge(endpoint);
     const rubrics = set.filter((s) => s.scenario.rubric).length;
 
@@ -188,6 +192,8 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
       timeoutMs: env.SCENARIO_TIMEOUT_MS,
       seed,
       judge,
+      validation: options.validation,
+      adversary: adversary !== null,
       onTry: (record, done, total) => {
         const outcome = record.passed ? 'pass' : record.error ? `error: ${record.error}` : 'FAIL';
         const seconds = (record.duration_ms / 1000).toFixed(1);
@@ -217,6 +223,8 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
       judge: endpoint
         ? { enabled: true, note: `${endpoint.model} at ${endpoint.baseURL}`, rubrics }
         : { enabled: false, note: 'the sandbox model is not a judge', rubrics },
+      adversary: adversary === null ? null : { rate: adversary, seed },
+      validation: options.validation,
       wallTimeMs: Date.now() - started,
       triesTimeMs,
       machine: machine(),
