@@ -4,10 +4,23 @@ import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { SANDBOX_SECRETS } from '../sandbox/services';
 import { devDataDir, devPayloadKeysFile, ensureDevPayloadKeys } from '../src/config/dev-payload-keys';
 import { codecEndpointUrl } from '../src/ingress/codec-routes';
+import { ModelEnvironment, keyWithEndpoint, workerModelEnvironment } from '../harness/model-environment';
 import { portsFromEnv, startDevServer, startStack } from '../harness/stack';
 import { findTemporalCli } from '../harness/temporal-cli';
 
+/** The model variables `npm start` was given, checked before anything starts; a wrong one stops it, named. */
+function modelEnvironment(): ModelEnvironment {
+  const parsed = ModelEnvironment.refine(keyWithEndpoint.check, {
+    path: keyWithEndpoint.path,
+    message: keyWithEndpoint.message,
+  }).safeParse(process.env);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  throw new Error(`The model settings are wrong: ${problems.join('; ')}`);
+}
+
 async function main(): Promise<void> {
+  const model = modelEnvironment();
   const ports = portsFromEnv();
   const temporalCli = await findTemporalCli();
   console.log('Starting the Temporal dev server, the sandbox, the worker and the ingress…');
@@ -29,9 +42,13 @@ async function main(): Promise<void> {
     workerLogLevel: process.env.LOG_LEVEL ?? 'WARN',
     // The resolved-conversation index in the embedded PostgreSQL (PGlite with pgvector) beside the dev server's
     // history, unless a PostgreSQL of your own is named.
-    workerEnv: process.env.INDEX_DATABASE_URL
-      ? { INDEX_DATABASE_URL: process.env.INDEX_DATABASE_URL }
-      : { INDEX_DATA_DIR: path.join(dataDir, 'resolved-index') },
+    workerEnv: {
+      ...(process.env.INDEX_DATABASE_URL
+        ? { INDEX_DATABASE_URL: process.env.INDEX_DATABASE_URL }
+        : { INDEX_DATA_DIR: path.join(dataDir, 'resolved-index') }),
+      // `OPENAI_BASE_URL=… OPENAI_API_KEY=… npm start`: the inbox runs on that model instead of the sandbox's.
+      ...(model.OPENAI_BASE_URL && workerModelEnvironment(model)),
+    },
   });
   console.log(`
 Melvin is running.
@@ -50,8 +67,7 @@ Send a message: open the inbox, pick a talent, type a question ("When will I get
 "Start conversation"; Melvin's reply and its Melvin Status appear within seconds. Or run the scenarios:
   npm run scenario -- scenarios
 
-The model is the sandbox stand-in "${SANDBOX_MODEL_NAME}" (deterministic rules, no LLM); set OPENAI_BASE_URL,
-OPENAI_API_KEY and MODEL_NAME on the worker to use a real one. Workflow history is kept in .data/temporal.db
+${modelLine(model)} Workflow history is kept in .data/temporal.db
 (MELVIN_DATA_DIR moves it), its payloads encrypted with the development key ${payloadKeys[0]!.id} in
 ${devPayloadKeysFile(dataDir)}: the Temporal UI shows them through the codec endpoint above, and
 npm run melvin on this machine reads them with no configuration.
@@ -66,6 +82,16 @@ Press Ctrl-C to stop.
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+}
+
+/** Which model answers: the endpoint the environment named, or the sandbox's stand-in. */
+function modelLine(model: ModelEnvironment): string {
+  if (model.OPENAI_BASE_URL)
+    return `The model is ${model.MODEL_NAME} at ${model.OPENAI_BASE_URL} (from OPENAI_BASE_URL).`;
+  return (
+    `The model is the sandbox stand-in "${SANDBOX_MODEL_NAME}" (deterministic rules, no LLM); set OPENAI_BASE_URL,\n` +
+    'OPENAI_API_KEY and MODEL_NAME to run on a real one.'
+  );
 }
 
 main().catch((err) => {

@@ -6,7 +6,8 @@ import { answerFigures, scenariosBehind } from '../../eval/answer-figures';
 import { checkReplies, loadHelpCenter } from '../../eval/reply-checks';
 import { retrievalFigures, toneFigures } from '../../eval/labelled';
 import { historyProblems, loadTeamHistory, TeamHistory } from '../../eval/team-history';
-import { UsageError, parseCommandLine, workerModelEnvironment } from '../../eval/options';
+import { UsageError, parseCommandLine } from '../../eval/options';
+import { workerModelEnvironment } from '../../harness/model-environment';
 import {
   binomial,
   compareWithBaseline,
