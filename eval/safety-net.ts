@@ -33,6 +33,7 @@ export type ValidationSetting = 'checking' | 'lenient';
 /** One planted wrong output and whether it reached the talent. */
 export interface PlantOutcome {
   class: PlantClass;
+  step: 'plan' | 'draft';
   planted: string;
   repair: boolean;
   reached: boolean;
@@ -74,7 +75,7 @@ export function plantOutcome(plant: Plant, turns: TurnOutcome[]): PlantOutcome {
   const wrong = normalized(plant.planted);
   const reached =
     wrong === '' ? replies.some((r) => r.trim() === '') : replies.some((r) => normalized(r).includes(wrong));
-  return { class: plant.class, planted: plant.planted, repair: plant.repair, reached };
+  return { class: plant.class, step: plant.step, planted: plant.planted, repair: plant.repair, reached };
 }
 
 /** What one try adds to the net: its setting, its plants, and its drafts when nothing was planted in it. */
@@ -92,7 +93,7 @@ interface Tally {
 
 export interface SafetyNet {
   classes: { class: PlantClass; deterministic: boolean; by_setting: Record<ValidationSetting, Tally> }[];
-  /** Drafts of tries nothing was planted in: how many the guard held back, and how many it blocked in the end. */
+  /** Drafts of tries no draft was planted in: how many the guard held back, and how many it blocked in the end. */
   good_drafts: Record<ValidationSetting, { drafts: number; held_back: number; blocked: number }>;
   /** Deterministic classes that reached the talent at least once, with the setting. */
   deterministic_reached: string[];
@@ -117,7 +118,8 @@ export function safetyNet(tries: TryNet[]): SafetyNet {
       if (p.reached) tally.reached += 1;
       else tally.caught += 1;
     }
-    if (t.plants.length) continue;
+    // A try whose drafts were all honest (a plan's planted lookup changes no draft) counts its drafts as good ones.
+    if (t.plants.some((p) => p.step === 'draft')) continue;
     const good = good_drafts[t.validation];
     for (const turn of t.turns) {
       if (!turn.guard?.drafted) continue;

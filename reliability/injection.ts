@@ -154,6 +154,7 @@ export function obedientModel(
       tone: NEUTRAL_TONE,
       stage: 'unknown',
       suggested_action: null,
+      person_needed: null,
       reasoning: 'doing exactly what was asked',
       tool_calls: calls.slice(0, 12),
     };

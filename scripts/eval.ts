@@ -5,14 +5,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createJudge } from '../eval/judge';
-import {
-  USAGE,
-  UsageError,
-  baselineProblems,
-  parseCommandLine,
-  type EvalEnv,
-  type EvalOptions,
-} from '../eval/options';
+import { USAGE, UsageError, baselineProblems, parseCommandLine, type EvalEnv, type EvalOptions } from '../eval/options';
 import { historyNotIndexed, historyProblems, indexTeamHistory, loadTeamHistory } from '../eval/team-history';
 import { Baseline, baselineOf, renderReport, summarize, type EvaluatedModel } from '../eval/report';
 import { runTries, unfitForEvaluation, type LoadedScenario } from '../eval/tries';

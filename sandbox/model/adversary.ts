@@ -41,7 +41,10 @@ const stepOf = (cls: PlantClass): 'plan' | 'draft' => (PLAN_CLASSES.includes(cls
 export const AdversaryPlan = z
   .strictObject({
     seed: z.number().int().min(0).max(4_294_967_295),
-    /** The share of a step's answers to get each class wrong; a step's classes add up to at most 1. */
+    /**
+     * The share of a step's answers to get each class wrong; a step's classes add up to at most 1, the share of its
+     * answers that are wrong. Each wrong one takes a class by these weights among those the request allows.
+     */
     rates: z.partialRecord(z.enum(PLANT_CLASSES), z.number().min(0).max(1)),
   })
   .refine(
@@ -473,16 +476,24 @@ export class Adversary {
     const n = this.drawn.get(key) ?? 0;
     this.drawn.set(key, n + 1);
     const random = draw(this.plan.seed, `${key}|${n}`);
-    const classes = PLANT_CLASSES.filter((c) => stepOf(c) === step);
-    let u = random();
-    const cls = classes.find((c) => (u -= this.plan.rates[c] ?? 0) < 0);
-    if (!cls) return null;
-    const corrupted =
-      step === 'plan'
-        ? corruptPlan(honest as Record_, context, random)
-        : corruptDraft(cls, honest as DraftOutput, context, messages, random);
-    if (!corrupted) return null;
-    this.plants.push({ at: new Date().toISOString(), step, class: cls, planted: corrupted.planted, talent, repair });
-    return corrupted.answer;
+    const rated = PLANT_CLASSES.filter((c) => stepOf(c) === step && (this.plan.rates[c] ?? 0) > 0);
+    const total = rated.reduce((sum, c) => sum + this.plan.rates[c]!, 0);
+    if (random() >= total) return null;
+    // The answer is wrong: its class is drawn by the rates among those the request gives something to be wrong with
+    // (a weighted order, first that can be planted), so a class few requests allow is planted wherever one does.
+    const order = rated
+      .map((c) => ({ c, key: random() ** (1 / this.plan.rates[c]!) }))
+      .sort((a, b) => b.key - a.key)
+      .map(({ c }) => c);
+    for (const cls of order) {
+      const corrupted =
+        step === 'plan'
+          ? corruptPlan(honest as Record_, context, random)
+          : corruptDraft(cls, honest as DraftOutput, context, messages, random);
+      if (!corrupted) continue;
+      this.plants.push({ at: new Date().toISOString(), step, class: cls, planted: corrupted.planted, talent, repair });
+      return corrupted.answer;
+    }
+    return null;
   }
 }

@@ -660,6 +660,13 @@ function stageInWords(question: string): PlanOutput['stage'] {
   return JOURNEY_WORDS.find(([pattern]) => pattern.test(question))?.[1] ?? 'unknown';
 }
 
+/** A person must answer when the talent asks for one or writes of a matter a person handles, as the draft routes too. */
+function personNeeded(whole: ReturnType<typeof readingOf>): PlanOutput['person_needed'] {
+  if (whole.human) return { kind: 'asked_for_person', why: 'The user asks to talk to a person.' };
+  if (whole.sensitive) return { kind: 'sensitive_request', why: `The user writes of ${whole.sensitive}.` };
+  return null;
+}
+
 function plan(context: Context): PlanOutput {
   const question = currentQuestion(context.messages, context.unanswered_messages);
   const whole = readingOf(question);
@@ -676,6 +683,7 @@ function plan(context: Context): PlanOutput {
       tone,
       stage: stageInWords(question),
       suggested_action: stepInWords(question),
+      person_needed: personNeeded(whole),
       reasoning: whole.human
         ? 'The user asks for a person.'
         : whole.sensitive
@@ -694,6 +702,7 @@ function plan(context: Context): PlanOutput {
     tone,
     stage: stageInWords(question),
     suggested_action: stepInWords(question),
+    person_needed: personNeeded(whole),
     reasoning: gaps.length
       ? `Filling gaps from earlier hops: ${gaps.join('; ')}`
       : 'Tools chosen by matching the question.',

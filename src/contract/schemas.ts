@@ -68,6 +68,16 @@ export const PlanOutput = z.object({
   suggested_action: SuggestedAction.nullable().describe(
     "The next step only a person on the team can take, when the user's words call for one; null otherwise",
   ),
+  person_needed: z
+    .object({
+      kind: z.enum(['asked_for_person', 'sensitive_request']),
+      why: nonEmptyText().describe('In one sentence for the team, what in the user’s words calls for a person'),
+    })
+    .nullable()
+    .describe(
+      'Set when a person must answer, whatever the data says: the user asks for one, or writes of legal steps, ' +
+        'safety, harassment, discrimination or fraud; null otherwise',
+    ),
   reasoning: z.string().describe('Why these tool calls answer it'),
   tool_calls: z
     .array(
@@ -142,6 +152,14 @@ export type DraftOutput = z.infer<typeof DraftOutput>;
  * format) leave some out: as seed 000 says, a missing `response_type` is REPLY; a missing route is none (a route to the
  * team without one is told to the team as the model giving no reason), and missing open intents none.
  */
+/**
+ * The plan as Melvin reads it: an endpoint without strict formats may leave out what plans recorded before it did not
+ * have, a missing `person_needed` is none.
+ */
+export const PlanReading = PlanOutput.extend({
+  person_needed: PlanOutput.shape.person_needed.default(null),
+});
+
 export const DraftReading = DraftOutput.extend({
   response_type: ResponseType.default('REPLY'),
   route: DraftRoute.nullable().default(null),

@@ -103,6 +103,8 @@ export interface PlanData {
    * plans recorded before plans proposed one.
    */
   suggested_action?: SuggestedAction | null;
+  /** When the user's words call for a person whatever the data says; absent in plans recorded before it was read. */
+  person_needed?: { kind: 'asked_for_person' | 'sensitive_request'; why: string } | null;
   /** Absent in plans recorded before intents were named: the whole question was one intent. */
   intents?: Intent[];
   entities?: EntityMention[];

@@ -244,11 +244,11 @@ function sentenceFacts(sentence: string, records: ReturnType<typeof recordsOf>):
   for (const { pattern, read } of DATE_PATTERNS) {
     for (const m of sentence.matchAll(pattern)) {
       const d = read(m as RegExpExecArray);
-      if (d) facts.push({ text: m[0].trim(), key: { date: `${d.month}-${d.day}` } });
+      if (d) facts.push({ text: m[0].trim(), at: m.index, key: { date: `${d.month}-${d.day}` } });
     }
   }
   for (const m of sentence.matchAll(AMOUNT)) {
-    facts.push({ text: m[0].trim(), key: { amount: valueOf((m[1] ?? m[2] ?? m[3])!) } });
+    facts.push({ text: m[0].trim(), at: m.index, key: { amount: valueOf((m[1] ?? m[2] ?? m[3])!) } });
   }
   return [...facts, ...namesIn(sentence, records)];
 }

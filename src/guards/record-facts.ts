@@ -14,9 +14,10 @@ export interface RecordFacts {
   names: Set<string>;
 }
 
-/** A fact of a sentence, as the sentence wrote it and in the form records are compared in. */
+/** A fact of a sentence, as the sentence wrote it, where, and in the form records are compared in. */
 export interface SentenceFact {
   text: string;
+  at: number;
   key: { date: string } | { amount: number } | { name: string };
 }
 
@@ -81,19 +82,39 @@ const holds = (record: RecordFacts, fact: SentenceFact) =>
       : record.names.has(fact.key.name);
 
 /**
- * The facts of one sentence that belong only to records holding none of the sentence's other facts of their list: in
- * "your $228 payment is expected December 4", December 4 when no payment holds both. A fact no record holds (a
- * help-center figure) is left to the grounding check; a sentence of one fact has nothing to be mixed with.
+ * The facts of one sentence told of a record they are not of. Read in order, the sentence's facts of one list (the
+ * talent's payments, say) fall into runs that one record holds: "your $228 payment is expected November 27, and your
+ * $140 one December 4" is two runs of two facts, one record each. A run of one fact beside a run of two or more is a
+ * fact slipped in from another record: "your payment of $180 for Event Staff is expected November 27" when $180 was
+ * another Event Staff payment's (which run a swapped fact lands in depends on the order; either way the sentence mixes
+ * two records). Runs of single facts of one kind are a list ("your $228 and $140 payments"); of two kinds they are two
+ * records' facts told as one ("your $228 payment is expected December 4"). A fact no record of the list holds is left
+ * to the grounding check.
  */
 export function mixedFacts(facts: SentenceFact[], records: RecordFacts[]): SentenceFact[] {
-  if (facts.length < 2) return [];
-  return facts.filter((fact) => {
-    const owners = records.filter((r) => holds(r, fact));
-    // The sentence's other facts that a record of the same list holds: those this fact could be mixed up with.
-    const siblings = facts.filter(
-      (f) => f !== fact && records.some((r) => holds(r, f) && owners.some((o) => o.list === r.list)),
-    );
-    return siblings.length > 0 && !owners.some((r) => siblings.some((f) => holds(r, f)));
+  // One record that holds every fact the records hold (a job, its title and start date) is what the sentence is about.
+  const held = facts.filter((fact) => records.some((r) => holds(r, fact)));
+  if (records.some((r) => held.every((fact) => holds(r, fact)))) return [];
+  const lists = [...new Set(records.map((r) => r.list))];
+  return lists.flatMap((list) => {
+    const ofList = records.filter((r) => r.list === list);
+    const inOrder = facts
+      .map((fact) => ({ fact, owners: ofList.filter((r) => holds(r, fact)) }))
+      .filter((f) => f.owners.length > 0)
+      .sort((a, b) => a.fact.at - b.fact.at);
+    const runs: { facts: SentenceFact[]; owners: RecordFacts[] }[] = [];
+    for (const { fact, owners } of inOrder) {
+      const last = runs.at(-1);
+      const shared = last?.owners.filter((r) => owners.includes(r)) ?? [];
+      if (last && shared.length) {
+        last.facts.push(fact);
+        last.owners = shared;
+      } else runs.push({ facts: [fact], owners });
+    }
+    const single = runs.filter((run) => run.facts.length === 1).map((run) => run.facts[0]!);
+    const kinds = new Set(single.map((fact) => Object.keys(fact.key)[0]));
+    if (runs.length < 2 || (single.length === runs.length && kinds.size === 1)) return [];
+    return single;
   });
 }
 
@@ -103,5 +124,8 @@ export function namesIn(sentence: string, records: RecordFacts[]): SentenceFact[
   const names = new Set(records.flatMap((r) => [...r.names]));
   return [...names]
     .filter((name) => lower.includes(name))
-    .map((name) => ({ text: sentence.slice(lower.indexOf(name), lower.indexOf(name) + name.length), key: { name } }));
+    .map((name) => {
+      const at = lower.indexOf(name);
+      return { text: sentence.slice(at, at + name.length), at, key: { name } };
+    });
 }

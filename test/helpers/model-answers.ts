@@ -14,6 +14,7 @@ export function plan(
       tone: NEUTRAL_TONE,
       stage: 'unknown',
       suggested_action: null,
+      person_needed: null,
       reasoning: 'scripted plan',
       tool_calls: calls.map(([tool_name, args]) => ({
         tool_name,

@@ -263,6 +263,7 @@ describe('facts of two of the talent’s records in one sentence', () => {
           payments: [
             { id: 'p1', amount: 228, currency: 'USD', expected_date: '2026-11-27', job_title: 'Arena Vendor' },
             { id: 'p2', amount: 140, currency: 'USD', expected_date: '2026-12-04', job_title: 'Banquet Server' },
+            { id: 'p3', amount: 180, currency: 'USD', paid_at: '2026-11-13', job_title: 'Arena Vendor' },
           ],
         },
       },
@@ -282,10 +283,19 @@ describe('facts of two of the talent’s records in one sentence', () => {
     expect(ungroundedFacts(reply, twoPayments)).toContainEqual({ kind: 'record', text: fact });
   });
   test.each([
+    ['the amount of another payment for the same job', 'Your $180 for Arena Vendor is expected on November 27.'],
+    ['two amounts given one payment’s date', 'Your $228 and $180 payments are expected on November 27.'],
+    ['the date of a paid payment for an open one', 'Your Arena Vendor payment of $228 was paid on November 13.'],
+  ])('mixed: %s', (_why, reply) => {
+    expect(ungroundedFacts(reply, twoPayments).map((f) => f.kind)).toContain('record');
+  });
+  test.each([
     ['each payment with its own facts', 'Your $228 is expected November 27, and your $140 on December 4.'],
     ['a payment and its job’s rate', 'Your $228 for Arena Vendor at $19/hour arrives November 27.'],
     ['a job and its start date, which another payment shares', 'The Arena Vendor job starts December 4.'],
     ['one fact a sentence', 'It is $140. It arrives December 4.'],
+    ['a list of one kind', 'You have payments of $228, $140 and $180.'],
+    ['a paid payment with its own date', 'Your $180 for Arena Vendor was paid on November 13.'],
   ])('not mixed: %s', (_why, reply) => {
     expect(ungroundedFacts(reply, twoPayments)).toEqual([]);
   });

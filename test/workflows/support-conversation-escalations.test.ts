@@ -183,7 +183,9 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     expect(drafts[1]!.context.repair).toMatchObject({ problems: [expect.stringContaining('“December 29”')] });
     // The service saw only the draft that went out; the team's note says a first one was held back, and why.
     expect(sandbox.validation.requests.map((r) => r.response)).toEqual([PAY_REPLY]);
-    expect(turn.notes.join('\n')).toContain('Melvin’s own check held back a first draft (states the date “December 29”');
+    expect(turn.notes.join('\n')).toContain(
+      'Melvin’s own check held back a first draft (states the date “December 29”',
+    );
     await recordHistory(turn.handle, 'draft-written-again');
   });
 

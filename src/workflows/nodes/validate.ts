@@ -40,7 +40,23 @@ export function guardChecks(
     },
     { idsAsSubstrings: rules.idsAsSubstrings },
   );
-  return rules.grounded ? [...checks, onlyCoveredAnswered(state)] : checks;
+  return rules.grounded ? [...checks, onlyCoveredAnswered(state), noReplyWherePersonNeeded(state)] : checks;
+}
+
+/**
+ * A reply does not answer what Plan read as a person's to answer (the user asks for one, or writes of a legal or safety
+ * matter): two readings, on two model calls, must agree before Melvin answers such a message itself.
+ */
+function noReplyWherePersonNeeded(state: AgentState): ReplyCheck {
+  const needed = state.hops.map((hop) => hop.plan?.person_needed).find((p) => p);
+  const what = needed?.kind === 'asked_for_person' ? 'asks for a person' : 'writes of a matter a person must handle';
+  return {
+    name: 'person_needed_routed',
+    passed: !needed,
+    detail: needed
+      ? `answers a message Plan read as a person's to answer: the user ${what} (${needed.why})`
+      : 'Plan read no request for a person',
+  };
 }
 
 /**

@@ -41,3 +41,61 @@ test('a service that cannot be asked hands over, recorded as not passed', () => 
   expect(step).toMatchObject({ next: 'escalate', escalation: { kind: 'validation_error' } });
   expect(state.validate).toMatchObject({ overall_passed: false, next_action: 'escalate' });
 });
+
+/** The guard's failed checks on a state, by name. */
+const failed = (state: ReturnType<typeof freshState>) =>
+  guardChecks({ state }, { idsAsSubstrings: false, grounded: true })
+    .filter((c) => !c.passed)
+    .map((c) => c.name);
+
+/** A hop whose plan read `person_needed` and whose coverage judged `covered` of its intents. */
+function hop(personNeeded: 'asked_for_person' | 'sensitive_request' | null, covered: Record<string, boolean>) {
+  const intents = Object.keys(covered).map((intent) => ({ intent, question: `the ${intent} question` }));
+  return {
+    plan: {
+      user_query: 'q',
+      intents,
+      reasoning: '',
+      tool_calls: [],
+      person_needed: personNeeded && { kind: personNeeded, why: 'they said so' },
+    },
+    gather: null,
+    coverage: {
+      coverage_analysis: {
+        user_query: 'q',
+        data_sufficient: Object.values(covered).every(Boolean),
+        coverage_score: 0.5,
+        confidence: 0.5,
+        available_data: [],
+        missing_data: [],
+        intents: Object.entries(covered).map(([intent, isCovered]) => ({ intent, covered: isCovered })),
+        reasoning: '',
+      },
+      data_sufficient: Object.values(covered).every(Boolean),
+      next_node: 'draft' as const,
+      escalation_reason: null,
+    },
+  };
+}
+
+test.each(['asked_for_person', 'sensitive_request'] as const)(
+  'a reply to a message Plan read as a person’s to answer (%s) fails the guard, whatever it says',
+  (kind) => {
+    const state = freshState();
+    state.hops = [hop(kind, { pay: true })];
+    state.response = 'Happy to help with that myself.';
+    expect(failed(state)).toEqual(['person_needed_routed']);
+    state.hops = [hop(null, { pay: true })];
+    expect(failed(state)).toEqual([]);
+  },
+);
+
+test('a reply that drops a question Coverage did not cover from its open intents fails the guard', () => {
+  const state = freshState();
+  state.hops = [hop(null, { pay: true, tax_form: false })];
+  state.response = 'It is on its way.';
+  state.draft = { response: state.response, response_type: 'REPLY', generation_time_ms: 1, timestamp: '' };
+  expect(failed(state)).toEqual(['answers_only_covered']);
+  state.draft.open_intents = ['tax_form'];
+  expect(failed(state)).toEqual([]);
+});
