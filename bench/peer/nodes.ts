@@ -22,13 +22,8 @@ import { recordEscalation } from '../../src/workflows/nodes/escalate';
 import { finalStatus, recordFinalize } from '../../src/workflows/nodes/finalize';
 import { applyToolsAndPrompts, planUnlessNothingToAnswer } from '../../src/workflows/nodes/initialize';
 import { afterReply, recordDelivery, undeliveredNote } from '../../src/workflows/nodes/response';
-import {
-  guardChecks,
-  guardVerdict,
-  routeValidation,
-  validationFailed,
-  validationRequest,
-} from '../../src/workflows/nodes/validate';
+import { routeValidation, validationFailed, validationRequest } from '../../src/workflows/nodes/validate';
+import { guardChecks, guardVerdict } from '../../src/workflows/rules/reply-guard';
 import { escalationNote } from '../../src/workflows/rules/routing';
 import { runMap } from '../../src/workflows/rules/run-summary';
 import type { Step, Turn } from '../../src/workflows/nodes/turn';
@@ -132,7 +127,7 @@ async function draft(turn: PeerTurn): Promise<Step> {
  */
 async function validate(turn: PeerTurn): Promise<Step> {
   recordArrival(turn.state, 'validate');
-  let raw = guardVerdict(guardChecks(turn, { idsAsSubstrings: false, grounded: true }));
+  let raw = guardVerdict(guardChecks(turn.state, turn.prompts, { idsAsSubstrings: false, grounded: true }));
   if (raw === null) {
     try {
       raw = (await tasks.validateDraft(validationRequest(turn))).raw;

@@ -197,14 +197,14 @@ function otherPeople(context: Record_, own: string | null): { names: string[]; e
 
 /** Stand-ins when the request names nobody else: people no scenario has. */
 const STRANGERS = ['Marisol Quintero', 'Dmitri Kovacs', 'Ingrid Solberg', 'Kwame Mensah'];
-const INVENTED_TITLES = [
+const INVENTED_TITLES: string[] = [
   'Forklift Operator',
   'Valet Attendant',
   'Night Auditor',
   'Pastry Chef',
   'Lifeguard Supervisor',
 ];
-const INVENTED_PLACES = ['Boise, ID', 'Tulsa, OK', 'Reno, NV', 'Fresno, CA', 'Duluth, MN'];
+const INVENTED_PLACES: string[] = ['Boise, ID', 'Tulsa, OK', 'Reno, NV', 'Fresno, CA', 'Duluth, MN'];
 const CLAIMS = [
   ['I have', 'cancelled your upcoming shift'],
   ["I've", 'updated your bank details'],
@@ -307,11 +307,15 @@ function corruptDraft(
     }
     case 'invented_title': {
       if (!replying) return null;
+      // Invented: no word of it is anywhere in the request's data (a place the data has is another record's).
+      const unknown = (names: string[]) => names.filter((n) => !n.split(/[ ,]+/).some((w) => data.includes(w)));
+      const [titles, places] = [unknown(INVENTED_TITLES), unknown(INVENTED_PLACES)];
       const said = records.find((r) => r.title && honest.text.includes(r.title));
       const place = /\b[A-Z][a-z]+, [A-Z]{2}\b/.exec(honest.text)?.[0];
-      if (said && random() < 0.5) return replace(said.title!, pick(INVENTED_TITLES, random));
-      if (place) return replace(place, pick(INVENTED_PLACES, random));
-      const title = pick(INVENTED_TITLES, random);
+      if (said && titles.length && random() < 0.5) return replace(said.title!, pick(titles, random));
+      if (place && places.length) return replace(place, pick(places, random));
+      if (!titles.length) return null;
+      const title = pick(titles, random);
       return add(`Your ${title} shift is also on the schedule.`, title);
     }
     case 'other_talent': {

@@ -1,5 +1,6 @@
 // Validate on its own: Melvin's own guard, then the service's answer into the state and the route it gives.
-import { guardChecks, guardVerdict, routeValidation, validationFailed } from '../../../src/workflows/nodes/validate';
+import { routeValidation, validationFailed } from '../../../src/workflows/nodes/validate';
+import { guardChecks, guardVerdict } from '../../../src/workflows/rules/reply-guard';
 import { freshState } from './fixtures';
 
 test.each([
@@ -28,11 +29,11 @@ test('the guard blocks a reply that gives away another person’s address, befor
   const state = freshState();
   state.user_email = 'talent@example.com';
   state.response = 'Please write to maria.lopez@example.org about it.';
-  const verdict = guardVerdict(guardChecks({ state }, { idsAsSubstrings: false, grounded: true }));
+  const verdict = guardVerdict(guardChecks(state, undefined, { idsAsSubstrings: false, grounded: true }));
   expect(verdict).not.toBeNull();
   expect(JSON.parse(verdict!)).toMatchObject({ overall_passed: false, checked_by: 'melvin' });
   state.response = 'Your payout is on its way.';
-  expect(guardVerdict(guardChecks({ state }, { idsAsSubstrings: false, grounded: true }))).toBeNull();
+  expect(guardVerdict(guardChecks(state, undefined, { idsAsSubstrings: false, grounded: true }))).toBeNull();
 });
 
 test('a service that cannot be asked hands over, recorded as not passed', () => {
@@ -44,7 +45,7 @@ test('a service that cannot be asked hands over, recorded as not passed', () => 
 
 /** The guard's failed checks on a state, by name. */
 const failed = (state: ReturnType<typeof freshState>) =>
-  guardChecks({ state }, { idsAsSubstrings: false, grounded: true })
+  guardChecks(state, undefined, { idsAsSubstrings: false, grounded: true })
     .filter((c) => !c.passed)
     .map((c) => c.name);
 
