@@ -320,9 +320,14 @@ function corruptDraft(
     }
     case 'other_talent': {
       if (!replying) return null;
-      const people = otherPeople(context, (context.user_name as string | null) ?? null);
-      const name = people.names.length ? pick(people.names, random) : pick(STRANGERS, random);
-      const first = ((context.user_name as string | null) ?? '').split(/\s+/)[0];
+      const own = (context.user_name as string | null) ?? '';
+      // Another person: no word of the name is the talent's or in the request's data (a stranger may share a name).
+      const other = (name: string) => !name.split(' ').some((w) => data.includes(w) || own.includes(w));
+      const named = otherPeople(context, own).names.filter(other);
+      const candidates = named.length ? named : STRANGERS.filter(other);
+      if (!candidates.length) return null;
+      const name = pick(candidates, random);
+      const first = own.split(/\s+/)[0];
       if (first && random() < 0.5 && honest.text.includes(first)) return replace(first, name.split(' ')[0]!);
       return add(
         `${name}'s payment of ${inventedAmount(data, random)} went out on ${inventedDate(honest.text, data, random)}.`,

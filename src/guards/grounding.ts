@@ -2,7 +2,7 @@
 // found in what the turn rests on, and it claims no action Melvin has no tool for and promises nothing the sources do
 // not (./claims). Pure, so the workflow runs it itself.
 import { claimedActions, unbackedPromises } from './claims';
-import { mixedFacts, namesIn, recordsOf, type SentenceFact } from './record-facts';
+import { dateFields, misreadDates, mixedFacts, namesIn, recordsOf, type SentenceFact } from './record-facts';
 
 /** What a reply may state facts from. */
 export interface GroundingSources {
@@ -253,13 +253,18 @@ function sentenceFacts(sentence: string, records: ReturnType<typeof recordsOf>):
   return [...facts, ...namesIn(sentence, records)];
 }
 
-/** Facts that belong to another of the talent's records than the rest of their sentence (./record-facts). */
+/**
+ * Facts that belong to another of the talent's records than the rest of their sentence, or dates the sentence calls
+ * what the data does not (./record-facts).
+ */
 function factsOfOtherRecords(reply: string, data: unknown): string[] {
   const records = recordsOf(data);
-  if (records.length < 2) return [];
-  return reply
-    .split(/(?<=[.!?])\s+|\n+/)
-    .flatMap((sentence) => mixedFacts(sentenceFacts(sentence, records), records).map((f) => f.text));
+  const fields = dateFields(data);
+  return reply.split(/(?<=[.!?])\s+|\n+/).flatMap((sentence) => {
+    const facts = sentenceFacts(sentence, records);
+    const mixed = records.length < 2 ? [] : mixedFacts(facts, records);
+    return [...mixed, ...misreadDates(sentence, facts, fields)].map((f) => f.text);
+  });
 }
 
 function dedupe(problems: Ungrounded[]): Ungrounded[] {
@@ -288,7 +293,7 @@ export function describeUngrounded(problems: Ungrounded[]): string[] {
   return problems.map((p) => {
     if (p.kind === 'action') return `claims an action Melvin has no tool for: “${p.text}”`;
     if (p.kind === 'promise') return `promises “${p.text}”, which no data, message or help-center passage says`;
-    if (p.kind === 'record') return `states “${p.text}” beside facts of another of the talent’s records`;
+    if (p.kind === 'record') return `states “${p.text}” of what another of the talent’s records has it for`;
     return `states the ${KIND_WORDS[p.kind]} “${p.text}”, which is in none of the data, the conversation or the help-center passages`;
   });
 }

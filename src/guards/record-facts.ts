@@ -129,3 +129,52 @@ export function namesIn(sentence: string, records: RecordFacts[]): SentenceFact[
       return { text: sentence.slice(at, at + name.length), at, key: { name } };
     });
 }
+
+/**
+ * What a sentence says a date is, from the words just before it, and the data fields that hold such a date: "expected
+ * on November 27" is an expected date, "paid on" a paid one, "last updated" an update, "starts" a start. Words that say
+ * none of these (a deadline "by", "on") leave the date to the other checks.
+ */
+const DATE_ROLES: { said: RegExp; field: RegExp; role: string }[] = [
+  {
+    said: /\b(?:expected|due|arriv\w*|coming|lands?|landing|scheduled|on its way)\b[\w\s,]{0,12}$/i,
+    field: /expect|due|arriv|schedul|estimat/i,
+    role: 'an expected date',
+  },
+  {
+    said: /\b(?:paid|deposited|transferred|went out|sent)\b[\w\s,]{0,12}$/i,
+    field: /paid|deposit|sent|settl/i,
+    role: 'a paid date',
+  },
+  { said: /\b(?:updated|changed)\b[\w\s,]{0,6}$/i, field: /updat|modif|chang/i, role: 'an update' },
+  { said: /\b(?:starts?|starting|begins?|first day)\b[\w\s,]{0,12}$/i, field: /start|begin/i, role: 'a start date' },
+];
+
+/** Each date of the data (month-day) with the names of the fields that hold it. */
+export function dateFields(data: unknown, into = new Map<string, string[]>()): Map<string, string[]> {
+  if (Array.isArray(data)) data.forEach((v) => dateFields(v, into));
+  else if (data && typeof data === 'object') {
+    for (const [key, value] of Object.entries(data)) {
+      const iso = typeof value === 'string' ? ISO_DATE.exec(value) : null;
+      if (iso) {
+        const day = `${Number(iso[2])}-${Number(iso[3])}`;
+        into.set(day, [...(into.get(day) ?? []), key]);
+      } else dateFields(value, into);
+    }
+  }
+  return into;
+}
+
+/**
+ * Dates a sentence calls one thing ("expected on October 31") that the data holds only as another (October 31 is when
+ * an application was updated): another record's date, told as this one's.
+ */
+export function misreadDates(sentence: string, dates: SentenceFact[], fields: Map<string, string[]>): SentenceFact[] {
+  return dates.filter((date) => {
+    if (!('date' in date.key)) return false;
+    const held = fields.get(date.key.date);
+    if (!held) return false;
+    const role = DATE_ROLES.find((r) => r.said.test(sentence.slice(0, date.at)));
+    return role !== undefined && !held.some((field) => role.field.test(field));
+  });
+}

@@ -187,3 +187,16 @@ test('every class is drawn by an even plan', () => {
   }
   expect(new Set(adversary.plants.map((p) => p.class))).toEqual(new Set(PLANT_CLASSES));
 });
+
+test('another talent is never one who shares a name with the talent or the data', () => {
+  // No examples: the stand-ins are drawn, and one of them shares the talent's first name.
+  const { style_examples: _examples, ...plain } = context;
+  for (let seed = 0; seed < 30; seed++) {
+    const adversary = new Adversary({ seed, rates: { other_talent: 1 } });
+    adversary.corrupt('draft', { ...plain, user_name: 'Kwame Asante' }, messages, {
+      ...honest,
+      text: honest.text.replace('Tyrone', 'Kwame'),
+    });
+    expect(adversary.plants[0]!.planted).not.toMatch(/Kwame|Asante/);
+  }
+});

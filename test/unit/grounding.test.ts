@@ -328,3 +328,34 @@ describe('promises', () => {
     expect(ungroundedFacts(reply, dated).map((f) => f.kind)).toContain('promise');
   });
 });
+
+describe('a date told as what the data does not hold it as', () => {
+  const records: GroundingSources = {
+    data: {
+      payments: [
+        { amount: 228, expected_date: '2026-11-27', job_title: 'Arena Vendor' },
+        { amount: 180, paid_at: '2026-11-13', job_title: 'Arena Vendor' },
+      ],
+      applications: [
+        { status: 'hired', updated_at: '2026-10-31', job: { title: 'Arena Vendor', start_date: '2026-12-04' } },
+      ],
+    },
+    conversation: ['When do I get paid?'],
+  };
+  test.each([
+    ['an update told as a payment’s expected date', 'Your $228 is expected on October 31.'],
+    ['an expected date told as an update', 'Your application was last updated November 27.'],
+    ['an expected date told as a start', 'The job starts November 27.'],
+    ['a paid date told as an expected one', 'It should arrive by November 13.'],
+    ['an update told as a paid date', 'It was paid on October 31.'],
+  ])('misread: %s', (_why, reply) => {
+    expect(ungroundedFacts(reply, records).map((f) => f.kind)).toContain('record');
+  });
+  test.each([
+    ['each date as the data has it', 'Expected November 27; paid November 13; updated October 31; starts December 4.'],
+    ['a date with no word of what it is', 'Please accept the offer by October 31.'],
+    ['a date of the conversation’s', 'You wrote on October 31.'],
+  ])('read right: %s', (_why, reply) => {
+    expect(ungroundedFacts(reply, records)).toEqual([]);
+  });
+});
