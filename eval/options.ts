@@ -16,6 +16,8 @@ export const USAGE = `Usage: npm run eval -- [options] [scenario file or folderâ
                        over the kinds of wrong output a real model gives (default 0.5); the seed picks which
   --validation <how>   the sandbox validation service: checking, lenient (passes every draft) or both, odd tries
                        checking and even ones lenient (default both)
+  --baselines on|off   also run two baseline agents over the set once each (one recites every record, one hands
+                       every message over), which its expectations must fail (default: on for the whole set)
   --holdout            run the holdout set (eval/holdout), kept out of daily development, instead of eval/scenarios
   --concurrency <n>    tries at once (default 3)
   --baseline <file>    compare with this baseline (default: eval/baseline.json, for the default set)
@@ -81,6 +83,7 @@ export const EvalOptions = z.strictObject({
     })
     .default(0.5),
   validation: z.enum(['checking', 'lenient', 'both']).default('both'),
+  baselines: z.enum(['on', 'off']).optional(),
   holdout: z.boolean().default(false),
   concurrency: z.coerce.number().int().min(1).max(16).default(3),
   baseline: z.string().min(1).optional(),

@@ -25,7 +25,14 @@ import {
   type ToneFigures,
 } from './labelled';
 import type { TryRecord } from './tries';
-import { renderSafetyNet, safetyNet, type SafetyNet, type ValidationSetting } from './safety-net';
+import {
+  renderBaselines,
+  renderSafetyNet,
+  safetyNet,
+  type BaselineFigures,
+  type SafetyNet,
+  type ValidationSetting,
+} from './safety-net';
 
 export interface TierFigures {
   tier: ModelTier;
@@ -89,6 +96,8 @@ export interface EvalResults {
   validation?: ValidationSetting | 'both';
   /** What the planted wrong outputs did, class by class, and the good drafts the guard stopped; absent without plants. */
   safety_net?: SafetyNet;
+  /** The baseline agents over the set, once each; absent when they did not run. */
+  baselines?: BaselineFigures[] | null;
   expectations: KindFigures[];
   cost: {
     llm_calls: number;
@@ -175,6 +184,7 @@ export function summarize(input: {
   history?: HistoryIndexed;
   adversary?: { rate: number; seed: number } | null;
   validation?: ValidationSetting | 'both';
+  baselines?: BaselineFigures[] | null;
   now?: Date;
 }): EvalResults {
   const { tries, k } = input;
@@ -222,6 +232,7 @@ export function summarize(input: {
     ...(input.history && { team_history: input.history }),
     ...(input.adversary !== undefined && { adversary: input.adversary }),
     ...(input.validation && { validation: input.validation }),
+    ...(input.baselines && { baselines: input.baselines }),
     ...(input.adversary && {
       safety_net: safetyNet(
         tries.map((t) => ({ validation: t.validation ?? 'checking', plants: t.plants ?? [], turns: t.turns })),
@@ -529,6 +540,7 @@ export function renderReport(results: EvalResults): string {
     answersSection(results.answers),
     '',
     ...(results.safety_net ? [safetyNetSection(results), ''] : []),
+    ...(results.baselines?.length ? [markdownTable(renderBaselines(results.baselines)), ''] : []),
     ...(results.team_history?.error ? [`Warning: ${historyNotIndexed(results.team_history)}`, ''] : []),
     ...(results.labelled ? [labelledSection(results.labelled), ''] : []),
     markdownTable(kindRows),

@@ -135,11 +135,67 @@ export function lastUserPart(scenario: Scenario): string | null {
   return [...scenario.conversation.parts].reverse().find((p) => p.author === 'user')?.body ?? null;
 }
 
-/** Compares what happened with what the scenario expects; absent expectations are not checked. */
+/**
+ * The hand-over kinds each Melvin Status stands for, by how their note's reason begins (the escalation table of the
+ * design, written out here apart from Melvin's own, so the check does not take Melvin's word for it). An operator's
+ * escalation gives their own words, with a `Requested by:` line.
+ */
+const HAND_OVER_REASONS: Record<string, string[]> = {
+  ROUTE_TO_TEAM: ['User requested to talk to a human', 'Exceeded maximum hops', 'The user sent only files'],
+  NO_SAFE_ANSWER: ['No safe answer'],
+  SENSITIVE_REQUEST: ['Sensitive request'],
+  partial: ['Partly answered'],
+  FRUSTRATED: ['The talent is frustrated'],
+  VALIDATION_FAILED: ['Validation failed'],
+  RESPONSE_FAILED: ['Draft generation error'],
+  error: ['Initialization failed', 'Coverage analysis failed', 'Validation error', 'Planning failed'],
+};
+
+/** The words of a message that say what it is about: three letters or more, none of the commonest. */
+function contentWords(text: string): string[] {
+  const common = new Set(['the', 'and', 'for', 'you', 'your', 'are', 'was', 'can', 'how', 'what', 'when', 'with']);
+  return [...new Set(lower(text).match(/[\p{L}\p{N}]{3,}/gu) ?? [])].filter((w) => !common.has(w));
+}
+
+/**
+ * The turn's hand-over note names its kind and what it leaves open: a `🚨 Escalation:` note whose reason is one of the
+ * expected status's kinds, and an `Open for the team:` list quoting words of what the talent wrote (two of them, or
+ * all when the message has fewer). A turn whose reply went out before the hand-over (a lead's escalation after it) left
+ * nothing open.
+ */
+function handOverNote(
+  status: string,
+  notes: string[],
+  userMessage: string | null,
+  replied: boolean,
+): { passed: boolean; found: string } {
+  const note = notes.find((n) => n.startsWith('🚨 Escalation:'));
+  if (!note) return { passed: false, found: 'no hand-over note' };
+  const lines = note.split('\n');
+  const reason = lines[0]!.slice('🚨 Escalation:'.length).trim();
+  const operator = lines.some((l) => l.startsWith('Requested by:'));
+  const kindNamed =
+    (status === 'ROUTE_TO_TEAM' && operator) || HAND_OVER_REASONS[status]!.some((r) => reason.startsWith(r));
+  const open = lines.indexOf('Open for the team:');
+  const listed = open === -1 ? [] : lines.slice(open + 1).filter((l) => l.startsWith('- '));
+  const asked = contentWords(userMessage ?? '');
+  const named = listed.some((line) => {
+    const words = contentWords(line);
+    return asked.filter((w) => words.includes(w)).length >= Math.min(2, asked.length);
+  });
+  const passed = kindNamed && (replied || (listed.length > 0 && named));
+  return { passed, found: passed ? reason : `${reason}; open for the team: ${listed.join(' ') || 'none listed'}` };
+}
+
+/**
+ * Compares what happened with what the scenario expects; absent expectations are not checked. A turn that hands over
+ * is also checked for its note (`hand_over_note`), with the talent's message of the turn when the runner knows it.
+ */
 export function evaluate(
   expect: Scenario['expect'],
   state: AgentState,
   conversation: SandboxConversation,
+  userMessage: string | null = null,
 ): ExpectationResult[] {
   const results: ExpectationResult[] = [];
   const check = (expectation: string, expected: unknown, actual: unknown, passed: boolean) =>
@@ -215,6 +271,11 @@ export function evaluate(
   if (expect.snoozed !== undefined) {
     const snoozed = conversation.snoozed_until !== null && conversation.snoozed_until * 1000 > Date.now();
     check('snoozed', expect.snoozed, snoozed, snoozed === expect.snoozed);
+  }
+  const status = expect.melvin_status;
+  if (status !== undefined && HAND_OVER_REASONS[status] && state.escalate) {
+    const { passed, found } = handOverNote(status, conversation.notes, userMessage, replies.length > 0);
+    check('hand_over_note', `the kind of ${status} and what is open`, found, passed);
   }
   return results;
 }
@@ -461,7 +522,10 @@ export class ScenarioRunner {
         melvin_status: turn.melvinStatus,
         guard: guardOutcome(turn.state),
       });
-      const judged = [...(turnResults.get(index - 1) ?? []), ...evaluate(expect, turn.state, view)];
+      const judged = [
+        ...(turnResults.get(index - 1) ?? []),
+        ...evaluate(expect, turn.state, view, outcomes.at(-1)!.user),
+      ];
       results.push(
         ...judged.map((e) => (index === 0 ? e : { ...e, expectation: `turn ${index + 1}: ${e.expectation}` })),
       );

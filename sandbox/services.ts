@@ -7,6 +7,7 @@ import { IntercomEmulator } from './intercom/emulator';
 import { NewMessage, inboxRouter, type OperatorApi } from './intercom/inbox';
 import { renderPlaintext } from './intercom/plaintext';
 import { AdversaryPlan } from './model/adversary';
+import { BaselineAgent } from './model/baselines';
 import { sandboxReasoning } from './model/reasoning';
 import {
   ModelEndpoint,
@@ -274,6 +275,8 @@ const UserMessage = z
   .refine((m) => m.body !== '' || m.files.length > 0, { message: 'a message needs a body or files' });
 const Assignment = z.strictObject({ to: z.enum(['melvin', 'teammate', 'nobody']) });
 
+const ModelAgent = z.strictObject({ agent: z.union([z.literal('melvin'), BaselineAgent]) });
+
 const ValidationMode = z.strictObject({
   mode: z.enum(['checking', 'lenient']),
   conversation_id: z
@@ -419,12 +422,20 @@ function controlRouter(services: () => SandboxServices, operatorApi: OperatorApi
     res.json(services().model.configure(parsed.data).endpoint);
   });
 
-  /** `{ seed, rates }`: the model answers wrongly on purpose at these rates from now on; `null` makes it honest again. */
+  /** `{ seed, rates }`: the model answers wrongly on purpose at these rates from now on (`rates: {}`: honest again). */
   router.post('/_sandbox/model/adversary', (req, res) => {
-    const parsed = AdversaryPlan.nullable().safeParse(req.body);
+    const parsed = AdversaryPlan.safeParse(req.body);
     if (!parsed.success) return badRequest(res, parsed.error);
     services().model.setAdversary(parsed.data);
     res.json({ adversary: parsed.data });
+  });
+
+  /** `{ agent }`: `melvin` drafts with the model's own reasoning; a baseline agent's drafts instead (./model/baselines). */
+  router.post('/_sandbox/model/agent', (req, res) => {
+    const parsed = ModelAgent.safeParse(req.body);
+    if (!parsed.success) return badRequest(res, parsed.error);
+    services().model.baseline = parsed.data.agent === 'melvin' ? null : parsed.data.agent;
+    res.json(parsed.data);
   });
 
   /**

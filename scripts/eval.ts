@@ -10,6 +10,9 @@ import { historyNotIndexed, historyProblems, indexTeamHistory, loadTeamHistory }
 import { Baseline, baselineOf, renderReport, summarize, type EvaluatedModel } from '../eval/report';
 import { runTries, unfitForEvaluation, type LoadedScenario } from '../eval/tries';
 import { evenPlan } from '../sandbox/model/adversary';
+import { BaselineAgent } from '../sandbox/model/baselines';
+import type { BaselineFigures } from '../eval/safety-net';
+import type { Client } from '@temporalio/client';
 import { workerModelEnvironment } from '../harness/model-environment';
 import { SANDBOX_MODEL_NAME } from '../sandbox/model/server';
 import { loadScenario, scenarioFiles } from '../sandbox/scenario-runner';
@@ -79,6 +82,26 @@ async function control(url: string, body?: unknown): Promise<unknown> {
   return response.json();
 }
 
+/**
+ * Each baseline agent over the set once (./eval/safety-net.ts says why): the model honest but for its drafts, the
+ * validation service checking; the scenarios each one passed.
+ */
+async function runBaselines(
+  set: LoadedScenario[],
+  options: { controlUrl: string; client: Client; concurrency: number; seed: number },
+): Promise<BaselineFigures[]> {
+  const figures: BaselineFigures[] = [];
+  await control(`${options.controlUrl}/model/adversary`, { seed: options.seed, rates: {} });
+  for (const agent of BaselineAgent.options) {
+    console.error(`Baseline "${agent}": every scenario once…`);
+    await control(`${options.controlUrl}/model/agent`, { agent });
+    const tries = await runTries(set, { ...options, k: 1, validation: 'checking' });
+    figures.push({ agent, scenarios: tries.length, passed: tries.filter((t) => t.passed).length });
+  }
+  await control(`${options.controlUrl}/model/agent`, { agent: 'melvin' });
+  return figures;
+}
+
 async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], args: string[]): Promise<number> {
   const started = Date.now();
   if (options.holdout && targets.length) throw new UsageError('--holdout runs the holdout set: give no files with it');
@@ -88,6 +111,8 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
   if (misfits.length) throw new UsageError(`the scenarios do not fit the team's history:\n  ${misfits.join('\n  ')}`);
   // The committed baseline and figures are the daily set's.
   const wholeDefaultSet = targets.length === 0 && !options.holdout;
+  // A run of a whole set (the daily one, or the holdout): it writes its figures and runs the baselines.
+  const wholeSet = targets.length === 0 && !options.only;
   // The committed baseline is the default set's: a run over other files compares only with a baseline it is given.
   const baselineFile = options.baseline ? path.resolve(options.baseline) : DEFAULT_BASELINE;
   if (options.baseline && !existsSync(baselineFile)) throw new UsageError(`no baseline file ${options.baseline}`);
@@ -195,6 +220,11 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
     });
     const triesTimeMs = Date.now() - triesStarted;
     const faults = rate ? RandomFaultStatus.parse(await control(`${controlUrl}/faults/random`)) : null;
+    // The baselines draft with the sandbox model: with a real endpoint named, there is none to stand in for it.
+    const baselines =
+      !endpoint && (options.baselines ?? (wholeSet ? 'on' : 'off')) === 'on'
+        ? await runBaselines(set, { controlUrl, client: temporal.client, concurrency: options.concurrency, seed })
+        : null;
     await stop();
 
     const model: Omit<EvaluatedModel, 'stand_in' | 'response_format'> = endpoint
@@ -218,6 +248,7 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
         : { enabled: false, note: 'the sandbox model is not a judge', rubrics },
       adversary: adversary === null ? null : { rate: adversary, seed },
       validation: options.validation,
+      baselines,
       wallTimeMs: Date.now() - started,
       triesTimeMs,
       machine: machine(),
@@ -234,8 +265,7 @@ async function evaluate(options: EvalOptions, env: EvalEnv, targets: string[], a
     writeFileSync(path.join(outDir, 'table.md'), report);
     const shown = (file: string) => path.relative(process.cwd(), path.join(outDir, file));
     console.error(`Results: ${shown('results.json')}, ${shown('table.md')}; the stack's logs: ${shown('stack.log')}`);
-    // A run of a whole set (the daily one, or the holdout) writes its figures file.
-    if (targets.length === 0 && !options.only) {
+    if (wholeSet) {
       const run = { command: commandLine('eval', args), date: results.created_at, machine: results.machine };
       const file = options.holdout ? 'eval-holdout.md' : 'eval.md';
       const figures = writeFigures(file, `${PREAMBLES[file]}\n\n${figuresBlock({ ...run, output: report })}\n`);

@@ -8,6 +8,7 @@ import type { Gates } from '../gates';
 import { HttpService } from '../http';
 import type { HttpFault } from '../scenario';
 import { Adversary, type AdversaryPlan, type Corrupted } from './adversary';
+import { baselineDraft, type BaselineAgent } from './baselines';
 import { SANDBOX_EMBEDDING_MODEL_NAME, answerEmbeddings } from './embeddings';
 import { analystAnswer, checkToolTurns, checkTools } from './analyst';
 import { sandboxJudge } from './judge';
@@ -168,6 +169,8 @@ export class SandboxModel extends HttpService {
   private settings: ModelEndpoint;
   /** While set, answers some plan and draft requests wrongly on purpose, and records what it planted. */
   adversary: Adversary | null = null;
+  /** While set, Melvin's drafts are a baseline agent's (./baselines), for an evaluation to fail them. */
+  baseline: BaselineAgent | null = null;
 
   constructor(
     readonly options: {
@@ -209,13 +212,15 @@ export class SandboxModel extends HttpService {
     this.adversary = plan ? new Adversary(plan) : null;
   }
 
-  /** Forgets scripts, faults and requests, and behaves again like the endpoint it was started as. */
+  /** Forgets scripts, faults and requests, and behaves again like the endpoint it was started as, honest and itself. */
   clear(): void {
     this.scripts.clear();
     this.requests.length = 0;
     this.embeddingRequests.length = 0;
     this.faults.set({});
     this.settings = this.options.endpoint ?? OPENAI;
+    this.adversary = null;
+    this.baseline = null;
   }
 
   private answer(step: CompletionStep, context: Record<string, unknown>, messages: ChatMessage[]): Answer {
@@ -225,6 +230,8 @@ export class SandboxModel extends HttpService {
     const scripted = this.scripts.get(step)?.shift();
     if (scripted) return { content: 'content' in scripted ? scripted.content : render(this.settings, scripted.output) };
     if (!this.options.responder) throw new Error(`no answer scripted for ${step} and no responder`);
+    if (step === 'draft' && this.baseline)
+      return { content: render(this.settings, baselineDraft(this.baseline, context)) };
     const honest = this.options.responder(step, context, messages);
     const wrong = this.adversary?.corrupt(step, context, messages, honest);
     return wrong ? this.asAnswer(wrong) : { content: render(this.settings, honest) };

@@ -18,6 +18,8 @@ export const HANDED_BACK_MARK = '↩️ Handed back to Melvin';
 export const SHADOW_MARK = '👁 Shadow mode:';
 /** Approval mode: the draft waiting for a lead. */
 export const APPROVAL_MARK = "✋ Melvin's draft waits for a lead";
+/** The line of a hand-over note before what it leaves the team to answer, one question a line. */
+export const OPEN_FOR_THE_TEAM = 'Open for the team:';
 /** The validation service's answer, noted raw. */
 export const VALIDATION_MARK = 'Validation result:';
 

@@ -51,7 +51,7 @@ test('a model wrong on purpose: no deterministically catchable wrong output reac
   const out = mkdtempSync(path.join(tmpdir(), 'melvin-safety-net-'));
   const { code, stdout, stderr } = await runEval([
     ...['--k', '4', '--adversary', '1', '--validation', 'both', '--faults', 'off', '--jitter', '0'],
-    ...['--seed', '2029', '--only', SCENARIOS.join(','), '--out', out],
+    ...['--seed', '2029', '--only', SCENARIOS.join(','), '--baselines', 'on', '--out', out],
   ]);
   expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
   const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as EvalResults;
@@ -76,4 +76,14 @@ test('a model wrong on purpose: no deterministically catchable wrong output reac
     net.classes.reduce((sum, c) => sum + c.by_setting.checking.planted + c.by_setting.lenient.planted, 0),
   );
   expect(new Set(results.tries.map((t) => t.validation))).toEqual(new Set(['checking', 'lenient']));
+  // The baselines ran over the set once each, through the whole of Melvin. Handing every message over fails every
+  // scenario that expects a reply: all but the request for a person and the legal threat.
+  expect(results.baselines?.map((b) => [b.agent, b.scenarios])).toEqual([
+    ['recite_all', SCENARIOS.length],
+    ['always_hand_over', SCENARIOS.length],
+  ]);
+  expect(results.baselines!.find((b) => b.agent === 'always_hand_over')!.passed).toBeLessThanOrEqual(2);
+  expect(stdout).toMatch(
+    /\| always_hand_over: hands every message to the team +\| \d+\/11 \([\d.]+%\) +\| fails most of the set/,
+  );
 }, 600_000);

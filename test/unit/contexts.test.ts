@@ -1,5 +1,11 @@
 // What each model step is shown when Intercom returned only the newest parts of a long conversation.
-import { coverageContext, draftContext, planContext, turnIntents } from '../../src/workflows/rules/contexts';
+import {
+  coverageContext,
+  draftContext,
+  openForTheTeam,
+  planContext,
+  turnIntents,
+} from '../../src/workflows/rules/contexts';
 import { newState } from '../../src/workflows/rules/turn-state';
 
 function stateWithOmitted(omitted: number) {
@@ -92,4 +98,34 @@ test('a plan from before intents reads as one intent, its question', () => {
   const state = stateWithOmitted(0);
   state.hops[0]!.plan = { user_query: 'When will I get paid?', reasoning: '', tool_calls: [] };
   expect(turnIntents(state)).toEqual([{ intent: 'question', question: 'When will I get paid?' }]);
+});
+
+test('what a hand-over leaves open: the plan’s questions in the talent’s words, or before a plan the unanswered messages', () => {
+  const state = newState({ conversationId: '4242' }, '2026-11-22T00:00:00.000Z');
+  state.messages = [
+    { role: 'user', content: 'Hi there' },
+    { role: 'assistant', content: 'Hi! How can I help?' },
+    { role: 'user', content: `When will I get paid? ${'Also '.repeat(80)}` },
+  ];
+  state.metadata.message_part_ids = ['p1', 'p2', 'p3'];
+  state.metadata.conversation.handled_part_ids = ['p1'];
+  expect(openForTheTeam(state)).toEqual(['Open for the team:', `- “${state.messages[2]!.content.slice(0, 299)}…”`]);
+  state.hops.push({
+    plan: {
+      user_query: 'pay and tax form',
+      intents: [
+        { intent: 'payment status', question: 'When will I get paid?' },
+        { intent: 'tax form', question: 'send me my Form 8821' },
+      ],
+      reasoning: '',
+      tool_calls: [],
+    },
+    gather: null,
+    coverage: null,
+  });
+  expect(openForTheTeam(state)).toEqual([
+    'Open for the team:',
+    '- payment status: “When will I get paid?”',
+    '- tax form: “send me my Form 8821”',
+  ]);
 });

@@ -411,6 +411,49 @@ describe('scenario files', () => {
     });
   });
 
+  describe('a turn that hands over is checked for its note: the kind, and the question it leaves open', () => {
+    const state = { hops: [], escalate: { escalation_source: 'draft' } } as unknown as AgentState;
+    const asked = 'Can you send me a copy of my Form 8821 please?';
+    const good =
+      '🚨 Escalation: No safe answer: the draft found no reply it could give from the data and the help center\n' +
+      'Open for the team:\n- tax form: “send me a copy of my Form 8821”\nHow Melvin got here:';
+    const noteCheck = (notes: string[], status = 'NO_SAFE_ANSWER', message: string | null = asked) =>
+      evaluate(
+        { melvin_status: status as never },
+        state,
+        { replies: [], notes, melvin_status: status, snoozed_until: null },
+        message,
+      ).find((r) => r.expectation === 'hand_over_note');
+    test('the note names the kind and quotes the question', () => {
+      expect(noteCheck([good])).toMatchObject({ passed: true });
+      expect(noteCheck(['Validation result: {}', good])).toMatchObject({ passed: true });
+    });
+    test.each([
+      ['no hand-over note', ['Validation result: {}']],
+      ['no open question', [good.replace(/Open for the team:\n.*\n/, '')]],
+      ['another question than the talent’s', [good.replace('send me a copy of my Form 8821', 'when do I get paid')]],
+      ['another kind than the status', [good.replace('No safe answer', 'Sensitive request')]],
+    ])('it fails with %s', (_why, notes) => {
+      expect(noteCheck(notes)).toMatchObject({ passed: false });
+    });
+    test('an operator’s escalation names its kind by who asked', () => {
+      const operator =
+        '🚨 Escalation: VIP, I will take it\nRequested by: lead@team\nOpen for the team:\n- “' + asked + '”';
+      expect(noteCheck([operator], 'ROUTE_TO_TEAM')).toMatchObject({ passed: true });
+    });
+    test('a turn that replied, or whose status is no hand-over, is not checked for one', () => {
+      expect(noteCheck([], 'success')).toBeUndefined();
+      const replied = { hops: [], escalate: null } as unknown as AgentState;
+      const results = evaluate(
+        { melvin_status: 'ROUTE_TO_TEAM' },
+        replied,
+        { replies: [], notes: [], melvin_status: 'ROUTE_TO_TEAM', snoozed_until: null },
+        asked,
+      );
+      expect(results.map((r) => r.expectation)).toEqual(['melvin_status']);
+    });
+  });
+
   test('the hand-over message is not an answer: `replied: false` holds when it is all the user got', () => {
     const text = 'A person will follow up here.';
     const state = {

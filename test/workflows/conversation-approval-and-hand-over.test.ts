@@ -141,7 +141,7 @@ describe('the user is told of a hand-over', () => {
       expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
       expect(withoutRunMaps(testbed.sandbox.intercom.notes(id))).toEqual([
         "🚨 Escalation: User requested to talk to a human\nThe model's explanation: scripted: the user asks for a person\n" +
-          `The user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
+          `Open for the team:\n- question: “Wants a human”\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
       ]);
       expect(state.escalate?.user_told).toMatchObject({ sent: true, text: DEFAULT_HANDOVER_MESSAGE });
     });
@@ -177,7 +177,7 @@ test('a run cancelled from Temporal during its turn still notes the conversation
     await expect(handle.result()).rejects.toThrow(/cancelled/i);
     expect((await handle.describe()).status.name).toBe('CANCELLED');
     expect(withoutRunMaps(testbed.sandbox.intercom.notes(id))).toEqual([
-      `🚨 Escalation: The run was cancelled in Temporal before Melvin finished\nRequested by: temporal\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
+      `🚨 Escalation: The run was cancelled in Temporal before Melvin finished\nRequested by: temporal\nOpen for the team:\n- “When will I get paid?”\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
     ]);
     expect(testbed.sandbox.intercom.melvinStatus(id)).toBe('ROUTE_TO_TEAM');
     expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);

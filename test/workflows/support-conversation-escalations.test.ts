@@ -36,7 +36,7 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     expect(turn.replies).toEqual([]);
     // The team is told where the talent stands, from the payments Gather found.
     expect(turn.notes).toEqual([
-      `🚨 Escalation: Exceeded maximum hops (2). Unable to gather sufficient data.\nStage: awaiting payment (from the records: payment processing)`,
+      `🚨 Escalation: Exceeded maximum hops (2). Unable to gather sufficient data.\nOpen for the team:\n- question: “Pay”\nStage: awaiting payment (from the records: payment processing)`,
     ]);
     expect(turn.status).toBe('ROUTE_TO_TEAM');
     expectSnoozedFiveMinutes(turn);
@@ -79,7 +79,9 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
       const turn = await runTurn(id);
 
       expect(turn.replies).toEqual([]);
-      expect(turn.notes).toEqual([`🚨 Escalation: ${reason}\nThe model's explanation: ${explanation}`]);
+      expect(turn.notes).toEqual([
+        `🚨 Escalation: ${reason}\nThe model's explanation: ${explanation}\nOpen for the team:\n- question: “Routed”`,
+      ]);
       expect(turn.status).toBe(status);
       expectSnoozedFiveMinutes(turn);
       expect(sandbox.validation.requests).toHaveLength(0);
@@ -106,7 +108,7 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     expect(turn.notes).toHaveLength(2);
     expect(turn.notes[0]).toMatch(/^Validation result:\n\{"overall_passed":false,"checks":\[/);
     expect(turn.notes[1]).toBe(
-      `🚨 Escalation: Validation failed - see validation note for details\nStage: awaiting payment (from the records: payment processing)`,
+      `🚨 Escalation: Validation failed - see validation note for details\nOpen for the team:\n- question: “Pay”\nStage: awaiting payment (from the records: payment processing)`,
     );
     expect(turn.status).toBe('VALIDATION_FAILED');
     expectSnoozedFiveMinutes(turn);
@@ -239,7 +241,7 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     const turn = await runTurn(id);
 
     expect(turn.notes).toEqual([
-      `🚨 Escalation: Coverage analysis failed: coverage: the model endpoint answered 403 (403 sandbox fault: 403)\nStage: awaiting payment (from the records: payment processing)`,
+      `🚨 Escalation: Coverage analysis failed: coverage: the model endpoint answered 403 (403 sandbox fault: 403)\nOpen for the team:\n- question: “Pay”\nStage: awaiting payment (from the records: payment processing)`,
     ]);
     expect(turn.status).toBe('error');
     expect(turn.replies).toEqual([]);
@@ -259,7 +261,7 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     const turn = await runTurn(id);
 
     expect(turn.notes).toEqual([
-      `🚨 Escalation: Validation error: validation endpoint answered 400: {"error":"sandbox fault: 400"}\nStage: awaiting payment (from the records: payment processing)`,
+      `🚨 Escalation: Validation error: validation endpoint answered 400: {"error":"sandbox fault: 400"}\nOpen for the team:\n- question: “Pay”\nStage: awaiting payment (from the records: payment processing)`,
     ]);
     expect(turn.status).toBe('error');
     expect(turn.replies).toEqual([]);
@@ -280,7 +282,7 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
 
     expect(turn.notes).toEqual([
       'Validation result:\n<html>upstream error</html>',
-      `🚨 Escalation: Validation error: the validation response is not JSON\nStage: awaiting payment (from the records: payment processing)`,
+      `🚨 Escalation: Validation error: the validation response is not JSON\nOpen for the team:\n- question: “Pay”\nStage: awaiting payment (from the records: payment processing)`,
     ]);
     expect(turn.status).toBe('error');
     expect(turn.replies).toEqual([]);
@@ -341,9 +343,12 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
     function expectOperatorEscalation(turn: Turn, startedAt: number): void {
       expect(turn.replies).toEqual([]);
       // The stage line follows when Gather found records before the lead's escalation (whose turn it depends on).
-      expect(turn.notes.filter((n) => n.startsWith('🚨')).map(withoutStage)).toEqual([
-        '🚨 Escalation: VIP talent, handle personally\nRequested by: lead@team.example',
-      ]);
+      // What is open: the plan's question once Plan has read it, else the message itself.
+      const notes = turn.notes.filter((n) => n.startsWith('🚨')).map(withoutStage);
+      expect(notes).toHaveLength(1);
+      expect(notes[0]).toMatch(
+        /^🚨 Escalation: VIP talent, handle personally\nRequested by: lead@team.example\nOpen for the team:\n- (question: “Pay”|“When will I get paid\?”)$/,
+      );
       expect(turn.status).toBe('ROUTE_TO_TEAM');
       expectSnoozedFiveMinutes(turn);
       expect(turn.state.escalate).toMatchObject({

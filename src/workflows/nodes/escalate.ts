@@ -2,6 +2,8 @@
 import { CancellationScope, log, upsertSearchAttributes } from '@temporalio/workflow';
 import { searchAttributes } from '../../contract/shared';
 import type { AgentState, EscalationKind, UserTold } from '../../contract/state';
+import { OPEN_FOR_THE_TEAM } from '../../contract/notes';
+import { openForTheTeam } from '../rules/contexts';
 import { escalationNote, isDraftRoute, type Escalation } from '../rules/routing';
 import { runMap } from '../rules/run-summary';
 import { settledStage, stageLine, suggestedStepLine } from '../rules/stage';
@@ -62,7 +64,14 @@ export async function escalate(turn: Turn): Promise<Step> {
   const toldAlready = !turn.legacy && state.escalate?.user_told?.sent ? state.escalate.user_told : null;
   const teamOwns = state.metadata.conversation.ownership.owner === 'team';
   const told = toldAlready ?? (teamOwns || shadow ? null : await tellUser(turn, handOver.kind));
-  const forTheTeam = [stageLine(settledStage(state)), suggestedStepLine(state)].filter((l) => l !== null);
+  // Every hand-over says what it leaves open: a partial answer's details list it already, and after a reply went out
+  // (an operator's escalation) the turn's questions were answered.
+  const listed = handOver.details?.includes(OPEN_FOR_THE_TEAM) ?? false;
+  const replied = state.response_delivery?.delivery_successful ?? false;
+  const forTheTeam = [
+    ...(listed || replied ? [] : openForTheTeam(state)),
+    ...[stageLine(settledStage(state)), suggestedStepLine(state)].filter((l) => l !== null),
+  ];
   const note = await postNote(
     turn,
     escalationNote(handOver, told, runMap(state, handOver.kind), forTheTeam),

@@ -115,15 +115,13 @@ function holdBack(turn: Turn, problems: string[]): Step {
   return { next: 'draft' };
 }
 
-/** The hand-over note's details when the draft written again failed the guard too: what was wrong, and what is open. */
+/** The hand-over note's details when the draft written again failed the guard too: what was wrong with each. */
 function heldBackTwice(state: AgentState, problems: string[]): string[] {
   const first = state.metadata.held_back_draft?.problems ?? [];
   return [
     'Melvin’s own check held the reply back, written twice. What was wrong with the last one:',
     ...problems.map((p) => `- ${p}`),
     ...(first.length ? ['And with the first:', ...first.map((p) => `- ${p}`)] : []),
-    'Open for the team:',
-    ...turnIntents(state).map((i) => `- ${i.intent}: “${i.question}”`),
   ];
 }
 

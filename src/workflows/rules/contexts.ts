@@ -8,6 +8,7 @@ import type {
 } from '../../contract/llm-contexts';
 import type { AgentState, Intent, NamedRecord } from '../../contract/state';
 import type { GroundingSources } from '../../guards/grounding';
+import { OPEN_FOR_THE_TEAM } from '../../contract/notes';
 import { recordsAbout } from './entities';
 import { turnTone } from './tone';
 import { earlierTurns } from './conversation-record';
@@ -74,6 +75,19 @@ export function turnIntents(state: AgentState): Intent[] {
   const plan = state.hops.at(-1)?.plan;
   if (!plan) return [];
   return plan.intents?.length ? plan.intents : [{ intent: 'question', question: plan.user_query }];
+}
+
+/**
+ * What a hand-over leaves the team to answer, as its note lists it: each thing the plan read the talent asking, in
+ * their words; before any plan (a failed start, an operator's escalation), the messages no reply has answered.
+ */
+export function openForTheTeam(state: AgentState): string[] {
+  const intents = turnIntents(state);
+  const quoted = (text: string) => `“${text.length > 300 ? `${text.slice(0, 299)}…` : text}”`;
+  const lines = intents.length
+    ? intents.map((i) => `- ${i.intent}: ${quoted(i.question)}`)
+    : (unanswered(state).unanswered_messages ?? []).map((m) => `- ${quoted(m)}`);
+  return lines.length ? [OPEN_FOR_THE_TEAM, ...lines] : [];
 }
 
 /** The intents the latest coverage found the data does not answer (by name); all of them when it judged none singly. */

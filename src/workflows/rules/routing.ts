@@ -1,5 +1,5 @@
 // Routing as pure functions of the state: the decision rules after each node, the escalation table and the status mapping.
-import { ESCALATION_MARK, REQUESTED_BY } from '../../contract/notes';
+import { ESCALATION_MARK, OPEN_FOR_THE_TEAM, REQUESTED_BY } from '../../contract/notes';
 import type { DraftRoute, RouteKind } from '../../contract/schemas';
 import type {
   EscalationKind,
@@ -96,7 +96,7 @@ export function partialAnswer(intents: Intent[], open: string[]): Escalation {
   return {
     ...escalation('partial_answer', `${count} (${open.join('; ')})`),
     details: [
-      'Open for the team:',
+      OPEN_FOR_THE_TEAM,
       ...intents.filter(isOpen).map(line),
       ...unnamed,
       'Answered in the reply:',
