@@ -166,8 +166,7 @@ function contentWords(text: string): string[] {
 function handOverNote(
   status: string,
   notes: string[],
-  userMessage: string | null,
-  replied: boolean,
+  turn: { userMessage: string | null; replied: boolean; read: boolean },
 ): { passed: boolean; found: string } {
   const note = notes.find((n) => n.startsWith('🚨 Escalation:'));
   if (!note) return { passed: false, found: 'no hand-over note' };
@@ -178,24 +177,29 @@ function handOverNote(
     (status === 'ROUTE_TO_TEAM' && operator) || HAND_OVER_REASONS[status]!.some((r) => reason.startsWith(r));
   const open = lines.indexOf('Open for the team:');
   const listed = open === -1 ? [] : lines.slice(open + 1).filter((l) => l.startsWith('- '));
-  const asked = contentWords(userMessage ?? '');
-  const named = listed.some((line) => {
-    const words = contentWords(line);
-    return asked.filter((w) => words.includes(w)).length >= Math.min(2, asked.length);
-  });
-  const passed = kindNamed && (replied || (listed.length > 0 && named));
+  const asked = contentWords(turn.userMessage ?? '');
+  // A conversation Melvin could not read cannot be quoted: the list says so instead.
+  const named =
+    !turn.read ||
+    listed.some((line) => {
+      const words = contentWords(line);
+      return asked.filter((w) => words.includes(w)).length >= Math.min(2, asked.length);
+    });
+  // A lead's own escalation may come with nothing new from the talent, and after a reply nothing was left open.
+  const passed = kindNamed && (operator || turn.replied || (listed.length > 0 && named));
   return { passed, found: passed ? reason : `${reason}; open for the team: ${listed.join(' ') || 'none listed'}` };
 }
 
 /**
  * Compares what happened with what the scenario expects; absent expectations are not checked. A turn that hands over
- * is also checked for its note (`hand_over_note`), with the talent's message of the turn when the runner knows it.
+ * is also checked for its note (`hand_over_note`), with the talent's message of the turn when the runner knows it, and
+ * whether the team owned the conversation when the turn began (the turn before handed over).
  */
 export function evaluate(
   expect: Scenario['expect'],
   state: AgentState,
   conversation: SandboxConversation,
-  userMessage: string | null = null,
+  turn: { userMessage: string | null; teamOwned: boolean } = { userMessage: null, teamOwned: false },
 ): ExpectationResult[] {
   const results: ExpectationResult[] = [];
   const check = (expectation: string, expected: unknown, actual: unknown, passed: boolean) =>
@@ -273,8 +277,14 @@ export function evaluate(
     check('snoozed', expect.snoozed, snoozed, snoozed === expect.snoozed);
   }
   const status = expect.melvin_status;
-  if (status !== undefined && HAND_OVER_REASONS[status] && state.escalate) {
-    const { passed, found } = handOverNote(status, conversation.notes, userMessage, replies.length > 0);
+  // A turn while the team already owns the conversation hands nothing over again: the team has its note.
+  const noted = conversation.notes.some((n) => n.startsWith('🚨 Escalation:'));
+  if (status !== undefined && HAND_OVER_REASONS[status] && state.escalate && (noted || !turn.teamOwned)) {
+    const { passed, found } = handOverNote(status, conversation.notes, {
+      userMessage: turn.userMessage,
+      replied: replies.length > 0,
+      read: state.messages.length > 0,
+    });
     check('hand_over_note', `the kind of ${status} and what is open`, found, passed);
   }
   return results;
@@ -524,7 +534,10 @@ export class ScenarioRunner {
       });
       const judged = [
         ...(turnResults.get(index - 1) ?? []),
-        ...evaluate(expect, turn.state, view, outcomes.at(-1)!.user),
+        ...evaluate(expect, turn.state, view, {
+          userMessage: outcomes.at(-1)!.user,
+          teamOwned: outcomes.at(-2)?.handed_over ?? false,
+        }),
       ];
       results.push(
         ...judged.map((e) => (index === 0 ? e : { ...e, expectation: `turn ${index + 1}: ${e.expectation}` })),

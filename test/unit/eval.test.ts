@@ -326,17 +326,22 @@ describe('the answer figures', () => {
       const told = { text: HANDOVER, sent: true, error: null, part_id: '9' };
       const state = {
         hops: [],
+        messages: [{ role: 'user', content: t.user }],
         escalate: t.escalated ? { escalation_source: t.escalated, user_told: told } : null,
       } as unknown as AgentState;
       const replies = t.escalated ? [...t.replies, HANDOVER] : t.replies;
       const status = t.escalated ? 'ROUTE_TO_TEAM' : 'success';
+      // A hand-over's note, as Melvin writes it: its kind, and the talent's message left open.
+      const notes = t.escalated
+        ? [`🚨 Escalation: User requested to talk to a human\nOpen for the team:\n- “${t.user}”`]
+        : [];
       outcomes.push({
         user: t.user,
         replies: t.replies,
         handed_over: t.escalated !== undefined,
         melvin_status: status,
       });
-      const judged = evaluate(t.expect, state, { replies, notes: [], melvin_status: status, snoozed_until: null });
+      const judged = evaluate(t.expect, state, { replies, notes, melvin_status: status, snoozed_until: null });
       return judged.map((e) => (index === 0 ? e : { ...e, expectation: `turn ${index + 1}: ${e.expectation}` }));
     });
     return {

@@ -412,8 +412,12 @@ describe('scenario files', () => {
   });
 
   describe('a turn that hands over is checked for its note: the kind, and the question it leaves open', () => {
-    const state = { hops: [], escalate: { escalation_source: 'draft' } } as unknown as AgentState;
     const asked = 'Can you send me a copy of my Form 8821 please?';
+    const state = {
+      hops: [],
+      messages: [{ role: 'user', content: asked }],
+      escalate: { escalation_source: 'draft' },
+    } as unknown as AgentState;
     const good =
       '🚨 Escalation: No safe answer: the draft found no reply it could give from the data and the help center\n' +
       'Open for the team:\n- tax form: “send me a copy of my Form 8821”\nHow Melvin got here:';
@@ -422,7 +426,7 @@ describe('scenario files', () => {
         { melvin_status: status as never },
         state,
         { replies: [], notes, melvin_status: status, snoozed_until: null },
-        message,
+        { userMessage: message, teamOwned: false },
       ).find((r) => r.expectation === 'hand_over_note');
     test('the note names the kind and quotes the question', () => {
       expect(noteCheck([good])).toMatchObject({ passed: true });
@@ -436,19 +440,45 @@ describe('scenario files', () => {
     ])('it fails with %s', (_why, notes) => {
       expect(noteCheck(notes)).toMatchObject({ passed: false });
     });
-    test('an operator’s escalation names its kind by who asked', () => {
-      const operator =
-        '🚨 Escalation: VIP, I will take it\nRequested by: lead@team\nOpen for the team:\n- “' + asked + '”';
+    test('an operator’s escalation names its kind by who asked, and may come with nothing new from the talent', () => {
+      const operator = '🚨 Escalation: VIP, I will take it\nRequested by: lead@team';
+      expect(noteCheck([`${operator}\nOpen for the team:\n- “${asked}”`], 'ROUTE_TO_TEAM')).toMatchObject({
+        passed: true,
+      });
       expect(noteCheck([operator], 'ROUTE_TO_TEAM')).toMatchObject({ passed: true });
+    });
+    test('a conversation Melvin could not read is listed as such, not quoted', () => {
+      const unread = { ...state, messages: [] } as unknown as AgentState;
+      const note = '🚨 Escalation: Initialization failed: 404\nOpen for the team:\n- the talent’s messages: unread';
+      const check = (notes: string[]) =>
+        evaluate(
+          { melvin_status: 'error' },
+          unread,
+          { replies: [], notes, melvin_status: 'error', snoozed_until: null },
+          { userMessage: asked, teamOwned: false },
+        ).find((r) => r.expectation === 'hand_over_note');
+      expect(check([note])).toMatchObject({ passed: true });
+      expect(check(['🚨 Escalation: Initialization failed: 404'])).toMatchObject({ passed: false });
+    });
+    test('a turn while the team already owns the conversation needs no note of its own, but one it posts is checked', () => {
+      const owned = (notes: string[]) =>
+        evaluate(
+          { melvin_status: 'ROUTE_TO_TEAM' },
+          state,
+          { replies: [], notes, melvin_status: 'ROUTE_TO_TEAM', snoozed_until: null },
+          { userMessage: asked, teamOwned: true },
+        ).find((r) => r.expectation === 'hand_over_note');
+      expect(owned(['💬 The user wrote again.'])).toBeUndefined();
+      expect(owned(['🚨 Escalation: User requested to talk to a human'])).toMatchObject({ passed: false });
     });
     test('a turn that replied, or whose status is no hand-over, is not checked for one', () => {
       expect(noteCheck([], 'success')).toBeUndefined();
-      const replied = { hops: [], escalate: null } as unknown as AgentState;
+      const replied = { hops: [], messages: [], escalate: null } as unknown as AgentState;
       const results = evaluate(
         { melvin_status: 'ROUTE_TO_TEAM' },
         replied,
         { replies: [], notes: [], melvin_status: 'ROUTE_TO_TEAM', snoozed_until: null },
-        asked,
+        { userMessage: asked, teamOwned: false },
       );
       expect(results.map((r) => r.expectation)).toEqual(['melvin_status']);
     });

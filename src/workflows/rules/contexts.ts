@@ -79,7 +79,8 @@ export function turnIntents(state: AgentState): Intent[] {
 
 /**
  * What a hand-over leaves the team to answer, as its note lists it: each thing the plan read the talent asking, in
- * their words; before any plan (a failed start, an operator's escalation), the messages no reply has answered.
+ * their words; before any plan (a failed start, an operator's escalation), the messages no reply has answered; when
+ * the conversation could not be read, that the team must read it.
  */
 export function openForTheTeam(state: AgentState): string[] {
   const intents = turnIntents(state);
@@ -87,6 +88,9 @@ export function openForTheTeam(state: AgentState): string[] {
   const lines = intents.length
     ? intents.map((i) => `- ${i.intent}: ${quoted(i.question)}`)
     : (unanswered(state).unanswered_messages ?? []).map((m) => `- ${quoted(m)}`);
+  // A conversation Melvin could not read: its messages are for the team to read in Intercom.
+  if (!lines.length && !state.messages.length)
+    lines.push('- the talent’s messages: Melvin could not read the conversation');
   return lines.length ? [OPEN_FOR_THE_TEAM, ...lines] : [];
 }
 
