@@ -10,6 +10,7 @@ import type { AgentState } from '../src/contract/state';
 import type { GateSpec } from './gates';
 import { Scenario, type ClosedConversation, type ScenarioDecision } from './scenario';
 import { waitFor } from './wait';
+import { withDecoyRecords } from './decoys';
 import { errorMessage } from '../src/observability/error-message';
 import { INDEX_SCHEDULE_ID } from '../src/resolved-index/schedule';
 
@@ -110,6 +111,7 @@ export function scenarioFiles(targets: string[]): string[] {
   });
 }
 
+/** A scenario file, checked, with two decoy records for its talent whose facts no reply may hold (./decoys). */
 export function loadScenario(file: string): Scenario {
   let json: unknown;
   try {
@@ -125,7 +127,7 @@ export function loadScenario(file: string): Scenario {
     });
     throw new Error(`${file}: ${issues.join('; ')}`);
   }
-  return parsed.data;
+  return withDecoyRecords(parsed.data);
 }
 
 const lower = (text: string) => text.toLowerCase();

@@ -832,6 +832,22 @@ function jobWordsOf(record: Record<string, unknown>): string {
   return `${String(record.job_title ?? '')} ${job?.title ?? ''} ${job?.location ?? ''}`.toLowerCase();
 }
 
+/** When a record last moved: paid or due, else updated or made; 0 when it says nothing. */
+const when = (r: Record<string, unknown>) =>
+  Date.parse(String(r.paid_at ?? r.expected_date ?? r.updated_at ?? r.applied_at ?? '')) || 0;
+const CLOSED = /^(paid|deposited|settled|withdrawn|rejected|declined|closed|expired|cancell?ed)/i;
+const HALF_YEAR_MS = 182 * 24 * 3600 * 1000;
+
+/**
+ * The records a question that names none of them means: all but those closed half a year or more before the talent's
+ * latest record ("my payment" is not the one paid last year), unless those are all there is.
+ */
+function current(all: Record<string, unknown>[]): Record<string, unknown>[] {
+  const latest = Math.max(0, ...all.map(when));
+  const live = all.filter((r) => !(CLOSED.test(String(r.status ?? '')) && when(r) < latest - HALF_YEAR_MS));
+  return live.length ? live : all;
+}
+
 function ownRecords(context: Context, intent: AskedIntent, kind: OwnRecords['kind']): OwnRecords | null {
   const { tool, field } = OWN_TOOLS[kind];
   const answered = Object.values(context.tool_data ?? {}).some((t) => ownName(t.tool_name ?? '') === tool && t.success);
@@ -850,12 +866,12 @@ function ownRecords(context: Context, intent: AskedIntent, kind: OwnRecords['kin
     if (meant.length) return { kind, all, asked: meant };
   }
   const mention = jobMention(intent.question, kind);
-  if (!mention) return { kind, all, asked: all };
+  if (!mention) return { kind, all, asked: current(all) };
   // "my application for the barista job": the words that name the job, not the record's kind.
   const mentionWords = words(mention).filter(
     (w) => w.length > 2 && !['payment', 'application', 'job'].includes(canonical(w)),
   );
-  if (!mentionWords.length) return { kind, all, asked: all };
+  if (!mentionWords.length) return { kind, all, asked: current(all) };
   // "The Reno warehouse job" is the record with both words, not every job in Reno.
   const hits = (r: Record<string, unknown>) => mentionWords.filter((w) => sameWordIn(jobWordsOf(r), w)).length;
   const most = Math.max(0, ...all.map(hits));
@@ -875,8 +891,8 @@ function ownRecords(context: Context, intent: AskedIntent, kind: OwnRecords['kin
   }
   // A word the data knows elsewhere is a detail of a job the talent has, not another job; so is an occasion.
   const known = JSON.stringify(context.tool_data ?? {}).toLowerCase();
-  if (mentionWords.some((w) => sameWordIn(known, w))) return { kind, all, asked: all };
-  if (mentionWords.every((w) => OCCASIONS.has(w.toLowerCase()))) return { kind, all, asked: all };
+  if (mentionWords.some((w) => sameWordIn(known, w))) return { kind, all, asked: current(all) };
+  if (mentionWords.every((w) => OCCASIONS.has(w.toLowerCase()))) return { kind, all, asked: current(all) };
   return { kind, all, asked: [], absent: mention };
 }
 
@@ -1051,7 +1067,7 @@ function ownRecordSentences(r: OwnRecords): string[] {
     // A payment may still come for a job the talent has; an application they never made will not appear by itself.
     const yet = r.kind === 'payment' ? ' yet' : '';
     const missing = `I don't see ${noun} for the ${titled(r.absent)} job on your account${yet}.`;
-    return [missing, ...recordSentences(r.kind, r.all)];
+    return [missing, ...recordSentences(r.kind, current(r.all))];
   }
   if (!r.all.length) return [`I don't see ${noun} on your account yet.`];
   return recordSentences(r.kind, r.asked);
@@ -1061,7 +1077,8 @@ function recordSentences(kind: OwnRecords['kind'], found: Record<string, unknown
   if (kind === 'application') return found.map(applicationSentence);
   // The payment still on its way matters most; otherwise the latest one.
   const open = found.filter((p) => p.status !== 'paid');
-  return (open.length ? open : found.slice(-1)).map(paymentSentence);
+  const latest = [...found].sort((a, b) => when(a) - when(b)).slice(-1);
+  return (open.length ? open : latest).map(paymentSentence);
 }
 
 function jobSentence(job: Record<string, unknown>): string {

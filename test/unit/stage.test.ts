@@ -99,6 +99,53 @@ describe('the stage comes from the records first, the words second', () => {
     expect(reading?.from ?? null).toBe(from);
   });
 
+  describe('a record closed half a year before the latest is the talent’s past, not where they are', () => {
+    const dated = (record: Record<string, unknown>, date: string) => ({ ...record, updated_at: date });
+    test.each<[string, Words, Record<string, unknown>, Stage | null]>([
+      [
+        'last year’s paid payment, this month’s processing one, words say nothing',
+        'unknown',
+        { payments: [dated(payment('p0', 'paid'), '2025-10-02'), dated(payment('p1', 'processing'), '2026-11-20')] },
+        'awaiting_payment',
+      ],
+      [
+        'an old paid payment and a recent hired application',
+        'unknown',
+        {
+          payments: [dated(payment('p0', 'paid'), '2025-03-02')],
+          applications: [dated(application('a1', 'hired'), '2026-11-01')],
+        },
+        'hired',
+      ],
+      [
+        'an old offer and a new screening',
+        undefined,
+        {
+          applications: [
+            dated(application('a0', 'offer_extended'), '2024-12-30'),
+            dated(application('a1', 'screening'), '2026-11-01'),
+          ],
+        },
+        'screening',
+      ],
+      [
+        'only old records: they are all there is',
+        'unknown',
+        { payments: [dated(payment('p0', 'paid'), '2024-01-02')] },
+        'paid',
+      ],
+    ])('%s', (_case, words, data, stage) => {
+      expect(turnStage(stateWith(words, data))?.stage ?? null).toBe(stage);
+    });
+
+    test('records within half a year of each other are all current: the furthest wins', () => {
+      const data = {
+        payments: [dated(payment('p0', 'paid'), '2026-08-01'), dated(payment('p1', 'processing'), '2026-11-20')],
+      };
+      expect(turnStage(stateWith('unknown', data))?.stage).toBe('paid');
+    });
+  });
+
   test('the record the talent named speaks before their other records', () => {
     const data = { applications: [application('a1', 'hired', 'job-1'), application('a2', 'screening', 'job-2')] };
     expect(turnStage(stateWith('unknown', data))?.stage).toBe('hired');

@@ -220,7 +220,11 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
 
     expect(sandbox.intercom.requests.filter((r) => r.operation === 'fetch')).toHaveLength(1);
     expect(turn.notes).toEqual([
-      `🚨 Escalation: Initialization failed: fetch conversation ${id}: Intercom answered 401 (unauthorized: Access Token Invalid)`,
+      [
+        `🚨 Escalation: Initialization failed: fetch conversation ${id}: Intercom answered 401 (unauthorized: Access Token Invalid)`,
+        'Open for the team:',
+        '- the talent’s messages: Melvin could not read the conversation',
+      ].join('\n'),
     ]);
     expect(turn.replies).toEqual([]);
     expect(turn.status).toBe('error');

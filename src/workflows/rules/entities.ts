@@ -14,6 +14,8 @@ export interface UserRecord {
   /** Its status as the data gives it ("screening", "paid"), and the job it is for: what the stage is read from. */
   status?: string;
   jobId?: string;
+  /** The latest ISO date it holds (paid, due, updated, applied): how recent it is. */
+  latestDate?: string;
 }
 
 /** Below this share of the mention's words found in a record, the match is a guess, and a guess is never sent. */
@@ -77,6 +79,10 @@ export function userRecords(toolData: Record<string, StoredToolData>): UserRecor
     if (!record.label) record.label = labelParts.join(', ');
     if (typeof fields.status === 'string') record.status = fields.status;
     if (typeof fields.job_id === 'string') record.jobId = fields.job_id;
+    for (const f of DATE_FIELDS) {
+      const iso = typeof fields[f] === 'string' ? /^\d{4}-\d{2}-\d{2}/.exec(fields[f] as string)?.[0] : undefined;
+      if (iso && (!record.latestDate || iso > record.latestDate)) record.latestDate = iso;
+    }
     found.set(key, record);
   };
   const walk = (value: unknown, parentKey: string | null) => {

@@ -48,6 +48,21 @@ export function recordStage(record: Pick<UserRecord, 'kind' | 'status'>): Stage 
 
 const furthest = (stages: Stage[]): Stage => stages.reduce((a, b) => (STAGES.indexOf(b) > STAGES.indexOf(a) ? b : a));
 
+/** Half a year, in days: a record that last moved that long before the talent's latest is their past. */
+const PAST_DAYS = 182;
+
+/**
+ * The records that say where the talent is now: a payment paid or an application closed half a year before their
+ * latest record is history, and the furthest stage of all would otherwise be last year's "paid".
+ */
+function recent(records: UserRecord[]): UserRecord[] {
+  const dated = records.filter((r) => r.kind !== 'job' && r.latestDate);
+  const latest = dated.reduce((a, r) => (r.latestDate! > a ? r.latestDate! : a), '');
+  if (!latest) return records;
+  const cutoff = new Date(Date.parse(latest) - PAST_DAYS * 86_400_000).toISOString().slice(0, 10);
+  return records.filter((r) => !r.latestDate || r.kind === 'job' || r.latestDate >= cutoff);
+}
+
 /**
  * The turn's stage. The records the talent's words name (resolved after Gather) speak first, then all their gathered
  * records: among those, the stage the words speak of when a record confirms it, else the furthest record of the
@@ -65,7 +80,7 @@ export function turnStage(state: AgentState): StageReading | null {
       const stage = recordStage(r);
       return stage ? [{ stage, evidence: `${r.kind} ${r.status}` }] : [];
     });
-  const found = staged(namedRecords).length ? staged(namedRecords) : staged(records);
+  const found = staged(namedRecords).length ? staged(namedRecords) : staged(recent(records));
   const fromRecords = (candidates: typeof found): StageReading => {
     const stage = furthest(candidates.map((c) => c.stage));
     return { stage, from: 'records', evidence: candidates.find((c) => c.stage === stage)!.evidence };
