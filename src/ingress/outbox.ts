@@ -61,6 +61,8 @@ export interface OutboxOptions {
   compactBytes?: number;
   /** The first pause after Temporal failed a forward (doubling to 10 s while it keeps failing); 100 ms by default. */
   firstRetryMs?: number;
+  /** How much of the journal recovery reads at once (1 MiB by default; tests make it small). */
+  readChunkBytes?: number;
   /** Called once per entry when it leaves the outbox (for the metrics). */
   onForwarded?: (entry: OutboxEntry, outcome: Forwarded | 'rejected') => void;
 }
@@ -166,37 +168,60 @@ export class Outbox {
    */
   private async recover(): Promise<void> {
     await mkdir(this.options.dir, { recursive: true });
-    const checkpointText = await readFile(this.file(CHECKPOINT), 'utf8').catch(() => '0');
+    const checkpointText = await readFile(this.file(CHECKPOINT), 'utf8').catch((err: NodeJS.ErrnoException) => {
+      // Forwarding from the start again is harmless (the workflows ignore what they have seen); stopping is not.
+      if (err.code !== 'ENOENT') logEvent('error', 'outbox checkpoint unreadable', { reason: errorMessage(err) });
+      return '0';
+    });
     this.checkpoint = Number.parseInt(checkpointText, 10) || 0;
-    const text = await readFile(this.file(JOURNAL), 'utf8').catch(() => '');
-    let complete = text.slice(0, text.lastIndexOf('\n') + 1);
     let maxSeq = this.checkpoint;
-    const readable: string[] = [];
     let rejected = false;
-    for (const [index, raw] of complete.split('\n').entries()) {
-      if (raw === '') continue;
+    const onLine = async (raw: string, index: number) => {
       const parsed = JournalLine.safeParse(safeJson(raw));
       if (!parsed.success) {
-        const reason = `unreadable journal line at ${this.file(JOURNAL)} line ${index + 1}`;
+        const reason = `unreadable journal line at ${this.file(JOURNAL)} line ${index}`;
         await this.reject(raw, `${reason}: ${JSON.stringify(issuesOf(parsed.error))}`);
         logEvent('error', 'outbox journal line unreadable', { reason, rejected_file: this.file(REJECTED) });
         rejected = true;
-        continue;
+        return;
       }
-      readable.push(`${raw}\n`);
       maxSeq = Math.max(maxSeq, parsed.data.seq);
       if (parsed.data.seq > this.checkpoint) this.pending.push(parsed.data);
-    }
+    };
+    let { completeBytes, fileBytes } = await readJournal(this.file(JOURNAL), onLine, this.options.readChunkBytes);
     this.nextSeq = maxSeq + 1;
     if (rejected) {
-      complete = readable.join('');
-      await replaceFile(this.file(JOURNAL), complete);
+      completeBytes = await this.rewriteReadableLines();
+      fileBytes = completeBytes;
     }
     this.journal = await open(this.file(JOURNAL), 'a+');
-    if (complete.length !== text.length) await this.journal.truncate(Buffer.byteLength(complete));
-    this.journalBytes = Buffer.byteLength(complete);
+    if (completeBytes !== fileBytes) await this.journal.truncate(completeBytes);
+    this.journalBytes = completeBytes;
     // A journal just created (or written again) is only durable once its directory entry is.
     await syncFile(this.options.dir);
+  }
+
+  /** Writes the journal again with only its readable lines, as `replaceFile` does, a line at a time; its new size. */
+  private async rewriteReadableLines(): Promise<number> {
+    const temporary = `${this.file(JOURNAL)}.tmp`;
+    const handle = await open(temporary, 'w');
+    let bytes = 0;
+    try {
+      await readJournal(
+        this.file(JOURNAL),
+        async (raw) => {
+          if (!JournalLine.safeParse(safeJson(raw)).success) return;
+          await handle.write(`${raw}\n`);
+          bytes += Buffer.byteLength(raw) + 1;
+        },
+        this.options.readChunkBytes,
+      );
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, this.file(JOURNAL));
+    return bytes;
   }
 
   /** Group commit: every append waiting when a flush starts shares its one write and one sync. */
@@ -254,7 +279,18 @@ export class Outbox {
       this.settle(line);
     } catch (err) {
       if (err instanceof OutboxRejection) {
-        await this.reject(JSON.stringify(line), err.message);
+        try {
+          await this.reject(JSON.stringify(line), err.message);
+        } catch (writeErr) {
+          // Kept nowhere else: the entry stays in the journal and is tried again after a pause; the ingress stays up.
+          logEvent('error', 'outbox rejected entry not written', {
+            conversation_id: line.entry.conversationId,
+            rejected_file: this.file(REJECTED),
+            reason: errorMessage(writeErr),
+          });
+          this.pause(line, errorMessage(writeErr), 'the rejected file cannot be written');
+          return;
+        }
         logEvent('error', 'outbox entry rejected by Temporal', {
           conversation_id: line.entry.conversationId,
           reason: err.message,
@@ -263,23 +299,27 @@ export class Outbox {
         this.options.onForwarded?.(line.entry, 'rejected');
         this.settle(line);
       } else {
-        // Temporal is down or slow: everything waits, not only this entry, so a dead server is not hammered.
-        const delayMs = this.retryDelayMs;
-        this.retryDelayMs = Math.min(this.retryDelayMs * 2, MAX_RETRY_MS);
-        this.retryAt = Date.now() + delayMs;
-        logEvent('warn', 'outbox forwarding paused: Temporal unavailable', {
-          conversation_id: line.entry.conversationId,
-          retry_in_ms: delayMs,
-          pending: this.pending.length,
-          reason: errorMessage(err),
-        });
-        this.wakeIn(delayMs);
+        this.pause(line, errorMessage(err));
       }
     } finally {
       this.inFlight.delete(line.seq);
       this.busyConversations.delete(line.entry.conversationId);
       this.pump();
     }
+  }
+
+  /** Forwarding failed: everything waits, not only this entry, so a dead server (or disk) is not hammered. */
+  private pause(line: JournalLine, reason: string, why = 'Temporal unavailable'): void {
+    const delayMs = this.retryDelayMs;
+    this.retryDelayMs = Math.min(this.retryDelayMs * 2, MAX_RETRY_MS);
+    this.retryAt = Date.now() + delayMs;
+    logEvent('warn', `outbox forwarding paused: ${why}`, {
+      conversation_id: line.entry.conversationId,
+      retry_in_ms: delayMs,
+      pending: this.pending.length,
+      reason,
+    });
+    this.wakeIn(delayMs);
   }
 
   /** Runs `pump` again in `ms`, in place of any wake-up already set (a pause's end or a retry's). */
@@ -344,6 +384,61 @@ export class Outbox {
       await handle.close();
     }
   }
+}
+
+/**
+ * Hands each complete, non-empty line of the journal (without its newline) to `onLine` with its line number, reading
+ * `chunkBytes` at a time: a journal may be larger than one string can hold. A last line without its newline is left
+ * out (`completeBytes` < `fileBytes`). No journal is an empty one; a journal that cannot be read is an error that says
+ * so: taken for empty, its unsent entries would be cut off by the next compaction.
+ */
+async function readJournal(
+  file: string,
+  onLine: (raw: string, lineNumber: number) => Promise<void>,
+  chunkBytes = 1 << 20,
+): Promise<{ completeBytes: number; fileBytes: number }> {
+  let handle: FileHandle;
+  let completeBytes = 0;
+  let fileBytes = 0;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { completeBytes, fileBytes };
+    throw unreadable(file, err);
+  }
+  try {
+    const chunk = Buffer.alloc(chunkBytes);
+    let carry: Buffer[] = [];
+    let lineNumber = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunkBytes, null).catch((err: unknown) => {
+        throw unreadable(file, err);
+      });
+      if (bytesRead === 0) break;
+      fileBytes += bytesRead;
+      let start = 0;
+      for (let at = chunk.indexOf(10, 0); at !== -1 && at < bytesRead; at = chunk.indexOf(10, start)) {
+        const line = carry.length ? Buffer.concat([...carry, chunk.subarray(start, at)]) : chunk.subarray(start, at);
+        carry = [];
+        lineNumber += 1;
+        completeBytes += line.length + 1;
+        if (line.length) await onLine(line.toString('utf8'), lineNumber);
+        start = at + 1;
+      }
+      if (start < bytesRead) carry.push(Buffer.from(chunk.subarray(start, bytesRead)));
+    }
+    return { completeBytes, fileBytes };
+  } finally {
+    await handle.close();
+  }
+}
+
+function unreadable(file: string, err: unknown): Error {
+  return new Error(
+    `the outbox cannot read ${file} (${errorMessage(err)}): it does not start rather than take the journal for ` +
+      'empty and lose the deliveries it acknowledged; fix the file or the disk and start again',
+    { cause: err },
+  );
 }
 
 /** Flushes a file, or a directory's entries, to disk. */

@@ -1,6 +1,7 @@
 // The ingress's outbox on a real directory: what is acknowledged is forwarded, in order per conversation, through
 // Temporal failures, a crash at any point, a line cut short and a line that no longer parses.
-import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import * as fsPromises from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -47,6 +48,14 @@ function recorder() {
     return 'signalled';
   };
   return { taken, forward };
+}
+
+async function waitUntil(holds: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!holds()) {
+    if (Date.now() > until) throw new Error('the condition did not hold in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
 
 describe('the ingress outbox', () => {
@@ -120,6 +129,96 @@ describe('the ingress outbox', () => {
       { numRuns: 40 },
     );
   }, 120_000);
+
+  test('a rejected file that cannot be written keeps the entry and the ingress up; it is kept once the disk is back', async () => {
+    const dir = await freshDir();
+    // A directory where the file should be: every write to it fails, as on a full or read-only volume.
+    await mkdir(path.join(dir, 'rejected.jsonl'));
+    const outcomes: string[] = [];
+    const outbox = await Outbox.open({
+      dir,
+      firstRetryMs: 20,
+      forward: async (entry) => {
+        if (idOf(entry) === 'bad') throw new OutboxRejection('PERMISSION_DENIED: wrong namespace');
+        return 'signalled';
+      },
+      onForwarded: (entry, outcome) => outcomes.push(`${idOf(entry)} ${outcome}`),
+    });
+    await outbox.append(message('a', 'bad'));
+    await outbox.append(message('b', 'good'));
+    await waitUntil(
+      () => outcomes.includes('good signalled') && logged.join('').includes('rejected entry not written'),
+    );
+    expect(outcomes).toEqual(['good signalled']);
+    // Both still counted: the checkpoint cannot pass the entry it could not keep.
+    expect(outbox.backlog.pending).toBe(2);
+    expect(logged.join('')).toContain('"message":"outbox forwarding paused: the rejected file cannot be written"');
+
+    await rm(path.join(dir, 'rejected.jsonl'), { recursive: true });
+    await outbox.drained();
+    await outbox.close();
+    expect(outcomes).toEqual(['good signalled', 'bad rejected']);
+    const kept = JSON.parse(await readFile(path.join(dir, 'rejected.jsonl'), 'utf8')) as { reason: string };
+    expect(kept.reason).toBe('PERMISSION_DENIED: wrong namespace');
+  });
+
+  test('a journal larger than one string can hold is read whole: the entries after its first 512 MiB are forwarded', async () => {
+    const dir = await freshDir();
+    const blocked = await Outbox.open({ dir, forward: () => new Promise<never>(() => undefined) });
+    await blocked.append(message('a', 'n1'));
+    await blocked.close(0);
+    // 540 entries of 1 MiB each, already forwarded (below the checkpoint), then one that is not: past V8's string limit.
+    const journal = path.join(dir, 'journal.jsonl');
+    const text = 'x'.repeat(1 << 20);
+    const forwarded = await fsPromises.open(journal, 'a');
+    for (let seq = 2; seq < 542; seq++) {
+      const entry = { ...message('old', `old-${seq}`), message: { author: 'user', text } };
+      await forwarded.write(`${JSON.stringify({ seq, at: 1, entry })}\n`);
+    }
+    await forwarded.write(`${JSON.stringify({ seq: 542, at: 1, entry: message('b', 'n542') })}\n`);
+    await forwarded.close();
+    await writeFile(path.join(dir, 'forwarded'), '541');
+    expect((await stat(journal)).size).toBeGreaterThan(0x1fffffe8);
+    // seq 1 is below the checkpoint too: only the last entry is still to forward.
+    const { taken, forward } = recorder();
+    const outbox = await Outbox.open({ dir, forward });
+    await outbox.drained();
+    await outbox.close();
+    expect(taken.map(idOf)).toEqual(['n542']);
+  }, 60_000);
+
+  test('a journal that exists but cannot be read stops the start with a clear error, and is left as it is', async () => {
+    const dir = await freshDir();
+    await mkdir(path.join(dir, 'journal.jsonl'));
+    await expect(Outbox.open({ dir, forward: recorder().forward })).rejects.toThrow(
+      /the outbox cannot read .*journal\.jsonl \(EISDIR.*it does not start rather than take the journal for empty/,
+    );
+    expect((await stat(path.join(dir, 'journal.jsonl'))).isDirectory()).toBe(true);
+  });
+
+  test('the journal is read a chunk at a time: lines across chunks, a multi-byte text, a cut last line', async () => {
+    for (const chunk of [1, 7, 64, 4096]) {
+      const dir = await freshDir();
+      const blocked = await Outbox.open({ dir, forward: () => new Promise<never>(() => undefined) });
+      const texts = ['é', '日本語のメッセージ', 'a'.repeat(300), '🙂 ok'];
+      for (const [i, text] of texts.entries()) {
+        await blocked.append({ ...message(`c${i}`, `n${i}`), message: { author: 'user', text } } as OutboxEntry);
+      }
+      await blocked.close(0);
+      await appendFile(path.join(dir, 'journal.jsonl'), '{"seq":9,"at":1,"entr');
+      const { taken, forward } = recorder();
+      const outbox = await Outbox.open({ dir, forward, readChunkBytes: chunk });
+      await outbox.drained();
+      await outbox.close();
+      expect({ chunk, texts: taken.map((e) => (e.kind === 'message' ? e.message?.text : null)).sort() }).toEqual({
+        chunk,
+        texts: [...texts].sort(),
+      });
+      const lines = (await readFile(path.join(dir, 'journal.jsonl'), 'utf8')).split('\n');
+      expect(lines.at(-1)).toBe('');
+      expect(lines).toHaveLength(texts.length + 1);
+    }
+  });
 
   test('a line cut short by a crash was never acknowledged: it is cut off, and later entries follow it', async () => {
     const dir = await freshDir();
