@@ -37,8 +37,11 @@ export function createIngressApp(options: IngressOptions): express.Express {
       );
       res.json({ status: 'ok', temporal: 'serving', ...outboxHealth() });
     } catch (err) {
-      // With an outbox the webhook still takes deliveries; what waits for Temporal is in `outbox`.
-      res.status(503).json({ status: 'unavailable', temporal: errorMessage(err), ...outboxHealth() });
+      // With an outbox the webhook still takes deliveries (what waits for Temporal is in `outbox`), so it stays
+      // healthy: a proxy or orchestrator routing by health would otherwise stop deliveries during the very outage the
+      // outbox is there to absorb. Without one, deliveries are refused until Temporal answers.
+      if (options.outbox) res.json({ status: 'degraded', temporal: errorMessage(err), ...outboxHealth() });
+      else res.status(503).json({ status: 'unavailable', temporal: errorMessage(err) });
     }
   });
 
