@@ -10,6 +10,11 @@ import { errorMessage } from '../observability/error-message';
 
 export interface TemporalFailure {
   retryable: boolean;
+  /**
+   * A refusal of the ingress itself, not of this delivery (the namespace, the credentials, the server's version): every
+   * delivery would be refused the same way until an operator fixes the configuration, so the outbox keeps them.
+   */
+  configuration: boolean;
   /** What went wrong, for the log and the answer: the gRPC status's name and Temporal's own words. */
   reason: string;
 }
@@ -20,7 +25,7 @@ export interface TemporalFailure {
  * outlasted those retries. Unsure cases count as retryable: a redelivery costs one more failed call, a permanent answer
  * to a transient failure can lose the message.
  */
-const GRPC_STATUS: Record<number, { name: string; retryable: boolean }> = {
+const GRPC_STATUS: Record<number, { name: string; retryable: boolean; configuration?: boolean }> = {
   /** The call was cancelled on our side (the connection closing, the ingress stopping): nothing was decided. */
   1: { name: 'CANCELLED', retryable: true },
   /** No status from the server, often a proxy or load balancer in between: nothing says it would fail again. */
@@ -30,21 +35,21 @@ const GRPC_STATUS: Record<number, { name: string; retryable: boolean }> = {
   /** Temporal did not answer within the ingress's deadline. */
   4: { name: 'DEADLINE_EXCEEDED', retryable: true },
   /** The namespace does not exist (a missing workflow is handled before this): a configuration error. */
-  5: { name: 'NOT_FOUND', retryable: false },
+  5: { name: 'NOT_FOUND', retryable: false, configuration: true },
   /** Signal-with-start never conflicts with its own workflow id; if Temporal says it did, a repeat would too. */
   6: { name: 'ALREADY_EXISTS', retryable: false },
   /** The credentials are valid but may not do this: authorization is configuration. */
-  7: { name: 'PERMISSION_DENIED', retryable: false },
+  7: { name: 'PERMISSION_DENIED', retryable: false, configuration: true },
   /** A rate limit or a full queue: it clears. */
   8: { name: 'RESOURCE_EXHAUSTED', retryable: true },
   /** The namespace is not in a state to take it (deprecated, or not active in this cluster): an operator must act. */
-  9: { name: 'FAILED_PRECONDITION', retryable: false },
+  9: { name: 'FAILED_PRECONDITION', retryable: false, configuration: true },
   /** A concurrent change won a race on the server: the next try sees its result. */
   10: { name: 'ABORTED', retryable: true },
   /** Transient by the SDK's own retry rules. */
   11: { name: 'OUT_OF_RANGE', retryable: true },
   /** The server does not offer this call (older than the SDK needs): it will not until upgraded. */
-  12: { name: 'UNIMPLEMENTED', retryable: false },
+  12: { name: 'UNIMPLEMENTED', retryable: false, configuration: true },
   /** A server-side fault such as a database error, or a broken HTTP/2 stream: often passing. */
   13: { name: 'INTERNAL', retryable: true },
   /** The server is down, restarting or unreachable: the failure this ingress expects most. */
@@ -52,7 +57,7 @@ const GRPC_STATUS: Record<number, { name: string; retryable: boolean }> = {
   /** Unrecoverable data loss on the server: nothing the caller can fix, and the next request may well succeed. */
   15: { name: 'DATA_LOSS', retryable: true },
   /** No valid credentials (an API key or client certificate refused): configuration. */
-  16: { name: 'UNAUTHENTICATED', retryable: false },
+  16: { name: 'UNAUTHENTICATED', retryable: false, configuration: true },
 };
 
 /** The gRPC status of `err` or of the error it wraps, as the client throws a `ServiceError` around it. */
@@ -65,17 +70,20 @@ function grpcStatusOf(err: unknown): { code: number; details: string } | undefin
 
 export function classifyTemporalFailure(err: unknown): TemporalFailure {
   const message = errorMessage(err);
-  if (err instanceof NamespaceNotFoundError) return { retryable: false, reason: `NOT_FOUND: ${message}` };
+  if (err instanceof NamespaceNotFoundError) {
+    return { retryable: false, configuration: true, reason: `NOT_FOUND: ${message}` };
+  }
   if (err instanceof WorkflowExecutionAlreadyStartedError) {
-    return { retryable: false, reason: `ALREADY_EXISTS: ${message}` };
+    return { retryable: false, configuration: false, reason: `ALREADY_EXISTS: ${message}` };
   }
   // The payload converter (or codec) refused the input: the same input is refused every time.
-  if (err instanceof ValueError) return { retryable: false, reason: `payload: ${message}` };
+  if (err instanceof ValueError) return { retryable: false, configuration: false, reason: `payload: ${message}` };
   const grpc = grpcStatusOf(err);
-  if (!grpc) return { retryable: true, reason: message };
+  if (!grpc) return { retryable: true, configuration: false, reason: message };
   const known = GRPC_STATUS[grpc.code];
   return {
     retryable: known?.retryable ?? true,
+    configuration: known?.configuration ?? false,
     reason: `${known?.name ?? `gRPC status ${grpc.code}`}: ${grpc.details}`,
   };
 }

@@ -149,8 +149,17 @@ export async function openIngressOutbox(
         });
         return sent.outcome;
       } catch (err) {
-        const { retryable, reason } = classifyTemporalFailure(err);
+        const { retryable, configuration, reason } = classifyTemporalFailure(err);
         if (retryable) throw err;
+        if (configuration) {
+          // A rotated key or a wrong namespace refuses every delivery of the incident: they wait in the journal (with
+          // an alert) until the configuration is fixed, rather than all being parked where nobody answers them.
+          logEvent('error', 'outbox forwarding held: Temporal refuses the ingress’s configuration', {
+            conversation_id: entry.conversationId,
+            reason,
+          });
+          throw err;
+        }
         throw new OutboxRejection(reason);
       }
     },

@@ -418,16 +418,33 @@ describe('with an outbox (INGRESS_OUTBOX_DIR)', () => {
     expect(await runExists(events[2]!.data.item.id)).toBe(false);
   });
 
-  test('a delivery Temporal refuses for good is kept in rejected.jsonl with the reason', async () => {
+  test('a wrong namespace holds every delivery in the journal with an alert, and the fixed ingress forwards them', async () => {
     const wrongNamespace = new Client({ connection: env.connection, namespace: 'no-such-namespace' });
-    const event = notification();
+    const events = [notification(), notification()];
+    let errors = '';
+    jest.spyOn(process.stderr, 'write').mockImplementation((text: string | Uint8Array) => {
+      errors += String(text);
+      return true;
+    });
+    const stderrText = () => errors;
     await withOutboxIngress(wrongNamespace, async (url, outbox) => {
-      const body = JSON.stringify(event);
-      expect((await post(body, sign(body), url)).status).toBe(202);
+      for (const event of events) {
+        const body = JSON.stringify(event);
+        expect((await post(body, sign(body), url)).status).toBe(202);
+      }
+      await waitFor('the alert', async () =>
+        stderrText().includes('Temporal refuses the ingress') ? true : undefined,
+      );
+      expect(outbox.backlog.pending).toBe(2);
+    });
+    jest.restoreAllMocks();
+    expect(errors).not.toContain('outbox entry rejected');
+    await expect(readFile(path.join(dir, 'rejected.jsonl'), 'utf8')).rejects.toThrow('ENOENT');
+    // The namespace fixed: a new ingress process on the same directory.
+    await withOutboxIngress(env.client, async (_url, outbox) => {
       await outbox.drained();
     });
-    const rejected = JSON.parse(await readFile(path.join(dir, 'rejected.jsonl'), 'utf8')) as { reason: string };
-    expect(rejected.reason).toMatch(/^NOT_FOUND: .*no-such-namespace/);
+    for (const event of events) expect(await runExists(event.data.item.id)).toBe(true);
   });
 });
 
