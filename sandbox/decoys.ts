@@ -70,11 +70,11 @@ function factsOf(record: { amount?: number; date: string; title: string; place: 
  * The scenario with two closed records from well before its own added to the talent of the conversation, one of
  * each kind the talent has (two of the one kind they have), and their facts added to every turn's `reply_excludes`. A
  * talent with no records of their own gets none: a decoy would then be the only thing to answer with. Which
- * record a question means is the agent's to tell: the decoys are closed, a year older, and of jobs the talent
- * never names.
+ * record a question means is the agent's to tell: the decoys are closed, 200 to 500 days older than the scenario's
+ * dates, and of jobs the talent never names.
  */
 export function withDecoyRecords(scenario: Scenario): Scenario {
-  const users = scenario.talent?.users ?? [];
+  const users = scenario.talent.users;
   const talent = users.find((u) => u.email.toLowerCase() === scenario.conversation.contact.email.toLowerCase());
   if (!talent || (!talent.payments.length && !talent.applications.length)) return scenario;
   const text = JSON.stringify(scenario).toLowerCase();
@@ -100,7 +100,7 @@ export function withDecoyRecords(scenario: Scenario): Scenario {
         : ['application', 'application'];
 
   const excludes: string[] = [];
-  const jobs = [...(scenario.talent?.jobs ?? [])];
+  const jobs = [...scenario.talent.jobs];
   const payments = [...talent.payments];
   const applications = [...talent.applications];
   kinds.forEach((kind, i) => {
@@ -142,7 +142,7 @@ export function withDecoyRecords(scenario: Scenario): Scenario {
   return {
     ...scenario,
     talent: {
-      ...scenario.talent!,
+      ...scenario.talent,
       users: users.map((u) => (u === talent ? { ...talent, payments, applications } : u)),
       jobs,
     },

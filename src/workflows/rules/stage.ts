@@ -52,8 +52,8 @@ const furthest = (stages: Stage[]): Stage => stages.reduce((a, b) => (STAGES.ind
 const PAST_DAYS = 182;
 
 /**
- * The records that say where the talent is now: a payment paid or an application closed half a year before their
- * latest record is history, and the furthest stage of all would otherwise be last year's "paid".
+ * The records that say where the talent is now: one that last moved half a year before their latest record is history
+ * (last year's paid payment would otherwise be the furthest stage of all). Records without a date stay.
  */
 function recent(records: UserRecord[]): UserRecord[] {
   const dated = records.filter((r) => r.kind !== 'job' && r.latestDate);
