@@ -150,7 +150,7 @@ test('CLI escalate hands a running conversation to the team', async () => {
   expect(result.escalate).toMatchObject({ escalation_source: 'operator', escalation_reason: 'Contract dispute' });
   // The CLI's configuration is the default one: the user is told a person will follow up, and the note says so.
   expect(withoutRunMaps(sandbox.intercom.notes('9102'))).toEqual([
-    `🚨 Escalation: Contract dispute\nRequested by: lead@team.example\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
+    `🚨 Escalation: Contract dispute\nRequested by: lead@team.example\nOpen for the team:\n- “Where is my contract?”\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
   ]);
   expect(sandbox.intercom.replies('9102')).toEqual([DEFAULT_HANDOVER_MESSAGE]);
   expect(sandbox.intercom.melvinStatus('9102')).toBe('ROUTE_TO_TEAM');
@@ -205,6 +205,6 @@ test('the Temporal CLI escalates a running conversation with the forceEscalation
     finalize: { melvin_status: 'ROUTE_TO_TEAM' },
   });
   expect(withoutRunMaps(sandbox.intercom.notes('9103'))).toEqual([
-    `🚨 Escalation: Escalated from the Temporal CLI\nRequested by: oncall@team.example\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
+    `🚨 Escalation: Escalated from the Temporal CLI\nRequested by: oncall@team.example\nOpen for the team:\n- “Where is my contract?”\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
   ]);
 });
