@@ -25,20 +25,11 @@ const PLACES = [
   'Laramie, WY',
   'Eureka, CA',
 ];
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
+const DAY_MS = 86_400_000;
+/** "2025-04-21" as a reply writes it: "April 21". */
+const spokenDay = (iso: string) =>
+  new Date(`${iso}T00:00:00Z`).toLocaleDateString('en-US', { month: 'long', day: 'numeric', timeZone: 'UTC' });
+const isoDay = (t: number) => new Date(t).toISOString().slice(0, 10);
 
 /** A small deterministic generator, so a scenario's decoys are the same on every run. */
 function generator(seed: string): () => number {
@@ -53,11 +44,11 @@ function generator(seed: string): () => number {
 /** What a reply must not hold of one decoy record: its amount, date, title and place, as a reply would write them. */
 function factsOf(record: { amount?: number; date: string; title: string; place: string; ids: string[] }): string[] {
   const [year, month, day] = record.date.split('-').map(Number) as [number, number, number];
-  const name = MONTHS[month - 1]!;
+  const spoken = spokenDay(record.date);
   return [
     ...(record.amount === undefined ? [] : [`$${record.amount}`, `${record.amount} USD`]),
-    `${name} ${day}`,
-    `${name.slice(0, 3)} ${day}`,
+    spoken,
+    `${spoken.slice(0, 3)} ${day}`,
     record.date,
     `${month}/${day}/${year}`,
     record.title,
@@ -108,19 +99,15 @@ export function withDecoyRecords(scenario: Scenario): Scenario {
     const place = places[i]!;
     // Closed 200 to 500 days before the scenario's earliest date, on a day of the month past the 9th (so "March 1"
     // is not read inside "March 12") that none of its dates has.
-    let at = earliest - (200 + Math.floor(next() * 300)) * 86_400_000;
-    const dayOf = (t: number) => new Date(t).toISOString().slice(0, 10);
-    const spoken = (t: number) => {
-      const [month, day] = dayOf(t).slice(5).split('-').map(Number) as [number, number];
-      return [`${MONTHS[month - 1]} ${day}`, `${MONTHS[month - 1]!.slice(0, 3)} ${day}`].map((d) => d.toLowerCase());
-    };
-    while (
-      Number(dayOf(at).slice(8)) < 10 ||
-      monthDays.has(dayOf(at).slice(5)) ||
-      spoken(at).some((d) => text.includes(d))
-    )
-      at -= 86_400_000;
-    const date = dayOf(at);
+    let at = earliest - (200 + Math.floor(next() * 300)) * DAY_MS;
+    const taken = (day: string) =>
+      Number(day.slice(8)) < 10 ||
+      monthDays.has(day.slice(5)) ||
+      [spokenDay(day), `${spokenDay(day).slice(0, 3)} ${Number(day.slice(8))}`].some((d) =>
+        text.includes(d.toLowerCase()),
+      );
+    while (taken(isoDay(at))) at -= DAY_MS;
+    const date = isoDay(at);
     monthDays.add(date.slice(5));
     let amount = 300 + Math.floor(next() * 600);
     while (text.includes(String(amount))) amount += 7;

@@ -175,14 +175,14 @@ export class Outbox {
     });
     this.checkpoint = Number.parseInt(checkpointText, 10) || 0;
     let maxSeq = this.checkpoint;
-    let rejected = false;
+    const rejected = new Set<number>();
     const onLine = async (raw: string, index: number) => {
       const parsed = JournalLine.safeParse(safeJson(raw));
       if (!parsed.success) {
         const reason = `unreadable journal line at ${this.file(JOURNAL)} line ${index}`;
         await this.reject(raw, `${reason}: ${JSON.stringify(issuesOf(parsed.error))}`);
         logEvent('error', 'outbox journal line unreadable', { reason, rejected_file: this.file(REJECTED) });
-        rejected = true;
+        rejected.add(index);
         return;
       }
       maxSeq = Math.max(maxSeq, parsed.data.seq);
@@ -190,8 +190,8 @@ export class Outbox {
     };
     let { completeBytes, fileBytes } = await readJournal(this.file(JOURNAL), onLine, this.options.readChunkBytes);
     this.nextSeq = maxSeq + 1;
-    if (rejected) {
-      completeBytes = await this.rewriteReadableLines();
+    if (rejected.size) {
+      completeBytes = await this.rewriteWithout(rejected);
       fileBytes = completeBytes;
     }
     this.journal = await open(this.file(JOURNAL), 'a+');
@@ -201,21 +201,18 @@ export class Outbox {
     await syncFile(this.options.dir);
   }
 
-  /** Writes the journal again with only its readable lines, as `replaceFile` does, a line at a time; its new size. */
-  private async rewriteReadableLines(): Promise<number> {
+  /** Writes the journal again without the lines numbered in `dropped`, as `replaceFile` does, a line at a time; its size. */
+  private async rewriteWithout(dropped: Set<number>): Promise<number> {
     const temporary = `${this.file(JOURNAL)}.tmp`;
     const handle = await open(temporary, 'w');
     let bytes = 0;
+    const keep = async (raw: string, lineNumber: number) => {
+      if (dropped.has(lineNumber)) return;
+      await handle.write(`${raw}\n`);
+      bytes += Buffer.byteLength(raw) + 1;
+    };
     try {
-      await readJournal(
-        this.file(JOURNAL),
-        async (raw) => {
-          if (!JournalLine.safeParse(safeJson(raw)).success) return;
-          await handle.write(`${raw}\n`);
-          bytes += Buffer.byteLength(raw) + 1;
-        },
-        this.options.readChunkBytes,
-      );
+      await readJournal(this.file(JOURNAL), keep, this.options.readChunkBytes);
       await handle.sync();
     } finally {
       await handle.close();

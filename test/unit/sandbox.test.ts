@@ -421,12 +421,17 @@ describe('scenario files', () => {
     const good =
       '🚨 Escalation: No safe answer: the draft found no reply it could give from the data and the help center\n' +
       'Open for the team:\n- tax form: “send me a copy of my Form 8821”\nHow Melvin got here:';
-    const noteCheck = (notes: string[], status = 'NO_SAFE_ANSWER', message: string | null = asked) =>
+    const noteCheck = (
+      notes: string[],
+      status = 'NO_SAFE_ANSWER',
+      message: string | null = asked,
+      turn: { state?: AgentState; teamOwned?: boolean } = {},
+    ) =>
       evaluate(
         { melvin_status: status as never },
-        state,
+        turn.state ?? state,
         { replies: [], notes, melvin_status: status, snoozed_until: null },
-        { userMessage: message, teamOwned: false },
+        { userMessage: message, teamOwned: turn.teamOwned ?? false },
       ).find((r) => r.expectation === 'hand_over_note');
     test('the note names the kind and quotes the question', () => {
       expect(noteCheck([good])).toMatchObject({ passed: true });
@@ -450,24 +455,12 @@ describe('scenario files', () => {
     test('a conversation Melvin could not read is listed as such, not quoted', () => {
       const unread = { ...state, messages: [] } as unknown as AgentState;
       const note = '🚨 Escalation: Initialization failed: 404\nOpen for the team:\n- the talent’s messages: unread';
-      const check = (notes: string[]) =>
-        evaluate(
-          { melvin_status: 'error' },
-          unread,
-          { replies: [], notes, melvin_status: 'error', snoozed_until: null },
-          { userMessage: asked, teamOwned: false },
-        ).find((r) => r.expectation === 'hand_over_note');
+      const check = (notes: string[]) => noteCheck(notes, 'error', asked, { state: unread });
       expect(check([note])).toMatchObject({ passed: true });
       expect(check(['🚨 Escalation: Initialization failed: 404'])).toMatchObject({ passed: false });
     });
     test('a turn while the team already owns the conversation needs no note of its own, but one it posts is checked', () => {
-      const owned = (notes: string[]) =>
-        evaluate(
-          { melvin_status: 'ROUTE_TO_TEAM' },
-          state,
-          { replies: [], notes, melvin_status: 'ROUTE_TO_TEAM', snoozed_until: null },
-          { userMessage: asked, teamOwned: true },
-        ).find((r) => r.expectation === 'hand_over_note');
+      const owned = (notes: string[]) => noteCheck(notes, 'ROUTE_TO_TEAM', asked, { teamOwned: true });
       expect(owned(['💬 The user wrote again.'])).toBeUndefined();
       expect(owned(['🚨 Escalation: User requested to talk to a human'])).toMatchObject({ passed: false });
     });

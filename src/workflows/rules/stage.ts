@@ -56,11 +56,11 @@ const PAST_DAYS = 182;
  * (last year's paid payment would otherwise be the furthest stage of all). Records without a date stay.
  */
 function recent(records: UserRecord[]): UserRecord[] {
-  const dated = records.filter((r) => r.kind !== 'job' && r.latestDate);
-  const latest = dated.reduce((a, r) => (r.latestDate! > a ? r.latestDate! : a), '');
+  const own = (r: UserRecord) => r.kind !== 'job' && r.latestDate !== undefined;
+  const latest = records.filter(own).reduce((a, r) => (r.latestDate! > a ? r.latestDate! : a), '');
   if (!latest) return records;
   const cutoff = new Date(Date.parse(latest) - PAST_DAYS * 86_400_000).toISOString().slice(0, 10);
-  return records.filter((r) => !r.latestDate || r.kind === 'job' || r.latestDate >= cutoff);
+  return records.filter((r) => !own(r) || r.latestDate! >= cutoff);
 }
 
 /**
