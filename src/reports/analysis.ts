@@ -229,7 +229,8 @@ function callTool(call: ChatCompletionMessageToolCall, data: AnalysisData): Anal
   } catch {
     return { tool: name, arguments: call.function.arguments, result: { error: 'the arguments are not JSON' } };
   }
-  if (!(name in TOOLS)) {
+  // Own names only: `constructor` or `toString` is `in` every object, and is no tool.
+  if (!Object.hasOwn(TOOLS, name)) {
     return {
       tool: name,
       arguments: args,

@@ -120,52 +120,53 @@ test('a question the tools cannot answer says so, and shows no figures', async (
   expect(answer.rounds).toBe(1);
 });
 
-test('the model’s bad tool arguments come back to it as an error naming what was wrong, not as a crash', async () => {
-  // A model that calls escalation_causes with a dimension that does not exist, then answers from the error.
-  const scripted = new SandboxModel({ apiKey: API_KEY });
-  const url = await scripted.start(0);
-  try {
-    let calls = 0;
-    const fake = {
-      chat: {
-        completions: {
-          create: async (body: Parameters<OpenAI['chat']['completions']['create']>[0]) => {
-            calls += 1;
-            if (calls > 1) return new OpenAI({ baseURL: url, apiKey: API_KEY }).chat.completions.create(body);
-            return {
-              choices: [
-                {
-                  message: {
-                    role: 'assistant',
-                    content: null,
-                    refusal: null,
-                    tool_calls: [
-                      {
-                        id: 'call_1',
-                        type: 'function',
-                        function: { name: 'escalation_causes', arguments: '{"by":"weather"}' },
-                      },
-                    ],
-                  },
-                },
-              ],
-            };
-          },
+/** A model whose first answer is the given tool call, and which then answers as the sandbox model does. */
+function firstCalling(name: string, args: string): OpenAI {
+  let calls = 0;
+  return {
+    chat: {
+      completions: {
+        create: async (body: Parameters<OpenAI['chat']['completions']['create']>[0]) => {
+          calls += 1;
+          if (calls > 1) return openai.chat.completions.create(body);
+          const call = { id: 'call_1', type: 'function', function: { name, arguments: args } };
+          return { choices: [{ message: { role: 'assistant', content: null, refusal: null, tool_calls: [call] } }] };
         },
       },
-    } as unknown as OpenAI;
+    },
+  } as unknown as OpenAI;
+}
+
+test('the model’s bad tool arguments come back to it as an error naming what was wrong, not as a crash', async () => {
+  // A model that calls escalation_causes with a dimension that does not exist, then answers from the error.
+  const answer = await askAnalysis({
+    openai: firstCalling('escalation_causes', '{"by":"weather"}'),
+    model: SANDBOX_MODEL_NAME,
+    question: 'What causes escalations?',
+    data,
+  });
+  expect(answer.figures[0]!.result).toEqual({
+    error: expect.stringMatching(/^invalid arguments: by: Invalid option/),
+  });
+  expect(answer.answer).toContain('escalation_causes could not answer: invalid arguments');
+});
+
+test('a tool name that is only an inherited property of an object is no tool: the model reads an error', async () => {
+  // `constructor`, `toString`, `__proto__`… are `in` every object; each must be answered like any unknown name.
+  const inherited = Object.getOwnPropertyNames(Object.prototype);
+  expect(inherited).toEqual(expect.arrayContaining(['constructor', 'toString', '__proto__', 'hasOwnProperty']));
+  for (const name of [...inherited, 'no_such_tool']) {
     const answer = await askAnalysis({
-      openai: fake,
+      openai: firstCalling(name, '{}'),
       model: SANDBOX_MODEL_NAME,
       question: 'What causes escalations?',
       data,
     });
-    expect(answer.figures[0]!.result).toEqual({
-      error: expect.stringMatching(/^invalid arguments: by: Invalid option/),
+    expect(answer.figures[0]).toEqual({
+      tool: name,
+      arguments: {},
+      result: { error: expect.stringMatching(new RegExp(`^no tool "${name.replace(/\W/g, '\\$&')}"; the tools are `)) },
     });
-    expect(answer.answer).toContain('escalation_causes could not answer: invalid arguments');
-  } finally {
-    await scripted.stop();
   }
 });
 
