@@ -59,7 +59,10 @@ export interface OutboxOptions {
   concurrency?: number;
   /** The journal is emptied once everything in it is forwarded and it is larger than this. */
   compactBytes?: number;
-  /** The first pause after Temporal failed a forward (doubling to 10 s while it keeps failing); 100 ms by default. */
+  /**
+   * The first pause after a forward failed (doubling to 10 s while it keeps failing); 100 ms by default. The pause holds
+   * back the entry's own conversation, or every conversation once forwards of two of them have failed in a row.
+   */
   firstRetryMs?: number;
   /** How much of the journal recovery reads at once (1 MiB by default; tests make it small). */
   readChunkBytes?: number;
@@ -91,8 +94,13 @@ export class Outbox {
   private readonly done = new Set<number>();
   private waiting: { line: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private flushing = false;
+  /** The whole forwarder waits until then: forwards of different conversations failed in a row, so Temporal is. */
   private retryAt = 0;
   private retryDelayMs: number;
+  /** Conversations whose last forward failed: when they may be tried again, and how long the next failure waits. */
+  private readonly heldConversations = new Map<string, { until: number; nextDelayMs: number }>();
+  /** Conversations whose forwards failed since the last one that did not. */
+  private readonly failingInARow = new Set<string>();
   private retryTimer: NodeJS.Timeout | undefined;
   private checkpointWrite: Promise<void> = Promise.resolve();
   private checkpointQueued = false;
@@ -119,7 +127,9 @@ export class Outbox {
   /** Entries accepted and not yet forwarded, and how long the oldest has waited. */
   get backlog(): { pending: number; oldestSeconds: number } {
     const oldest = this.pending[0]?.at;
-    return { pending: this.pending.length, oldestSeconds: oldest === undefined ? 0 : (Date.now() - oldest) / 1000 };
+    // Entries forwarded behind one still waiting stay in `pending` until the checkpoint can pass them: not backlog.
+    const waiting = this.pending.length - this.done.size;
+    return { pending: waiting, oldestSeconds: oldest === undefined ? 0 : (Date.now() - oldest) / 1000 };
   }
 
   /** Resolves once the entry is on disk (synced): only then may the delivery be acknowledged. */
@@ -246,24 +256,32 @@ export class Outbox {
     }
   }
 
-  /** Starts forwarding every pending entry it may: within the concurrency, one per conversation, not while backing off. */
+  /**
+   * Starts forwarding every pending entry it may: within the concurrency, one at a time per conversation, none of a
+   * conversation held back after a failure, none at all while the whole forwarder is paused.
+   */
   private pump(): void {
     if (this.stopping) return;
-    const pausedMs = this.retryAt - Date.now();
-    if (pausedMs > 0) {
-      // Node's timers run on a monotonic clock in whole milliseconds, so the pause's timer can fire up to a millisecond
-      // before Date.now() reaches its end: the rest is waited out, or nothing would wake the forwarder.
-      this.wakeIn(pausedMs);
-      return;
-    }
+    const now = Date.now();
+    // Node's timers run on a monotonic clock in whole milliseconds, so a pause's timer can fire up to a millisecond
+    // before Date.now() reaches its end: the rest is waited out, or nothing would wake the forwarder.
+    if (this.retryAt > now) return this.wakeIn(this.retryAt - now);
+    let firstHoldEnds = Infinity;
     for (const line of this.pending) {
       if (this.inFlight.size >= this.concurrency) return;
       if (this.inFlight.has(line.seq) || this.done.has(line.seq)) continue;
-      if (this.busyConversations.has(line.entry.conversationId)) continue;
+      const conversation = line.entry.conversationId;
+      if (this.busyConversations.has(conversation)) continue;
+      const held = this.heldConversations.get(conversation);
+      if (held && held.until > now) {
+        firstHoldEnds = Math.min(firstHoldEnds, held.until);
+        continue;
+      }
       this.inFlight.add(line.seq);
-      this.busyConversations.add(line.entry.conversationId);
+      this.busyConversations.add(conversation);
       void this.forwardOne(line);
     }
+    if (firstHoldEnds < Infinity) this.wakeIn(firstHoldEnds - now);
   }
 
   private async forwardOne(line: JournalLine): Promise<void> {
@@ -272,7 +290,7 @@ export class Outbox {
       // Closed meanwhile: the journal still holds the entry, and the next process forwards it again (harmlessly).
       if (this.closed) return;
       this.options.onForwarded?.(line.entry, outcome);
-      this.retryDelayMs = this.options.firstRetryMs ?? FIRST_RETRY_MS;
+      this.answered(line);
       this.settle(line);
     } catch (err) {
       if (err instanceof OutboxRejection) {
@@ -285,7 +303,7 @@ export class Outbox {
             rejected_file: this.file(REJECTED),
             reason: errorMessage(writeErr),
           });
-          this.pause(line, errorMessage(writeErr), 'the rejected file cannot be written');
+          this.holdBack(line, errorMessage(writeErr), 'the rejected file cannot be written');
           return;
         }
         logEvent('error', 'outbox entry rejected by Temporal', {
@@ -294,9 +312,10 @@ export class Outbox {
           rejected_file: this.file(REJECTED),
         });
         this.options.onForwarded?.(line.entry, 'rejected');
+        this.answered(line);
         this.settle(line);
       } else {
-        this.pause(line, errorMessage(err));
+        this.holdBack(line, errorMessage(err));
       }
     } finally {
       this.inFlight.delete(line.seq);
@@ -305,18 +324,35 @@ export class Outbox {
     }
   }
 
-  /** Forwarding failed: everything waits, not only this entry, so a dead server (or disk) is not hammered. */
-  private pause(line: JournalLine, reason: string, why = 'Temporal unavailable'): void {
-    const delayMs = this.retryDelayMs;
+  /** Temporal answered for this entry (took it or refused it): its conversation, and the forwarder, are not held back. */
+  private answered(line: JournalLine): void {
+    this.heldConversations.delete(line.entry.conversationId);
+    this.failingInARow.clear();
+    this.retryDelayMs = this.options.firstRetryMs ?? FIRST_RETRY_MS;
+  }
+
+  /**
+   * Forwarding failed: the entry's conversation waits (its order must hold), the others go on, so one entry Temporal
+   * cannot take does not hold back every teammate's takeover. Once forwards of two conversations have failed with none
+   * succeeding between, the fault is Temporal's (or the disk's), and everything waits, so a dead server is not hammered.
+   */
+  private holdBack(line: JournalLine, reason: string, why = 'Temporal unavailable'): void {
+    const conversation = line.entry.conversationId;
+    const now = Date.now();
+    const delayMs = this.heldConversations.get(conversation)?.nextDelayMs ?? this.options.firstRetryMs ?? FIRST_RETRY_MS;
+    this.heldConversations.set(conversation, { until: now + delayMs, nextDelayMs: Math.min(delayMs * 2, MAX_RETRY_MS) });
+    this.failingInARow.add(conversation);
+    const fields = { conversation_id: conversation, pending: this.pending.length, reason };
+    if (this.failingInARow.size < 2) {
+      logEvent('warn', `outbox conversation held back: ${why}`, { ...fields, retry_in_ms: delayMs });
+      return;
+    }
+    // Forwards in flight when the pause began fail too: they do not lengthen it.
+    if (this.retryAt > now) return;
+    const pauseMs = this.retryDelayMs;
     this.retryDelayMs = Math.min(this.retryDelayMs * 2, MAX_RETRY_MS);
-    this.retryAt = Date.now() + delayMs;
-    logEvent('warn', `outbox forwarding paused: ${why}`, {
-      conversation_id: line.entry.conversationId,
-      retry_in_ms: delayMs,
-      pending: this.pending.length,
-      reason,
-    });
-    this.wakeIn(delayMs);
+    this.retryAt = now + pauseMs;
+    logEvent('warn', `outbox forwarding paused: ${why}`, { ...fields, retry_in_ms: pauseMs });
   }
 
   /** Runs `pump` again in `ms`, in place of any wake-up already set (a pause's end or a retry's). */

@@ -150,9 +150,9 @@ describe('the ingress outbox', () => {
       () => outcomes.includes('good signalled') && logged.join('').includes('rejected entry not written'),
     );
     expect(outcomes).toEqual(['good signalled']);
-    // Both still counted: the checkpoint cannot pass the entry it could not keep.
-    expect(outbox.backlog.pending).toBe(2);
-    expect(logged.join('')).toContain('"message":"outbox forwarding paused: the rejected file cannot be written"');
+    // The entry it could not keep still waits, and the checkpoint cannot pass it.
+    expect(outbox.backlog.pending).toBe(1);
+    expect(logged.join('')).toContain('"message":"outbox conversation held back: the rejected file cannot be written"');
 
     await rm(path.join(dir, 'rejected.jsonl'), { recursive: true });
     await outbox.drained();
@@ -341,6 +341,71 @@ describe('the ingress outbox', () => {
     await outbox.close();
     expect(taken.sort()).toEqual(['n1', 'n2']);
     expect(outbox.backlog).toEqual({ pending: 0, oldestSeconds: 0 });
+  });
+
+  test('an entry that keeps failing holds back only its own conversation: the others, takeovers included, go on', async () => {
+    const dir = await freshDir();
+    const events: string[] = [];
+    const outbox = await Outbox.open({
+      dir,
+      firstRetryMs: 200,
+      forward: async (entry) => {
+        await new Promise((r) => setImmediate(r));
+        if (entry.conversationId === 'stuck') {
+          events.push(`failed ${idOf(entry)}`);
+          throw new Error('INTERNAL: this one workflow cannot take it');
+        }
+        events.push(`took ${idOf(entry)}`);
+        return 'signalled';
+      },
+    });
+    await outbox.append(message('stuck', 's1'));
+    await waitUntil(() => events.includes('failed s1'));
+    // Behind the failing entry: its own conversation's next message, then other conversations' messages and a takeover.
+    await outbox.append(message('stuck', 's2'));
+    await outbox.append(message('b', 'b1'));
+    await outbox.append({ kind: 'team', conversationId: 'c', action: { notificationId: 't1', action: 'assigned' } });
+    await outbox.append(message('d', 'd1'));
+    await waitUntil(() => ['took b1', 'took t1', 'took d1'].every((e) => events.includes(e)));
+    // The others went before the failing entry was tried again, and its conversation's order held: s2 never went first.
+    expect(events.filter((e) => e.startsWith('failed'))).toEqual(['failed s1']);
+    expect(events).not.toContain('took s2');
+    expect(outbox.backlog.pending).toBe(2);
+    await outbox.close(0);
+    // What it left stays for the next process, in order. (The checkpoint cannot pass s1, so the entries behind it go
+    // again too, which the workflows ignore as notifications they have seen.)
+    const next = recorder();
+    const reopened = await Outbox.open({ dir, forward: next.forward });
+    await reopened.drained();
+    await reopened.close();
+    expect(next.taken.map(idOf).filter((id) => id.startsWith('s'))).toEqual(['s1', 's2']);
+  });
+
+  test('when forwards of different conversations fail in a row, the whole forwarder pauses: a dead server is not hammered', async () => {
+    const dir = await freshDir();
+    let attempts = 0;
+    let up = false;
+    const taken: string[] = [];
+    const outbox = await Outbox.open({
+      dir,
+      firstRetryMs: 50,
+      forward: async (entry) => {
+        attempts += 1;
+        await new Promise((r) => setImmediate(r));
+        if (!up) throw new Error('UNAVAILABLE: connection refused');
+        taken.push(idOf(entry));
+        return 'signalled';
+      },
+    });
+    await Promise.all(Array.from({ length: 100 }, (_, i) => outbox.append(message(`c${i}`, `n${i}`))));
+    await new Promise((r) => setTimeout(r, 400));
+    // Paused as a whole (50, 100, 200 ms…), a few rounds of at most `concurrency` tries each; paused one conversation at
+    // a time, each of the 100 would have been tried three times or more.
+    expect(attempts).toBeLessThan(60);
+    up = true;
+    await outbox.drained();
+    await outbox.close();
+    expect(taken).toHaveLength(100);
   });
 
   test('a pause timer that fires early by the clock still resumes forwarding', async () => {
