@@ -4,8 +4,10 @@ import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { IntercomClient } from 'intercom-client';
 import { z } from 'zod';
+import { handsOverAsSensitive } from '../contract/notes';
 import { indexedMessages, type ConversationPart } from '../resolved-index/examples';
 import { fewShotPairs, rank, TOP_K } from '../resolved-index/ranking';
+import { maskUnshared, namingTokens } from '../resolved-index/redact';
 import type { ResolvedIndexStore, StoredExample } from '../resolved-index/store';
 import { searchAttributes, workflowIdFor } from '../contract/shared';
 import { STAGES, type Stage } from '../contract/vocabulary';
@@ -52,7 +54,11 @@ const SearchAnswer = z.looseObject({
   pages: z.looseObject({ next: z.looseObject({ starting_after: z.string().nullish() }).nullish() }).nullish(),
 });
 
-/** What Draft is given from the index: the top messages by seed 002's ranking, and one or two question→answer pairs. */
+/**
+ * What Draft is given from the index: the team's replies nearest the question by seed 002's ranking, and the first one
+ * or two as examples. Only team replies are kept, and a capitalized word or a link the team did not use with several
+ * talents is masked, so nothing of one talent's reaches another's draft (issue 40); the examples' questions are empty.
+ */
 export interface TeamExamples {
   /** False when the worker has no index configured: Draft then has only the MCP tool, when a server offers one. */
   configured: boolean;
@@ -155,11 +161,16 @@ export function createResolvedIndexActivities(clients: ResolvedIndexClients) {
         throw failure;
       }
       const parts = partsOf(conversation);
+      // Handed over as sensitive (harassment, legal, safety): not an example for anyone, and out if it was one before.
+      if (parts.some((p) => p.part_type === 'note' && handsOverAsSensitive(p.body ?? ''))) {
+        const removed = await (await store()).remove(input.conversationId);
+        return { stored: 0, skipped: `handed over as sensitive${removed ? `; ${removed} messages taken out` : ''}` };
+      }
       const messages = indexedMessages(parts, adminId);
       if (messages.length === 0) return { stored: 0, skipped: 'no question the team answered' };
       const stage = await stageMelvinSettled(input.conversationId);
-      const embedded = await embedTexts({ texts: messages.map((m) => m.text) });
-      const rows: StoredExample[] = messages.map((m, i) => ({
+      const embedded = await embedTexts({ texts: messages.map((m) => m.search_text) });
+      const rows: StoredExample[] = messages.map(({ search_text: _found, ...m }, i) => ({
         conversation_id: input.conversationId,
         ...m,
         stage,
@@ -200,24 +211,29 @@ export function createResolvedIndexActivities(clients: ResolvedIndexClients) {
         conversationId: input.conversationId,
       });
       const ranked = rank(
-        candidates,
+        candidates.filter((c) => c.role === 'team'),
         { conversationId: input.conversationId, stage: input.stage, now: new Date().toISOString() },
         TOP_K,
-      );
+      ).map((r) => ({ ...r, text: r.text.slice(0, MAX_EXAMPLE_CHARS), answer: r.answer.slice(0, MAX_EXAMPLE_CHARS) }));
+      const shared = await (
+        await opened
+      ).shared([...new Set(ranked.flatMap((r) => namingTokens(`${r.text}\n${r.answer}`)))]);
+      const masked = ranked.map((r) => ({
+        ...r,
+        text: maskUnshared(r.text, shared),
+        answer: maskUnshared(r.answer, shared),
+      }));
       return {
         configured: true,
         query: input.query,
-        top: ranked.map((r) => ({
+        top: masked.map((r) => ({
           role: r.role,
-          text: r.text.slice(0, MAX_EXAMPLE_CHARS),
+          text: r.text,
           score: Math.round(r.score * 1000) / 1000,
           conversation_id: r.conversation_id,
           part_id: r.part_id,
         })),
-        pairs: fewShotPairs(ranked).map((p) => ({
-          question: p.question.slice(0, MAX_EXAMPLE_CHARS),
-          answer: p.answer.slice(0, MAX_EXAMPLE_CHARS),
-        })),
+        pairs: fewShotPairs(masked),
       };
     },
   });

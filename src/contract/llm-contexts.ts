@@ -73,7 +73,7 @@ export interface DraftContext extends Unanswered {
   missing_context: string[];
   /** How the team answered similar questions before: for tone and form only, never a source of facts. */
   style_examples?: StyleExample[];
-  /** The team's and talents' past messages nearest to the question, best first: for tone and form only, too. */
+  /** The team's past replies nearest to the question, best first, masked of one talent's names: tone and form only. */
   team_examples?: { role: 'talent' | 'team'; text: string }[];
   /** The records the user named, as resolution found them: answer about the one meant; when none, ask which. */
   named_records?: NamedRecordContext[];

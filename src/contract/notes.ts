@@ -4,6 +4,8 @@
 
 /** A hand-over to the team: `🚨 Escalation: <reason>`. */
 export const ESCALATION_MARK = '🚨 Escalation:';
+/** How an escalation's reason opens when Melvin handed over a sensitive request (legal, safety, harassment, fraud). */
+export const SENSITIVE_REASON = 'Sensitive request:';
 /** The line of an escalation note that names the operator who asked: the note's reason is then a person's words. */
 export const REQUESTED_BY = 'Requested by:';
 /** A reply that could not be delivered: the team has the draft to send. */
@@ -29,4 +31,9 @@ export const HAND_OVER_MARKS = [ESCALATION_MARK, UNDELIVERED_MARK, WITHHELD_MARK
 /** Whether a note carries an operator's words: an escalation they asked for, whose reason they wrote. */
 export function carriesOperatorWords(note: string): boolean {
   return note.split('\n').some((line) => line.startsWith(REQUESTED_BY));
+}
+
+/** Whether Melvin's note handed the conversation over as sensitive: such a conversation is never indexed. */
+export function handsOverAsSensitive(note: string): boolean {
+  return note.trimStart().startsWith(`${ESCALATION_MARK} ${SENSITIVE_REASON}`);
 }

@@ -75,6 +75,9 @@ const CHECKPOINT = 'forwarded';
 const REJECTED = 'rejected.jsonl';
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 10_000;
+/** The files hold talents' names and messages: readable by the ingress's own user only (the directory too). */
+const PRIVATE_FILE = 0o600;
+const PRIVATE_DIR = 0o700;
 
 /**
  * The journal holds lines `{seq, entry}`; the checkpoint file holds the highest `seq` below which every entry has been
@@ -177,7 +180,7 @@ export class Outbox {
    * it, so the next start does not reject it a second time.
    */
   private async recover(): Promise<void> {
-    await mkdir(this.options.dir, { recursive: true });
+    await mkdir(this.options.dir, { recursive: true, mode: PRIVATE_DIR });
     const checkpointText = await readFile(this.file(CHECKPOINT), 'utf8').catch((err: NodeJS.ErrnoException) => {
       // Forwarding from the start again is harmless (the workflows ignore what they have seen); stopping is not.
       if (err.code !== 'ENOENT') logEvent('error', 'outbox checkpoint unreadable', { reason: errorMessage(err) });
@@ -204,7 +207,7 @@ export class Outbox {
       completeBytes = await this.rewriteWithout(rejected);
       fileBytes = completeBytes;
     }
-    this.journal = await open(this.file(JOURNAL), 'a+');
+    this.journal = await open(this.file(JOURNAL), 'a+', PRIVATE_FILE);
     if (completeBytes !== fileBytes) await this.journal.truncate(completeBytes);
     this.journalBytes = completeBytes;
     // A journal just created (or written again) is only durable once its directory entry is.
@@ -214,7 +217,7 @@ export class Outbox {
   /** Writes the journal again without the lines numbered in `dropped`, as `replaceFile` does, a line at a time; its size. */
   private async rewriteWithout(dropped: Set<number>): Promise<number> {
     const temporary = `${this.file(JOURNAL)}.tmp`;
-    const handle = await open(temporary, 'w');
+    const handle = await open(temporary, 'w', PRIVATE_FILE);
     let bytes = 0;
     const keep = async (raw: string, lineNumber: number) => {
       if (dropped.has(lineNumber)) return;
@@ -339,8 +342,12 @@ export class Outbox {
   private holdBack(line: JournalLine, reason: string, why = 'Temporal unavailable'): void {
     const conversation = line.entry.conversationId;
     const now = Date.now();
-    const delayMs = this.heldConversations.get(conversation)?.nextDelayMs ?? this.options.firstRetryMs ?? FIRST_RETRY_MS;
-    this.heldConversations.set(conversation, { until: now + delayMs, nextDelayMs: Math.min(delayMs * 2, MAX_RETRY_MS) });
+    const delayMs =
+      this.heldConversations.get(conversation)?.nextDelayMs ?? this.options.firstRetryMs ?? FIRST_RETRY_MS;
+    this.heldConversations.set(conversation, {
+      until: now + delayMs,
+      nextDelayMs: Math.min(delayMs * 2, MAX_RETRY_MS),
+    });
     this.failingInARow.add(conversation);
     const fields = { conversation_id: conversation, pending: this.pending.length, reason };
     if (this.failingInARow.size < 2) {
@@ -409,7 +416,7 @@ export class Outbox {
    * is the only copy left for an operator.
    */
   private async reject(raw: string, reason: string): Promise<void> {
-    const handle = await open(this.file(REJECTED), 'a');
+    const handle = await open(this.file(REJECTED), 'a', PRIVATE_FILE);
     try {
       await handle.appendFile(`${JSON.stringify({ at: new Date().toISOString(), reason, raw })}\n`);
       await handle.sync();
@@ -490,7 +497,7 @@ async function syncFile(file: string): Promise<void> {
  */
 async function replaceFile(file: string, text: string, options = { sync: true }): Promise<void> {
   const temporary = `${file}.tmp`;
-  const handle = await open(temporary, 'w');
+  const handle = await open(temporary, 'w', PRIVATE_FILE);
   try {
     await handle.writeFile(text);
     if (options.sync) await handle.sync();

@@ -84,11 +84,14 @@ export function rank(candidates: Candidate[], query: RankingQuery, k = TOP_K): R
     .slice(0, Math.max(0, k));
 }
 
-/** The first distinct question→answer pairs among the ranked messages, for Draft's few-shot examples. */
+/**
+ * The first distinct question→answer pairs among the ranked messages, for Draft's few-shot examples. The index keeps no
+ * talent's question (issue 40), so its pairs are the team's answers alone, with an empty question.
+ */
 export function fewShotPairs(ranked: Ranked[], n = FEW_SHOT_PAIRS): { question: string; answer: string }[] {
   const pairs: { question: string; answer: string }[] = [];
   for (const r of ranked) {
-    if (!r.question || !r.answer) continue;
+    if (!r.answer) continue;
     if (pairs.some((p) => p.question === r.question && p.answer === r.answer)) continue;
     pairs.push({ question: r.question, answer: r.answer });
     if (pairs.length >= n) break;

@@ -16,6 +16,9 @@ const ID_IN_URL = /\d{4,}|[0-9a-f]{8}-[0-9a-f]{4}-|[A-Za-z0-9_-]{20,}/;
  * parentheses. Dates (2026-11-27) and amounts are not phone-shaped: the groups must add up to 7 digits or more.
  */
 const PHONE = /(?<![\w-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w-])/g;
+/** A sum of money, with its currency sign or code before or after: another talent's pay is theirs alone. */
+const AMOUNT =
+  /(?:[$€£¥₹]\s?\d[\d,.]*\d|[$€£¥₹]\s?\d)(?:\s?(?:USD|EUR|GBP|CAD|AUD))?|\b\d[\d,.]*\s?(?:USD|EUR|GBP|CAD|AUD|dollars|euros|pounds)\b/gi;
 /** Six or more digits in a row: account, card, payout and reference numbers. */
 const LONG_DIGITS = /\d{6,}/g;
 /** An internal id written as a lower-case prefix and digits (`app-51`, `pay_61`, `usr-93a7`), not a form (`W-2`). */
@@ -37,10 +40,14 @@ function nameWords(name: string | null | undefined): string[] {
   return [...new Set((name ?? '').split(/[\s,]+/).filter((word) => /^\p{L}[\p{L}'-]+$/u.test(word)))];
 }
 
-/** The text with contact details and ids replaced by placeholders: `[email]`, `[phone]`, `[link]`, `[number]`, `[id]`, `[name]`. */
+/**
+ * The text with contact details, ids and amounts replaced by placeholders: `[email]`, `[phone]`, `[link]`, `[amount]`,
+ * `[number]`, `[id]`, `[name]`.
+ */
 export function redact(text: string, context: RedactionContext = {}): string {
   let out = text.replace(EMAIL, '[email]');
   out = out.replace(URL, (url) => (ID_IN_URL.test(url.replace(/^https?:\/\/[^/]+/i, '')) ? '[link]' : url));
+  out = out.replace(AMOUNT, '[amount]');
   out = out.replace(PHONE, (match) => (digitCount(match) >= 7 && !DATE_LIKE.test(match.trim()) ? '[phone]' : match));
   out = out.replace(LONG_DIGITS, '[number]');
   out = out.replace(PREFIXED_ID, '[id]');
@@ -52,4 +59,26 @@ export function redact(text: string, context: RedactionContext = {}): string {
     out = out.replace(new RegExp(`(?<![\\p{L}\\d])${escapeRegExp(word)}(?![\\p{L}\\d])`, 'giu'), '[name]');
   }
   return out;
+}
+
+/**
+ * The words that can name someone or something of one talent's: a capitalized word (Sam, Acme, McDonald's, ACME, the
+ * Baker of Baker Street) and a link. Lower-case words are the language, shared by every conversation.
+ */
+const NAMING_TOKEN = /https?:\/\/[^\s<>"')]+|(?<![\p{L}\p{N}])\p{Lu}[\p{L}\p{M}'’-]*(?![\p{L}\p{N}])/gu;
+
+export function namingTokens(text: string): string[] {
+  return [...new Set(text.match(NAMING_TOKEN) ?? [])];
+}
+
+/**
+ * The text with every naming token that `shared` does not hold masked: `[link]` for a link, `[name]` for a word. The
+ * index calls a token shared once the team used it with enough different talents (a greeting, a sign-off, a product,
+ * the help center's address), so what is one talent's (their supervisor, employer, street, portfolio) never reaches
+ * another talent's draft.
+ */
+export function maskUnshared(text: string, shared: ReadonlySet<string>): string {
+  return text.replace(NAMING_TOKEN, (token) =>
+    shared.has(token) ? token : /^https?:/i.test(token) ? '[link]' : '[name]',
+  );
 }

@@ -3,6 +3,7 @@
 import { Pool } from 'pg';
 import type { Stage } from '../contract/vocabulary';
 import type { Candidate, ExampleRole } from './ranking';
+import { namingTokens } from './redact';
 
 /** What the index needs of a PostgreSQL connection. */
 export interface Sql {
@@ -13,8 +14,22 @@ export interface Sql {
 /** Where the index lives: a PostgreSQL connection string. */
 export type StoreLocation = { url: string };
 
-/** One message of a resolved conversation, redacted, with its pair and its embedding: a candidate before it is scored. */
-export type StoredExample = Omit<Candidate, 'similarity'> & { closed_at: string; model: string; embedding: number[] };
+/**
+ * One team reply of a resolved conversation, redacted, with its embedding: a candidate before it is scored. `talent` is
+ * the hashed key of the talent it answered, for counting how many talents a word was used with.
+ */
+export type StoredExample = Omit<Candidate, 'similarity'> & {
+  closed_at: string;
+  model: string;
+  embedding: number[];
+  talent: string;
+};
+
+/**
+ * A capitalized word or a link is shown to a draft only once the team used it with this many different talents: a
+ * greeting or a sign-off is, a talent's supervisor, employer or street is not.
+ */
+export const SHARED_BY_TALENTS = 3;
 
 /** Candidates per search, as seed 002 takes them: from the same thread and from every thread, 60 each. */
 export const CANDIDATES_PER_SEARCH = 60;
@@ -37,6 +52,14 @@ CREATE TABLE IF NOT EXISTS resolved_examples (
   PRIMARY KEY (conversation_id, part_id)
 );
 CREATE INDEX IF NOT EXISTS resolved_examples_by_model ON resolved_examples (model);
+ALTER TABLE resolved_examples ADD COLUMN IF NOT EXISTS talent text NOT NULL DEFAULT '';
+DELETE FROM resolved_examples WHERE role = 'talent';
+UPDATE resolved_examples SET question = '' WHERE question <> '';
+CREATE TABLE IF NOT EXISTS resolved_index_words (
+  word text NOT NULL,
+  talent text NOT NULL,
+  PRIMARY KEY (word, talent)
+);
 CREATE TABLE IF NOT EXISTS resolved_index_state (
   name text PRIMARY KEY,
   watermark bigint NOT NULL,
@@ -74,7 +97,10 @@ interface CandidateRow {
 export class ResolvedIndexStore {
   private constructor(readonly sql: Sql) {}
 
-  /** Connects and makes the tables when they are missing (every statement is idempotent, so replicas may race). */
+  /**
+   * Connects and makes the tables when they are missing (every statement is idempotent, so replicas may race). An index
+   * from before issue 40 loses what it kept of talents' own words: their messages, and the questions beside replies.
+   */
   static async open(location: StoreLocation): Promise<ResolvedIndexStore> {
     const sql = await connect(location);
     try {
@@ -101,12 +127,12 @@ export class ResolvedIndexStore {
     for (const e of examples) {
       await this.sql.query(
         `INSERT INTO resolved_examples
-           (conversation_id, part_id, role, text, question, answer, stage, written_at, closed_at, model, embedding)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::vector)
+           (conversation_id, part_id, role, text, question, answer, stage, written_at, closed_at, model, embedding, talent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::vector, $12)
          ON CONFLICT (conversation_id, part_id) DO UPDATE SET
            role = EXCLUDED.role, text = EXCLUDED.text, question = EXCLUDED.question, answer = EXCLUDED.answer,
            stage = EXCLUDED.stage, written_at = EXCLUDED.written_at, closed_at = EXCLUDED.closed_at,
-           model = EXCLUDED.model, embedding = EXCLUDED.embedding, indexed_at = now()`,
+           model = EXCLUDED.model, embedding = EXCLUDED.embedding, talent = EXCLUDED.talent, indexed_at = now()`,
         [
           e.conversation_id,
           e.part_id,
@@ -119,9 +145,36 @@ export class ResolvedIndexStore {
           e.closed_at,
           e.model,
           vectorLiteral(e.embedding),
+          e.talent,
         ],
       );
+      const words = namingTokens(e.text);
+      if (words.length) {
+        await this.sql.query(
+          `INSERT INTO resolved_index_words (word, talent) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING`,
+          [words, e.talent],
+        );
+      }
     }
+  }
+
+  /** Takes a conversation out of the index (one handed over as sensitive since it was indexed). */
+  async remove(conversationId: string): Promise<number> {
+    const { rows } = await this.sql.query<{ part_id: string }>(
+      'DELETE FROM resolved_examples WHERE conversation_id = $1 RETURNING part_id',
+      [conversationId],
+    );
+    return rows.length;
+  }
+
+  /** Of the given words and links, those the team used with at least `SHARED_BY_TALENTS` different talents. */
+  async shared(words: string[], minTalents = SHARED_BY_TALENTS): Promise<Set<string>> {
+    if (words.length === 0) return new Set();
+    const { rows } = await this.sql.query<{ word: string }>(
+      `SELECT word FROM resolved_index_words WHERE word = ANY($1::text[]) GROUP BY word HAVING count(*) >= $2`,
+      [words, minTalents],
+    );
+    return new Set(rows.map((r) => r.word));
   }
 
   /** The close time (UNIX seconds) up to which every closed conversation is indexed; null before the first run. */

@@ -21,6 +21,7 @@ const example = (conversation: string, part: string, embedding: number[], extra:
   closed_at: '2026-11-20T11:00:00.000Z',
   model: 'm',
   embedding,
+  talent: `talent-${conversation}`,
   ...extra,
 });
 
@@ -52,6 +53,47 @@ test('upserts by (conversation, part), finds the nearest by cosine per model, an
     expect(await store.advanceWatermark(1_800_000_100)).toBe(1_800_000_100);
     expect(await store.advanceWatermark(1_800_000_000)).toBe(1_800_000_100);
     expect(await store.watermark()).toBe(1_800_000_100);
+  } finally {
+    await store.close();
+    await database.stop();
+  }
+});
+
+test('a word or link is shared once used with three different talents; an old index loses the talents’ words', async () => {
+  const database = await startEmbeddedIndexDatabase();
+  // An index as it was before issue 40: the talent's messages stored, and the question beside each reply.
+  const old = await ResolvedIndexStore.open({ url: database.url });
+  await old.sql.query(`INSERT INTO resolved_examples
+      (conversation_id, part_id, role, text, question, answer, written_at, closed_at, model, embedding)
+    VALUES ('8', '1', 'talent', 'my boss Ivo Petrov', 'my boss Ivo Petrov', 'Howdy!', now(), now(), 'm', '[1,0]'),
+           ('8', '2', 'team', 'Howdy!', 'my boss Ivo Petrov', 'Howdy!', now(), now(), 'm', '[1,0]')`);
+  await old.close();
+  const store = await ResolvedIndexStore.open({ url: database.url });
+  try {
+    const rows = await store.sql.query<{ role: string; text: string; question: string }>(
+      'SELECT role, text, question FROM resolved_examples',
+    );
+    expect(rows.rows).toEqual([{ role: 'team', text: 'Howdy!', question: '' }]);
+    const text = (t: string) => ({ text: `Howdy! Ask Acme at https://help.example.com/pay — ${t} Crew` });
+    await store.upsert([
+      example('1', '1', [1, 0], { ...text('Maple'), talent: 'a' }),
+      // The same talent twice counts once.
+      example('2', '1', [1, 0], { ...text('Maple'), talent: 'a' }),
+      example('3', '1', [1, 0], { ...text('Maple'), talent: 'b' }),
+      example('4', '1', [1, 0], { ...text('Oak'), talent: 'c' }),
+    ]);
+    const shared = await store.shared([
+      'Howdy',
+      'Acme',
+      'https://help.example.com/pay',
+      'Maple',
+      'Oak',
+      'Crew',
+      'Nope',
+    ]);
+    expect([...shared].sort()).toEqual(['Acme', 'Crew', 'Howdy', 'https://help.example.com/pay']);
+    expect(await store.remove('4')).toBe(1);
+    expect((await store.keys()).map((k) => k.conversation_id)).toEqual(['1', '2', '3', '8']);
   } finally {
     await store.close();
     await database.stop();

@@ -456,6 +456,24 @@ describe('the ingress outbox', () => {
     expect(await readFile(path.join(dir, 'journal.jsonl'), 'utf8')).toMatch(/^\{"seq":11,/);
   });
 
+  test('the journal, the rejected file and the checkpoint are readable by the ingress’s own user only', async () => {
+    const dir = path.join(await freshDir(), 'outbox');
+    const outbox = await Outbox.open({
+      dir,
+      forward: async (entry) => {
+        if (idOf(entry) === 'bad') throw new OutboxRejection('INVALID_ARGUMENT: too big');
+        return 'signalled';
+      },
+    });
+    await outbox.append(message('a', 'bad'));
+    await outbox.append(message('b', 'good'));
+    await outbox.drained();
+    await outbox.close();
+    const mode = async (name: string) => (await stat(path.join(dir, name))).mode & 0o777;
+    expect(await mode('.')).toBe(0o700);
+    for (const file of ['journal.jsonl', 'rejected.jsonl', 'forwarded']) expect(await mode(file)).toBe(0o600);
+  });
+
   test('appends made together share one sync, and each resolves only once it is on disk', async () => {
     const dir = await freshDir();
     const outbox = await Outbox.open({ dir, forward: () => new Promise<never>(() => undefined) });

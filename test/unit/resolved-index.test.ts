@@ -13,7 +13,7 @@ import {
   type Candidate,
   type RankingQuery,
 } from '../../src/resolved-index/ranking';
-import { redact } from '../../src/resolved-index/redact';
+import { maskUnshared, namingTokens, redact } from '../../src/resolved-index/redact';
 import { STAGES } from '../../src/contract/vocabulary';
 
 describe('redact', () => {
@@ -28,13 +28,16 @@ describe('redact', () => {
     ['an internal id', 'your application app-51 moved', 'your application [id] moved'],
     ['the contact’s name, any case', 'Hi MAYA, thanks Chen!', 'Hi [name], thanks [name]!'],
     ['the email’s local part on its own', 'user maya.chen asked', 'user [name] asked'],
+    ['an amount in dollars', 'We paid $150.00 in 3 days', 'We paid [amount] in 3 days'],
+    ['an amount with its code after', 'it was 1,250 USD, not 1.250,00 EUR', 'it was [amount], not [amount]'],
+    ['an amount in euros and pounds', '€40 and £1,200.50 went out', '[amount] and [amount] went out'],
   ])('removes %s', (_what, text, expected) => {
     expect(redact(text, contact)).toBe(expected);
   });
 
   test.each([
     ['a date', 'It lands on 2026-11-27, or 27.11.2026'],
-    ['an amount and a short count', 'We paid $150.00 in 3 days'],
+    ['a short count', 'We paid it in 3 days, 2 of them weekend'],
     ['a year and a form', 'Your 2025 W-2 and Form 1099-NEC are ready'],
     ['a help-center URL without ids', 'Read https://help.example.com/articles/payouts first'],
     ['a word that holds the name', 'Mayan art, Chenille and Mayday'],
@@ -45,6 +48,48 @@ describe('redact', () => {
 
   test('without a known contact, names are left and every other rule still applies', () => {
     expect(redact('Maya: 555 013 4455, maya@x.io')).toBe('Maya: [phone], [email]');
+  });
+});
+
+describe('maskUnshared', () => {
+  // What one talent's conversation may name: people, employers, places, streets and links, in any script.
+  const capitalized = fc
+    .tuple(fc.constantFrom('A', 'B', 'K', 'M', 'Z', 'Ö', 'Ł', 'É'), fc.stringMatching(/^[a-zà-ÿ]{2,9}$/))
+    .map(([first, rest]) => first + rest);
+  const naming = fc.oneof(
+    capitalized,
+    fc.tuple(capitalized, capitalized).map(([a, b]) => `${a} ${b}`),
+    fc.tuple(fc.integer({ min: 1, max: 999 }), capitalized).map(([n, street]) => `${n} ${street} Street`),
+    fc.webUrl({ withQueryParameters: true }),
+    capitalized.map((word) => `${word.toUpperCase()} Inc`),
+  );
+  const sentence = fc.tuple(
+    fc.constantFrom('Howdy! Your supervisor', 'Sorry, we asked', 'thanks, i called', 'Hey there. Your payout from'),
+    naming,
+    fc.constantFrom('and it lands Friday.', 'about the shift.', '— The Maple Crew'),
+  );
+
+  test('a naming word or link the team did not use with several talents never survives; shared words do', () => {
+    fc.assert(
+      fc.property(sentence, ([before, named, after]) => {
+        const text = `${before} ${named} ${after}`;
+        const shared = new Set(namingTokens(`${before} ${after}`));
+        const masked = maskUnshared(text, shared);
+        const left = namingTokens(masked);
+        for (const token of namingTokens(named).filter((t) => !shared.has(t))) expect(left).not.toContain(token);
+        // What the team says to everyone stays word for word: the greeting, the lower-case words, the sign-off.
+        expect(maskUnshared(`${before} ${after}`, shared)).toBe(`${before} ${after}`);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('lower-case words, placeholders and numbers are the language: never masked', () => {
+    const text = 'it lands on the 27th, in 3 days; [name] said [amount] and see [link]';
+    expect(maskUnshared(text, new Set())).toBe(text);
+    expect(maskUnshared('Ask Ivo Petrov at https://ivo.example/portfolio', new Set(['Ask']))).toBe(
+      'Ask [name] [name] at [link]',
+    );
   });
 });
 
@@ -147,7 +192,7 @@ describe('rank', () => {
   });
 });
 
-test('few-shot pairs: the first one or two distinct question→answer pairs, none without a question', () => {
+test('few-shot pairs: the first one or two distinct question→answer pairs; an answer alone is one too', () => {
   const q = { conversationId: null, stage: null, now: '2026-11-27T00:00:00.000Z' };
   const base = { text: 't', stage: null, written_at: q.now, role: 'team' as const };
   const ranked = rank(
@@ -161,12 +206,17 @@ test('few-shot pairs: the first one or two distinct question→answer pairs, non
     q,
   );
   expect(fewShotPairs(ranked)).toEqual([
+    { question: '', answer: 'hello' },
+    { question: 'q1', answer: 'a1' },
+  ]);
+  expect(fewShotPairs(ranked, 3)).toEqual([
+    { question: '', answer: 'hello' },
     { question: 'q1', answer: 'a1' },
     { question: 'q2', answer: 'a2' },
   ]);
 });
 
-test('indexed messages: the talent’s questions and the teammates’ replies, paired and redacted; Melvin, notes and unanswered questions left out', () => {
+test('indexed messages: the teammates’ replies only, redacted, each found by the talent’s words it answered; none of those words kept', () => {
   const talent = { type: 'user', id: 'c1', name: 'Maya Chen', email: 'maya@example.com' };
   const teammate = { type: 'admin', id: '990001', name: 'Sam' };
   const melvin = { type: 'admin', id: '8918000', name: 'Melvin' };
@@ -184,21 +234,28 @@ test('indexed messages: the talent’s questions and the teammates’ replies, p
   });
   const messages = indexedMessages(
     [
-      part('1', talent, 'Hi, I am Maya. When is my payout?', 'conversation'),
+      part('1', talent, 'Hi, I am Maya. When is my payout? My boss Ivo Petrov at Acme asked too', 'conversation'),
       part('2', melvin, 'Let me check that.'),
       part('3', talent, 'It is for pay-61'),
       part('4', teammate, 'Internal: VIP', 'note'),
       part('5', teammate, 'Howdy! It lands Friday.\n— The Crew'),
       part('6', null, 'event', 'close'),
-      part('7', talent, 'Thanks, bye'),
+      part('7', teammate, 'Anything else?'),
+      part('8', talent, 'Thanks, bye'),
     ],
     '8918000',
   );
-  const question = 'Hi, I am [name]. When is my payout?\nIt is for [id]';
-  expect(messages.map((m) => [m.part_id, m.role, m.text, m.question])).toEqual([
-    ['1', 'talent', 'Hi, I am [name]. When is my payout?', question],
-    ['3', 'talent', 'It is for [id]', question],
-    ['5', 'team', 'Howdy! It lands Friday.\n— The Crew', question],
+  expect(messages.map((m) => [m.part_id, m.role, m.text, m.question, m.answer])).toEqual([
+    ['5', 'team', 'Howdy! It lands Friday.\n— The Crew', '', 'Howdy! It lands Friday.\n— The Crew'],
+    ['7', 'team', 'Anything else?', '', 'Anything else?'],
   ]);
-  expect(new Set(messages.map((m) => m.answer))).toEqual(new Set(['Howdy! It lands Friday.\n— The Crew']));
+  expect(messages[0]!.search_text).toBe(
+    'Hi, I am [name]. When is my payout? My boss Ivo Petrov at Acme asked too\nIt is for [id]\nHowdy! It lands Friday.\n— The Crew',
+  );
+  expect(messages[1]!.search_text).toBe('Anything else?');
+  // Who the talent is, only as a hash, the same for each of their replies.
+  expect(messages[0]!.talent).toMatch(/^[0-9a-f]{32}$/);
+  expect(messages[1]!.talent).toBe(messages[0]!.talent);
+  const kept = JSON.stringify(messages.map(({ search_text: _embeddedOnly, ...stored }) => stored));
+  for (const word of ['Ivo', 'Acme', 'payout', 'bye', 'c1', 'maya']) expect(kept).not.toContain(word);
 });

@@ -115,22 +115,19 @@ test('a run that fails midway indexes nothing twice and loses nothing: the next 
   expect(await store.watermark()).toBeNull();
 
   const result = await runIndex('index-rerun', { perPage: 2, pagesPerRun: 1 });
-  expect(result).toMatchObject({ conversations: 5, skipped: 1, stored: 8 });
+  expect(result).toMatchObject({ conversations: 5, skipped: 1, stored: 4 });
   const keys = await store.keys();
+  // The team's replies only: the talents' questions are not kept.
   expect(keys.map((k) => `${k.conversation_id}:${k.role}`)).toEqual([
-    '9101:talent',
     '9101:team',
-    '9102:talent',
     '9102:team',
-    '9103:talent',
     '9103:team',
-    '9104:talent',
     '9104:team',
   ]);
   expect(new Set(keys.map((k) => `${k.conversation_id}/${k.part_id}`)).size).toBe(keys.length);
   // Redacted before it was embedded and stored.
-  const stored = keys.find((k) => k.conversation_id === '9101' && k.role === 'talent')!.text;
-  expect(stored).toBe('When does my Boulder catering payout land? Call me on [phone]');
+  const stored = keys.find((k) => k.conversation_id === '9101')!.text;
+  expect(stored).toBe('Howdy [name]! Friday.\n— The Maple Crew');
   expect(await store.watermark()).toBe(result.watermark);
   expect(fetchesOf('9105')).toBe(0);
 });
@@ -156,7 +153,7 @@ test('the schedule is created once and updated after; triggered, its run indexes
     await env.client.workflow.getHandle(runs.at(-1)!.action.workflow.workflowId).result();
   });
   await handle.delete();
-  expect((await store.keys()).filter((k) => k.conversation_id === '9107')).toHaveLength(2);
+  expect((await store.keys()).filter((k) => k.conversation_id === '9107')).toHaveLength(1);
   expect(await store.watermark()).toBeGreaterThanOrEqual(before!);
 });
 
@@ -178,12 +175,7 @@ test('a conversation Melvin handled is indexed with the stage it settled; one it
   const stages = (await store.keys())
     .filter((k) => ['9120', '9121'].includes(k.conversation_id))
     .map((k) => `${k.conversation_id}:${k.role}:${k.stage}`);
-  expect(stages).toEqual([
-    '9120:talent:null',
-    '9120:team:null',
-    '9121:talent:awaiting_payment',
-    '9121:team:awaiting_payment',
-  ]);
+  expect(stages).toEqual(['9120:team:null', '9121:team:awaiting_payment']);
   // The same stage boosts: the conversation of the talent's stage comes first, though the other is as similar (and
   // first on a tie).
   const found: TeamExamples = await new MockActivityEnvironment().run(activities.retrieveTeamExamples, {
@@ -194,7 +186,7 @@ test('a conversation Melvin handled is indexed with the stage it settled; one it
   expect(found.top[0]?.conversation_id).toBe('9121');
 });
 
-test("Draft's retrieval: the indexed team reply nearest the question comes first, with its question→answer pair", async () => {
+test("Draft's retrieval: the indexed team reply nearest the question comes first, as an example without its question", async () => {
   const found: TeamExamples = await new MockActivityEnvironment().run(activities.retrieveTeamExamples, {
     query: 'When will my catering payout in Boulder land?',
     conversationId: null,
@@ -203,10 +195,8 @@ test("Draft's retrieval: the indexed team reply nearest the question comes first
   expect(found.configured).toBe(true);
   expect(found.top.length).toBeLessThanOrEqual(8);
   expect(found.top.map((t) => t.conversation_id)[0]).toBe('9101');
-  expect(found.pairs[0]).toEqual({
-    question: 'When does my Boulder catering payout land? Call me on [phone]',
-    answer: 'Howdy [name]! Friday.\n— The Maple Crew',
-  });
+  expect(found.pairs[0]).toEqual({ question: '', answer: 'Howdy [name]! Friday.\n— The Maple Crew' });
+  expect(found.top.every((t) => t.role === 'team')).toBe(true);
   expect(found.pairs.length).toBeLessThanOrEqual(2);
 });
 
@@ -222,4 +212,86 @@ test('a whole turn with no MCP examples tool: Draft writes in the voice of the i
   expect(reply).toContain('November 27');
   expect(reply).toContain('— The Maple Crew');
   expect(reply).not.toContain('Friday');
+});
+
+test('privacy: what one talent and the team wrote of them reaches no other talent’s turn, state or notes', async () => {
+  // A closed conversation full of one talent's particulars, in their messages and in the teammate's answer.
+  const planted = [
+    'Dana Whitfield',
+    'dana.w@privmail.example',
+    '+44 20 7946 0991',
+    '4471 Larkspur Avenue',
+    'https://danaw.example/portfolio',
+    '$3,480.75',
+    'Quillon Logistics',
+    'Mr. Oduya',
+  ];
+  sandbox.intercom.seed({
+    id: '9130',
+    contact: { id: 'c-9130', email: 'dana.w@privmail.example', name: 'Dana Whitfield' },
+    parts: [
+      {
+        author: 'user',
+        type: 'comment',
+        body:
+          'When does my Boulder catering payout land? It should be $3,480.75 from Quillon Logistics. My supervisor ' +
+          'Mr. Oduya said to write. I live at 4471 Larkspur Avenue, call +44 20 7946 0991, see https://danaw.example/portfolio',
+      },
+      {
+        author: 'admin',
+        type: 'comment',
+        body:
+          'Howdy Dana Whitfield! Your $3,480.75 from Quillon Logistics lands Friday; Mr. Oduya is copied, and we post ' +
+          'to 4471 Larkspur Avenue. Write to dana.w@privmail.example or https://danaw.example/portfolio.\n— The Maple Crew',
+      },
+    ],
+  });
+  close('9130');
+  // And one handed over as sensitive: never an example, whatever it says.
+  sandbox.intercom.seed({
+    id: '9131',
+    contact: { id: 'c-9131', email: 'r@example.com', name: 'Rui Sol' },
+    parts: [
+      {
+        author: 'user',
+        type: 'comment',
+        body: 'When does my Boulder catering payout land? My manager Wendell Kray harasses me',
+      },
+      { author: 'bot', type: 'note', body: '🚨 Escalation: Sensitive request: a person from the team must handle it' },
+      { author: 'admin', type: 'comment', body: 'Howdy! We are on it with Wendell Kray.\n— The Maple Crew' },
+    ],
+  });
+  close('9131');
+  await runIndex('index-privacy', {});
+  const stored = JSON.stringify(
+    (await store.sql.query('SELECT * FROM resolved_examples WHERE conversation_id IN ($1, $2)', ['9130', '9131'])).rows,
+  );
+  expect(stored).toContain('9130');
+  expect(stored).not.toContain('9131');
+  // The index keeps no talent's own words (nothing of the question is stored), and no contact detail or amount of the
+  // team's answer. The answer's other words are kept, to be shown only once the team used them with several talents.
+  expect(stored).not.toContain('supervisor');
+  for (const text of ['Dana', 'dana.w@privmail.example', '+44 20 7946 0991', '$3,480.75'])
+    expect(stored).not.toContain(text);
+
+  // Another talent asks the same: the retrieval, the turn's state and everything posted hold none of it.
+  const found: TeamExamples = await new MockActivityEnvironment().run(activities.retrieveTeamExamples, {
+    query: 'When does my Boulder catering payout land?',
+    conversationId: null,
+    stage: null,
+  });
+  expect(found.top.map((t) => t.conversation_id)).toContain('9130');
+  const TEAM_VOICE = Scenario.parse(
+    JSON.parse(readFileSync(path.join(__dirname, '../../scenarios/melvin/team-voice.json'), 'utf8')),
+  );
+  sandbox.seed({ conversation: { ...TEAM_VOICE.conversation, id: '9132' }, talent: TEAM_VOICE.talent });
+  const { state } = await runTurnOnWorker({ env, workflowBundle }, '9132', { ...sandbox.activities, ...activities });
+  const seen = [
+    JSON.stringify(found),
+    JSON.stringify(state),
+    ...sandbox.intercom.replies('9132'),
+    JSON.stringify(sandbox.intercom.mustGet('9132').conversation_parts),
+  ].join('\n');
+  const words = [...planted, 'Dana', 'Whitfield', 'Larkspur', 'Quillon', 'Oduya', 'Wendell', 'Kray', 'harass'];
+  for (const word of words) expect(seen).not.toContain(word);
 });

@@ -1,5 +1,5 @@
 // Routing as pure functions of the state: the decision rules after each node, the escalation table and the status mapping.
-import { ESCALATION_MARK, OPEN_FOR_THE_TEAM, REQUESTED_BY } from '../../contract/notes';
+import { ESCALATION_MARK, OPEN_FOR_THE_TEAM, REQUESTED_BY, SENSITIVE_REASON } from '../../contract/notes';
 import type { DraftRoute, RouteKind } from '../../contract/schemas';
 import type {
   EscalationKind,
@@ -35,7 +35,7 @@ export const ESCALATION_TABLE: Record<EscalationKind, EscalationRow> = {
   sensitive_request: {
     source: 'draft',
     status: 'SENSITIVE_REQUEST',
-    reason: () => 'Sensitive request: a person from the team must handle it',
+    reason: () => `${SENSITIVE_REASON} a person from the team must handle it`,
   },
   validation_failed: {
     source: 'validate',
