@@ -98,6 +98,11 @@ export class PayloadKeyError extends Error {
   override name = 'PayloadKeyError';
 }
 
+/** A payload sealed with a key this process is not given: a configuration to fix, not data to throw away. */
+export class MissingPayloadKeyError extends PayloadKeyError {
+  override name = 'MissingPayloadKeyError';
+}
+
 /**
  * Encrypts each payload whole (metadata and data, so the encoding and type stay private too) with the current key,
  * compressed first when it is large enough to pay, and decrypts by the key id the payload names. Without keys it
@@ -157,7 +162,9 @@ export class EncryptionCodec implements PayloadCodec {
         const held = this.keys.size
           ? `it holds ${[...this.keys.keys()].map((k) => `"${k}"`).join(', ')}`
           : 'it is unset';
-        throw new PayloadKeyError(`a payload is encrypted with key "${id}", which MELVIN_PAYLOAD_KEYS lacks (${held})`);
+        throw new MissingPayloadKeyError(
+          `a payload is encrypted with key "${id}", which MELVIN_PAYLOAD_KEYS lacks (${held})`,
+        );
       }
       const data = payload.data ?? new Uint8Array();
       if (data.length < IV_BYTES + TAG_BYTES) throw new PayloadKeyError(`a payload under key "${id}" is truncated`);

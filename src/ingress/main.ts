@@ -19,8 +19,10 @@ async function main(): Promise<void> {
   const metrics = createIngressMetrics();
   const analysis = analysisSettings(config);
   const turn = turnOptions(config.TASK_QUEUE, config);
+  // The outbox's files are sealed with the same keys as Temporal's payloads, when there are keys.
+  const codec = config.MELVIN_PAYLOAD_KEYS?.length ? dataConverter.payloadCodecs?.[0] : undefined;
   const outbox = config.INGRESS_OUTBOX_DIR
-    ? await openIngressOutbox(config.INGRESS_OUTBOX_DIR, client, turn, metrics)
+    ? await openIngressOutbox(config.INGRESS_OUTBOX_DIR, client, turn, metrics, codec)
     : undefined;
   if (outbox) logEvent('info', 'ingress outbox open', { dir: config.INGRESS_OUTBOX_DIR, ...outbox.backlog });
   const app = createIngressApp({

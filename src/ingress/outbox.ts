@@ -3,7 +3,10 @@
 // speed of the disk and drained at the speed of the server.
 import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import type { PayloadCodec } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
+import { MissingPayloadKeyError } from '../encryption/payload-codec';
 import { errorMessage } from '../observability/error-message';
 import { logEvent } from '../observability/log';
 import { issuesOf } from '../contract/schemas';
@@ -40,6 +43,8 @@ export type OutboxEntry = z.infer<typeof OutboxEntry>;
 /** `at`: when the delivery was accepted (epoch ms), so an operator sees how long the oldest has waited. */
 const JournalLine = z.object({ seq: z.number().int().positive(), at: z.number(), entry: OutboxEntry });
 type JournalLine = z.infer<typeof JournalLine>;
+/** A line as written with a codec: the entry sealed (base64 of an encrypted Temporal payload), its place in the clear. */
+const SealedLine = z.object({ seq: z.number().int().positive(), at: z.number(), sealed: z.string().min(1) });
 
 /** What became of a forwarded entry: Temporal took it, there was nothing to do, or it refused it for good. */
 export type Forwarded = 'signalled' | 'ignored';
@@ -57,8 +62,12 @@ export interface OutboxOptions {
   forward: (entry: OutboxEntry) => Promise<Forwarded>;
   /** Entries handed to Temporal at once (each a signal-with-start); a conversation's own entries go one at a time. */
   concurrency?: number;
-  /** The journal is emptied once everything in it is forwarded and it is larger than this. */
+  /**
+   * The journal is emptied once everything in it is forwarded and it is larger than this, or was last emptied
+   * `compactAfterMs` ago (60 s by default): a forwarded message's text does not stay on disk much longer than that.
+   */
   compactBytes?: number;
+  compactAfterMs?: number;
   /**
    * The first pause after a forward failed (doubling to 10 s while it keeps failing); 100 ms by default. The pause holds
    * back the entry's own conversation, or every conversation once forwards of two of them have failed in a row.
@@ -68,6 +77,11 @@ export interface OutboxOptions {
   readChunkBytes?: number;
   /** Called once per entry when it leaves the outbox (for the metrics). */
   onForwarded?: (entry: OutboxEntry, outcome: Forwarded | 'rejected') => void;
+  /**
+   * Seals each entry before it is written (the journal and rejected.jsonl), as Temporal's payloads are sealed: the
+   * ingress passes its MELVIN_PAYLOAD_KEYS codec. Lines written without one are still read.
+   */
+  codec?: PayloadCodec;
 }
 
 const JOURNAL = 'journal.jsonl';
@@ -112,10 +126,14 @@ export class Outbox {
   private closed = false;
   private readonly concurrency: number;
   private readonly compactBytes: number;
+  private readonly compactAfterMs: number;
+  private lastCompactedAt = Date.now();
+  private compactTimer: NodeJS.Timeout | undefined;
 
   private constructor(private readonly options: OutboxOptions) {
     this.concurrency = options.concurrency ?? 8;
     this.compactBytes = options.compactBytes ?? 8 * 1024 * 1024;
+    this.compactAfterMs = options.compactAfterMs ?? 60_000;
     this.retryDelayMs = options.firstRetryMs ?? FIRST_RETRY_MS;
   }
 
@@ -136,16 +154,18 @@ export class Outbox {
   }
 
   /** Resolves once the entry is on disk (synced): only then may the delivery be acknowledged. */
-  append(entry: OutboxEntry): Promise<void> {
-    if (this.closed) return Promise.reject(new Error('the outbox is closed'));
+  async append(entry: OutboxEntry): Promise<void> {
+    if (this.closed) throw new Error('the outbox is closed');
+    // Sealed before its number is taken: lines must reach the file in the order of their numbers.
+    const body = this.options.codec ? { sealed: await seal(this.options.codec, entry) } : { entry };
+    if (this.closed) throw new Error('the outbox is closed');
     const line: JournalLine = { seq: this.nextSeq++, at: Date.now(), entry };
-    return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ line: `${JSON.stringify(line)}\n`, resolve, reject });
+    await new Promise<void>((resolve, reject) => {
+      this.waiting.push({ line: `${JSON.stringify({ seq: line.seq, at: line.at, ...body })}\n`, resolve, reject });
       void this.flush();
-    }).then(() => {
-      this.pending.push(line);
-      this.pump();
     });
+    this.pending.push(line);
+    this.pump();
   }
 
   /** Resolves when every entry accepted so far is forwarded (or rejected); for tests and the bench. */
@@ -164,6 +184,7 @@ export class Outbox {
     const until = Date.now() + graceMs;
     this.stopping = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.compactTimer);
     while ((this.inFlight.size > 0 && Date.now() < until) || this.flushing) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;
     await this.checkpointWrite;
@@ -189,11 +210,17 @@ export class Outbox {
     this.checkpoint = Number.parseInt(checkpointText, 10) || 0;
     let maxSeq = this.checkpoint;
     const rejected = new Set<number>();
+    /** Lines written in the clear (before the ingress had keys) that are written again sealed. */
+    const toSeal = new Set<number>();
     const onLine = async (raw: string, index: number) => {
-      const parsed = JournalLine.safeParse(safeJson(raw));
+      const json = await this.open(safeJson(raw), index);
+      if (this.options.codec && !SealedLine.safeParse(safeJson(raw)).success) toSeal.add(index);
+      const parsed = JournalLine.safeParse(json);
       if (!parsed.success) {
         const reason = `unreadable journal line at ${this.file(JOURNAL)} line ${index}`;
-        await this.reject(raw, `${reason}: ${JSON.stringify(issuesOf(parsed.error))}`);
+        const unread = Unreadable.safeParse(json);
+        const why = unread.success ? unread.data.unreadable : JSON.stringify(issuesOf(parsed.error));
+        await this.reject(raw, `${reason}: ${why}`);
         logEvent('error', 'outbox journal line unreadable', { reason, rejected_file: this.file(REJECTED) });
         rejected.add(index);
         return;
@@ -203,8 +230,8 @@ export class Outbox {
     };
     let { completeBytes, fileBytes } = await readJournal(this.file(JOURNAL), onLine, this.options.readChunkBytes);
     this.nextSeq = maxSeq + 1;
-    if (rejected.size) {
-      completeBytes = await this.rewriteWithout(rejected);
+    if (rejected.size || toSeal.size) {
+      completeBytes = await this.rewrite(rejected, toSeal);
       fileBytes = completeBytes;
     }
     this.journal = await open(this.file(JOURNAL), 'a+', PRIVATE_FILE);
@@ -214,15 +241,48 @@ export class Outbox {
     await syncFile(this.options.dir);
   }
 
-  /** Writes the journal again without the lines numbered in `dropped`, as `replaceFile` does, a line at a time; its size. */
-  private async rewriteWithout(dropped: Set<number>): Promise<number> {
+  /**
+   * A journal line's JSON with its entry in the clear: a sealed line is opened with the codec. A line sealed with a key
+   * this process lacks stops the start (the keys are wrong, not the line); one that does not open is returned as it
+   * is, to be refused as unreadable.
+   */
+  private async open(json: unknown, lineNumber: number): Promise<unknown> {
+    const sealed = SealedLine.safeParse(json);
+    if (!sealed.success) return json;
+    try {
+      if (!this.options.codec) throw new MissingPayloadKeyError('the line is sealed, and MELVIN_PAYLOAD_KEYS is unset');
+      return { seq: sealed.data.seq, at: sealed.data.at, entry: await unseal(this.options.codec, sealed.data.sealed) };
+    } catch (err) {
+      if (err instanceof MissingPayloadKeyError) {
+        throw new Error(
+          `the outbox cannot open ${this.file(JOURNAL)} line ${lineNumber} (${err.message}): it does not start ` +
+            'rather than set aside deliveries it acknowledged; give it the key and start again',
+          { cause: err },
+        );
+      }
+      return { unreadable: errorMessage(err) };
+    }
+  }
+
+  /** A line as the journal holds it: sealed when the outbox has a codec. */
+  private async lineText(line: JournalLine): Promise<string> {
+    const { codec } = this.options;
+    return JSON.stringify(codec ? { seq: line.seq, at: line.at, sealed: await seal(codec, line.entry) } : line);
+  }
+
+  /**
+   * Writes the journal again without the lines numbered in `dropped` and with those in `toSeal` sealed, as
+   * `replaceFile` does, a line at a time; its size.
+   */
+  private async rewrite(dropped: Set<number>, toSeal: Set<number>): Promise<number> {
     const temporary = `${this.file(JOURNAL)}.tmp`;
     const handle = await open(temporary, 'w', PRIVATE_FILE);
     let bytes = 0;
     const keep = async (raw: string, lineNumber: number) => {
       if (dropped.has(lineNumber)) return;
-      await handle.write(`${raw}\n`);
-      bytes += Buffer.byteLength(raw) + 1;
+      const text = toSeal.has(lineNumber) ? await this.lineText(JournalLine.parse(safeJson(raw))) : raw;
+      await handle.write(`${text}\n`);
+      bytes += Buffer.byteLength(text) + 1;
     };
     try {
       await readJournal(this.file(JOURNAL), keep, this.options.readChunkBytes);
@@ -298,7 +358,7 @@ export class Outbox {
     } catch (err) {
       if (err instanceof OutboxRejection) {
         try {
-          await this.reject(JSON.stringify(line), err.message);
+          await this.reject(await this.lineText(line), err.message);
         } catch (writeErr) {
           // Kept nowhere else: the entry stays in the journal and is tried again after a pause; the ingress stays up.
           logEvent('error', 'outbox rejected entry not written', {
@@ -393,16 +453,23 @@ export class Outbox {
         // Not synced: a checkpoint lost to a power cut only sends a few entries again, which is harmless.
         await replaceFile(this.file(CHECKPOINT), String(seq), { sync: false });
         const empty = this.pending.length === 0 && this.waiting.length === 0 && !this.flushing;
-        if (empty && seq === this.nextSeq - 1 && this.journalBytes > this.compactBytes && !this.closed) {
-          // Holds the flush lock: an append must not reach the file between the check and the truncation.
-          this.flushing = true;
-          try {
-            await this.journal.truncate(0);
-            this.journalBytes = 0;
-          } finally {
-            this.flushing = false;
-            void this.flush();
-          }
+        if (!empty || seq !== this.nextSeq - 1 || this.journalBytes === 0 || this.closed) return;
+        const dueInMs = this.lastCompactedAt + this.compactAfterMs - Date.now();
+        if (this.journalBytes <= this.compactBytes && dueInMs > 0) {
+          // Idle with forwarded lines on disk: they go when their time is up, even if nothing else comes.
+          clearTimeout(this.compactTimer);
+          this.compactTimer = setTimeout(() => this.saveCheckpoint(), dueInMs).unref();
+          return;
+        }
+        // Holds the flush lock: an append must not reach the file between the check and the truncation.
+        this.flushing = true;
+        try {
+          await this.journal.truncate(0);
+          this.journalBytes = 0;
+          this.lastCompactedAt = Date.now();
+        } finally {
+          this.flushing = false;
+          void this.flush();
         }
       } catch (err) {
         // The next checkpoint writes it again; until then a restart forwards a few entries twice, which is harmless.
@@ -507,10 +574,28 @@ async function replaceFile(file: string, text: string, options = { sync: true })
   await rename(temporary, file);
 }
 
+/** The entry as the base64 of a Temporal payload the codec sealed: one key list, and its rotation, for both stores. */
+async function seal(codec: PayloadCodec, entry: OutboxEntry): Promise<string> {
+  const plain = { metadata: { encoding: JSON_PLAIN }, data: Buffer.from(JSON.stringify(entry)) };
+  const [sealed] = await codec.encode([plain]);
+  return Buffer.from(temporal.api.common.v1.Payload.encode(sealed!).finish()).toString('base64');
+}
+
+async function unseal(codec: PayloadCodec, text: string): Promise<unknown> {
+  const payload = temporal.api.common.v1.Payload.decode(Buffer.from(text, 'base64'));
+  const [opened] = await codec.decode([payload]);
+  return JSON.parse(Buffer.from(opened!.data ?? new Uint8Array()).toString('utf8'));
+}
+
+const JSON_PLAIN = new TextEncoder().encode('json/plain');
+
+/** What `safeJson` and `open` give for a line that is not JSON, or a sealed line that does not open: why. */
+const Unreadable = z.object({ unreadable: z.string() });
+
 function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    return { unparseable: errorMessage(err) };
+    return { unreadable: errorMessage(err) };
   }
 }

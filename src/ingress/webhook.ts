@@ -3,6 +3,7 @@
 // answer and its metric.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
 import { htmlToText } from '../activities/intercom-text';
@@ -126,16 +127,19 @@ export async function sendToTemporal(
 
 /**
  * Opens INGRESS_OUTBOX_DIR's outbox, forwarding with `sendToTemporal`: what no retry can change (classified as the
- * direct path classifies it) is rejected, anything else is tried again. The metrics show its backlog.
+ * direct path classifies it) is rejected, anything else is tried again. The metrics show its backlog. `codec`, the
+ * payload codec of MELVIN_PAYLOAD_KEYS when they are set, seals what the outbox writes to disk.
  */
 export async function openIngressOutbox(
   dir: string,
   client: Client,
   turn: TurnOptions,
   metrics: IngressMetrics,
+  codec?: PayloadCodec,
 ): Promise<Outbox> {
   const outbox = await Outbox.open({
     dir,
+    codec,
     onForwarded: countOutboxForwards(metrics),
     forward: async (entry) => {
       try {

@@ -2,10 +2,12 @@
 // Temporal failures, a crash at any point, a line cut short and a line that no longer parses.
 import * as fsPromises from 'node:fs/promises';
 import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { Outbox, OutboxRejection, type Forwarded, type OutboxEntry } from '../../src/ingress/outbox';
+import { EncryptionCodec, generatePayloadKey } from '../../src/encryption/payload-codec';
 
 let dirs: string[] = [];
 let logged: string[] = [];
@@ -456,6 +458,38 @@ describe('the ingress outbox', () => {
     expect(await readFile(path.join(dir, 'journal.jsonl'), 'utf8')).toMatch(/^\{"seq":11,/);
   });
 
+  test('forwarded lines leave the disk within the compaction interval, even if nothing else comes', async () => {
+    const dir = await freshDir();
+    const { taken, forward } = recorder();
+    const outbox = await Outbox.open({ dir, forward, compactAfterMs: 200 });
+    await outbox.append(message('a', 'n1'));
+    await outbox.drained();
+    expect(taken.map(idOf)).toEqual(['n1']);
+    // Small, and the last emptying was just now: still there.
+    expect((await stat(path.join(dir, 'journal.jsonl'))).size).toBeGreaterThan(0);
+    await waitUntil(() => statSync(path.join(dir, 'journal.jsonl')).size === 0, 2_000);
+    // A line still waiting is never cut: emptying waits until everything is forwarded.
+    let up = false;
+    const heldDir = await freshDir();
+    const held = await Outbox.open({
+      dir: heldDir,
+      compactAfterMs: 1,
+      firstRetryMs: 5,
+      forward: async () => {
+        if (!up) throw new Error('UNAVAILABLE');
+        return 'signalled';
+      },
+    });
+    await held.append(message('a', 'n1'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(held.backlog.pending).toBe(1);
+    expect(statSync(path.join(heldDir, 'journal.jsonl')).size).toBeGreaterThan(0);
+    up = true;
+    await held.drained();
+    await held.close();
+    await outbox.close();
+  });
+
   test('the journal, the rejected file and the checkpoint are readable by the ingress’s own user only', async () => {
     const dir = path.join(await freshDir(), 'outbox');
     const outbox = await Outbox.open({
@@ -472,6 +506,87 @@ describe('the ingress outbox', () => {
     const mode = async (name: string) => (await stat(path.join(dir, name))).mode & 0o777;
     expect(await mode('.')).toBe(0o700);
     for (const file of ['journal.jsonl', 'rejected.jsonl', 'forwarded']) expect(await mode(file)).toBe(0o600);
+  });
+
+  test('with a codec, nothing of a talent’s is on disk in the clear; rotated keys still open old lines', async () => {
+    const dir = await freshDir();
+    const [old, current] = [generatePayloadKey('k-old'), generatePayloadKey('k-new')];
+    const withText = (id: string, text: string): OutboxEntry => ({
+      ...(message('c9', id) as Extract<OutboxEntry, { kind: 'message' }>),
+      message: { author: 'Ana Quintero', text },
+    });
+    const first = await Outbox.open({
+      dir,
+      codec: new EncryptionCodec([old]),
+      forward: () => new Promise<never>(() => undefined),
+    });
+    await first.append(withText('n1', 'my iban is DE44 5001 0517 5407 3249 31'));
+    await first.close(0);
+    // Written before any key, by an older ingress: still read, and sealed when the journal is opened with a key.
+    await appendFile(
+      path.join(dir, 'journal.jsonl'),
+      `${JSON.stringify({ seq: 2, at: Date.now(), entry: withText('n2', 'plain from before') })}\n`,
+    );
+    const taken: OutboxEntry[] = [];
+    const second = await Outbox.open({
+      dir,
+      codec: new EncryptionCodec([current, old]),
+      forward: async (entry) => {
+        if (idOf(entry) === 'n3') throw new OutboxRejection('INVALID_ARGUMENT: too big');
+        taken.push(entry);
+        return 'signalled';
+      },
+    });
+    await second.append(withText('n3', 'refused, and kept sealed'));
+    await second.drained();
+    await second.close();
+    expect(taken.map(idOf)).toEqual(['n1', 'n2']);
+    expect(taken[0]).toEqual(withText('n1', 'my iban is DE44 5001 0517 5407 3249 31'));
+    const onDisk =
+      (await readFile(path.join(dir, 'journal.jsonl'), 'utf8')) +
+      (await readFile(path.join(dir, 'rejected.jsonl'), 'utf8'));
+    // Base64 has no spaces or commas: none of these can appear in a sealed line by chance.
+    for (const secret of ['Ana Quintero', 'my iban', 'DE44 5001', 'refused, and kept'])
+      expect(onDisk).not.toContain(secret);
+    expect(onDisk).toContain('"sealed":');
+    expect(onDisk).not.toContain('"entry":');
+  });
+
+  test('a sealed journal opened without its key stops the start with a clear error, and is left as it is', async () => {
+    const dir = await freshDir();
+    const key = generatePayloadKey('k1');
+    const first = await Outbox.open({ dir, codec: new EncryptionCodec([key]), forward: () => new Promise(() => {}) });
+    await first.append(message('a', 'n1'));
+    await first.close(0);
+    const before = await readFile(path.join(dir, 'journal.jsonl'), 'utf8');
+    for (const codec of [undefined, new EncryptionCodec([generatePayloadKey('k2')])]) {
+      await expect(Outbox.open({ dir, codec, forward: async () => 'signalled' })).rejects.toThrow(
+        /cannot open .*journal\.jsonl line 1 .*give it the key/,
+      );
+    }
+    expect(await readFile(path.join(dir, 'journal.jsonl'), 'utf8')).toBe(before);
+    await expect(stat(path.join(dir, 'rejected.jsonl'))).rejects.toThrow('ENOENT');
+  });
+
+  test('a sealed line altered on disk goes to rejected.jsonl as it is; the others are forwarded', async () => {
+    const dir = await freshDir();
+    const codec = new EncryptionCodec([generatePayloadKey('k1')]);
+    const first = await Outbox.open({ dir, codec, forward: () => new Promise(() => {}) });
+    await first.append(message('a', 'n1'));
+    await first.append(message('b', 'n2'));
+    await first.close(0);
+    const file = path.join(dir, 'journal.jsonl');
+    const [one, two] = (await readFile(file, 'utf8')).trim().split('\n');
+    const line = JSON.parse(one!) as { sealed: string };
+    const bytes = Buffer.from(line.sealed, 'base64');
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 1, bytes.length - 1);
+    await writeFile(file, `${JSON.stringify({ ...line, sealed: bytes.toString('base64') })}\n${two}\n`);
+    const next = recorder();
+    const reopened = await Outbox.open({ dir, codec, forward: next.forward });
+    await reopened.drained();
+    await reopened.close();
+    expect(next.taken.map(idOf)).toEqual(['n2']);
+    expect(await readFile(path.join(dir, 'rejected.jsonl'), 'utf8')).toContain('does not decrypt');
   });
 
   test('appends made together share one sync, and each resolves only once it is on disk', async () => {
