@@ -177,9 +177,9 @@ export class Harness {
    * Moves the ingress into a process of its own on the same port (`src/ingress/main.ts`, as deployed), with an outbox
    * in `outboxDir` (INGRESS_OUTBOX_DIR) when given; a second call replaces that process. Answers the URL of its
    * Prometheus metrics. What an earlier outbox did not hand over stays in its directory. It takes the harness's hops,
-   * snooze and quiet period, and the default hand-over messages.
+   * snooze and quiet period, and the default hand-over messages. `env` adds to (or overrides) its environment.
    */
-  async useIngressProcess(outboxDir?: string): Promise<string> {
+  async useIngressProcess(outboxDir?: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
     await this.stopIngress();
     const metricsAddress = `127.0.0.1:${(await freePorts(1))[0]}`;
     const ingress = startChild(
@@ -193,6 +193,7 @@ export class Harness {
         SNOOZE_SECONDS: String(this.turn.snoozeSeconds),
         QUIET_PERIOD_SECONDS: String(this.turn.quietPeriodSeconds),
         ...(outboxDir && { INGRESS_OUTBOX_DIR: outboxDir }),
+        ...env,
       },
       (line) => this.options.log?.(line),
     );
@@ -206,6 +207,27 @@ export class Harness {
       { timeoutMs: 60_000, intervalMs: 100 },
     );
     return `http://${metricsAddress}/metrics`;
+  }
+
+  /** `kill -9` of the ingress's own process: it gets no chance to finish what it holds. */
+  async killIngress(): Promise<void> {
+    const ingress = this.ingressProcess;
+    this.ingressProcess = undefined;
+    if (!ingress || ingress.process.exitCode !== null || ingress.process.signalCode !== null) return;
+    const exited = new Promise((resolve) => ingress.process.once('exit', resolve));
+    ingress.process.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Whether the ingress's own process is running (false when it exited by itself). */
+  get ingressProcessAlive(): boolean {
+    const ingress = this.ingressProcess;
+    return !!ingress && ingress.process.exitCode === null && ingress.process.signalCode === null;
+  }
+
+  /** What the ingress's own process printed, for an experiment that reads its log lines. */
+  get ingressOutput(): readonly string[] {
+    return this.ingressProcess?.output ?? [];
   }
 
   /** Brings the ingress back into this process, as `start` runs it. */
@@ -278,9 +300,18 @@ export class Harness {
 
   /** Stops the Temporal server (its SQLite file stays) and starts it again on the same port. */
   async restartTemporal(downMs: number): Promise<void> {
+    await this.stopTemporal();
+    await pause(downMs);
+    await this.startTemporalAgain();
+  }
+
+  /** Stops the Temporal server; its SQLite file stays for `startTemporalAgain`. */
+  async stopTemporal(): Promise<void> {
     if (this.options.temporal) throw new Error('the harness runs against a Temporal server it did not start');
     await this.temporal.stop();
-    await pause(downMs);
+  }
+
+  async startTemporalAgain(): Promise<void> {
     this.temporal = await this.startTemporal();
   }
 

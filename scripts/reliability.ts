@@ -8,6 +8,7 @@ import { determinism } from '../reliability/determinism';
 import { historySize } from '../reliability/history';
 import { dependencyFaults, serverRestart, workerCrash } from '../reliability/faults';
 import { promptInjection } from '../reliability/injection';
+import { frontDoor } from '../reliability/front-door';
 import { load } from '../reliability/load';
 import { table, type Report } from '../harness/report';
 import { PREAMBLES, commandLine, figuresBlock, machine, mergeSections, writeFigures } from '../harness/figures';
@@ -17,6 +18,15 @@ const EXPERIMENTS: Record<string, () => Promise<Report>> = {
   restart: () => serverRestart({ conversations: 20, downMs: 3_000 }),
   faults: () => dependencyFaults({ conversations: 20, llmDownMs: 30_000, boundMs: 120_000 }),
   'bad-input': () => badInput({ ingressCases: 1000, modelCases: 200 }),
+  'front-door': () =>
+    frontDoor({
+      deliveries: 1000,
+      rate: 10,
+      temporalDownMs: 120_000,
+      wrongNamespaceMs: 300_000,
+      conversations: 10,
+      bigJournalMiB: 560,
+    }),
   injection: () => promptInjection(),
   load: () => load({ conversations: 200, windowMs: 10_000, llm: [300, 800], tools: [50, 200] }),
   determinism: () => determinism(),

@@ -13,7 +13,11 @@ import { createIngressMetrics } from './metrics';
 
 async function main(): Promise<void> {
   const config = loadIngressConfig();
-  const connection = await Connection.connect(temporalConnectionOptions(config));
+  // With an outbox the ingress must start while Temporal is down, which is what the outbox is for: it connects at its
+  // first call. Without one it connects now, so a wrong address or certificate stops the start at once.
+  const connection = config.INGRESS_OUTBOX_DIR
+    ? Connection.lazy(temporalConnectionOptions(config))
+    : await Connection.connect(temporalConnectionOptions(config));
   const dataConverter = temporalDataConverter(config, { warn: (warning) => logEvent('warn', warning) });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter });
   const metrics = createIngressMetrics();

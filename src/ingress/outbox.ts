@@ -210,11 +210,13 @@ export class Outbox {
     this.checkpoint = Number.parseInt(checkpointText, 10) || 0;
     let maxSeq = this.checkpoint;
     const rejected = new Set<number>();
-    /** Lines written in the clear (before the ingress had keys) that are written again sealed. */
+    /** Unsent lines written in the clear (before the ingress had keys): the journal is written again, them sealed. */
     const toSeal = new Set<number>();
+    /** Lines already forwarded: a journal written again leaves them out. */
+    const forwarded = new Set<number>();
     const onLine = async (raw: string, index: number) => {
-      const json = await this.open(safeJson(raw), index);
-      if (this.options.codec && !SealedLine.safeParse(safeJson(raw)).success) toSeal.add(index);
+      const onDisk = safeJson(raw);
+      const json = await this.open(onDisk, index);
       const parsed = JournalLine.safeParse(json);
       if (!parsed.success) {
         const reason = `unreadable journal line at ${this.file(JOURNAL)} line ${index}`;
@@ -226,12 +228,16 @@ export class Outbox {
         return;
       }
       maxSeq = Math.max(maxSeq, parsed.data.seq);
-      if (parsed.data.seq > this.checkpoint) this.pending.push(parsed.data);
+      if (parsed.data.seq <= this.checkpoint) forwarded.add(index);
+      else {
+        this.pending.push(parsed.data);
+        if (this.options.codec && !SealedLine.safeParse(onDisk).success) toSeal.add(index);
+      }
     };
     let { completeBytes, fileBytes } = await readJournal(this.file(JOURNAL), onLine, this.options.readChunkBytes);
     this.nextSeq = maxSeq + 1;
     if (rejected.size || toSeal.size) {
-      completeBytes = await this.rewrite(rejected, toSeal);
+      completeBytes = await this.rewrite(new Set([...rejected, ...forwarded]), toSeal);
       fileBytes = completeBytes;
     }
     this.journal = await open(this.file(JOURNAL), 'a+', PRIVATE_FILE);

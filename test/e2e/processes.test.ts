@@ -1,5 +1,6 @@
 // The worker and the CLI as real processes: configuration from the environment, a run started and inspected by CLI.
 import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,8 @@ import { quietRuntime, waitFor } from '../helpers/runtime';
 import { ROOT, runNode, startWorkerProcess, workerEnvironment } from '../helpers/processes';
 import { startSandbox, withoutRunMaps, type Sandbox } from '../helpers/sandbox';
 import { startTemporal } from '../helpers/temporal';
+import { freePorts, startChild, stopChild } from '../../harness/stack';
+import { SANDBOX_SECRETS } from '../../sandbox/services';
 
 quietRuntime();
 
@@ -208,3 +211,47 @@ test('the Temporal CLI escalates a running conversation with the forceEscalation
     `🚨 Escalation: Escalated from the Temporal CLI\nRequested by: oncall@team.example\nOpen for the team:\n- “Where is my contract?”\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
   ]);
 });
+
+test('the ingress with an outbox starts while Temporal is unreachable, and acknowledges what it keeps', async () => {
+  const [port, metricsPort, closed] = await freePorts(3);
+  const dir = mkdtempSync(path.join(tmpdir(), 'melvin-proc-outbox-'));
+  const ingress = startChild(
+    'ingress',
+    'src/ingress/main.ts',
+    {
+      ...processEnv,
+      TEMPORAL_ADDRESS: `127.0.0.1:${closed}`,
+      INGRESS_PORT: String(port),
+      INGRESS_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+      INGRESS_OUTBOX_DIR: dir,
+    },
+    () => undefined,
+  );
+  try {
+    await waitFor(
+      'the ingress to listen',
+      () => ingress.output.some((l) => l.includes('"message":"ingress listening"')),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    sandbox.intercom.seed({
+      id: '7301',
+      contact: { id: 'c-7301', email: 'li@example.com', name: 'Li Wei' },
+      parts: [{ author: 'user', type: 'comment', body: 'Is my payment out?' }],
+    });
+    const body = JSON.stringify(sandbox.intercom.notification('conversation.user.created', '7301'));
+    const signature = `sha1=${createHmac('sha1', SANDBOX_SECRETS.webhookSecret).update(body).digest('hex')}`;
+    const answer = await fetch(`http://127.0.0.1:${port}/webhooks/intercom`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hub-signature': signature },
+      body,
+    });
+    expect(answer.status).toBe(202);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'degraded', outbox: { pending: 1 } });
+  } finally {
+    await stopChild(ingress);
+  }
+}, 90_000);
