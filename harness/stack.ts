@@ -329,6 +329,8 @@ export async function startStack(options: {
   workerEnv?: Record<string, string>;
   /** Variables added to the sandbox's environment, e.g. `SANDBOX_RESOLVED_SEARCH` (sandbox/main.ts). */
   sandboxEnv?: Record<string, string>;
+  /** Variables added to the ingress's environment, e.g. `INGRESS_OUTBOX_DIR`. */
+  ingressEnv?: Record<string, string>;
 }): Promise<Stack> {
   const { ports, temporal } = options;
   const echo = options.echo ?? (() => undefined);
@@ -398,7 +400,7 @@ export async function startStack(options: {
         echo,
       ),
     );
-    children.push(startChild('ingress', 'src/ingress/main.ts', env, echo));
+    children.push(startChild('ingress', 'src/ingress/main.ts', { ...env, ...options.ingressEnv }, echo));
     await waitUntil('the ingress', children, async () => (await fetch(`${urls.ingress}/healthz`)).ok);
     await waitUntil('the worker to poll its task queue', children, async () => {
       const response = await temporal.client.connection.workflowService.describeTaskQueue({

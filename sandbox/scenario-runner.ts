@@ -309,6 +309,8 @@ const Delivery = z.looseObject({
   response: z.unknown(),
 });
 const Started = z.looseObject({ workflowId: z.string(), runId: z.string() });
+/** An ingress with an outbox answers once the delivery is on its disk; the run starts when it is forwarded. */
+const Queued = z.looseObject({ queued: z.literal(true), conversationId: z.string() });
 /** What playing the turns keeps: each turn's leads' answers, the part ids of turns played early, where each began. */
 interface PlayContext {
   turnResults: Map<number, ExpectationResult[]>;
@@ -352,6 +354,22 @@ export class ScenarioRunner {
     return (await this.runScenario(scenario, file)).result;
   }
 
+  /** The conversation's run that started after `since`: the one an outbox's forward of the delivery started. */
+  private async runStartedSince(conversationId: string, since: Date): Promise<{ workflowId: string; runId: string }> {
+    const workflowId = workflowIdFor(conversationId);
+    return waitFor(
+      'the queued delivery’s run to start',
+      async () => {
+        const described = await this.options.client.workflow
+          .getHandle(workflowId)
+          .describe()
+          .catch(() => undefined);
+        return described && described.startTime >= since ? { workflowId, runId: described.runId } : undefined;
+      },
+      { timeoutMs: this.options.timeoutMs ?? 180_000, intervalMs: 50 },
+    );
+  }
+
   /**
    * Runs a scenario already loaded (an evaluation rewrites its conversation id per try); besides the result, the state
    * of the run that handled each turn, in order, as far as the scenario got.
@@ -375,14 +393,17 @@ export class ScenarioRunner {
       // The second turn placed during the first is held for like a signal.
       const during = scenario.turns[0]?.during;
       if (during) await this.control('POST', '/gate', GATE_AFTER_NODE[during]);
+      const deliveredAt = new Date();
       const delivery = Delivery.parse(await this.control('POST', `/conversations/${scenario.conversation.id}/deliver`));
-      const run = Started.safeParse(delivery.response);
-      if (delivery.status !== 202 || !run.success) {
+      const started = Started.safeParse(delivery.response);
+      const queued = Queued.safeParse(delivery.response);
+      if (delivery.status !== 202 || !(started.success || queued.success)) {
         throw new Error(`the ingress did not start a run: ${delivery.status} ${JSON.stringify(delivery.response)}`);
       }
-      result.workflow_id = run.data.workflowId;
-      result.run_id = run.data.runId;
-      const handle = this.options.client.workflow.getHandle(run.data.workflowId);
+      const run = started.success ? started.data : await this.runStartedSince(scenario.conversation.id, deliveredAt);
+      result.workflow_id = run.workflowId;
+      result.run_id = run.runId;
+      const handle = this.options.client.workflow.getHandle(run.workflowId);
       // The conversation's workflow waits for the next message after its turn: the turn's end is the outcome.
       const outcome = turnOver(this.options.client, scenario.conversation.id, {
         timeoutMs: this.options.timeoutMs ?? 180_000,
@@ -440,7 +461,7 @@ export class ScenarioRunner {
       }
       // The first turn's own run: by the time the outcome is read, a turn placed during it may have run after it.
       const own = await this.options.client.workflow
-        .getHandle(run.data.workflowId, run.data.runId)
+        .getHandle(run.workflowId, run.runId)
         .query(stateQuery)
         .catch(() => state);
       const turns = [await this.turnLeft(scenario.conversation.id, own, starts.get(-1)!)];

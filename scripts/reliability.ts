@@ -10,6 +10,7 @@ import { dependencyFaults, serverRestart, workerCrash } from '../reliability/fau
 import { promptInjection } from '../reliability/injection';
 import { frontDoor } from '../reliability/front-door';
 import { load } from '../reliability/load';
+import { privacy } from '../reliability/privacy';
 import { table, type Report } from '../harness/report';
 import { PREAMBLES, commandLine, figuresBlock, machine, mergeSections, writeFigures } from '../harness/figures';
 
@@ -28,6 +29,7 @@ const EXPERIMENTS: Record<string, () => Promise<Report>> = {
       bigJournalMiB: 560,
     }),
   injection: () => promptInjection(),
+  privacy: () => privacy(),
   load: () => load({ conversations: 200, windowMs: 10_000, llm: [300, 800], tools: [50, 200] }),
   determinism: () => determinism(),
   history: () => historySize({ turns: 10 }),
