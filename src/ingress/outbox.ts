@@ -216,7 +216,7 @@ export class Outbox {
     const forwarded = new Set<number>();
     const onLine = async (raw: string, index: number) => {
       const onDisk = safeJson(raw);
-      const json = await this.open(onDisk, index);
+      const json = await this.inTheClear(onDisk, index);
       const parsed = JournalLine.safeParse(json);
       if (!parsed.success) {
         const reason = `unreadable journal line at ${this.file(JOURNAL)} line ${index}`;
@@ -252,7 +252,7 @@ export class Outbox {
    * this process lacks stops the start (the keys are wrong, not the line); one that does not open is returned as it
    * is, to be refused as unreadable.
    */
-  private async open(json: unknown, lineNumber: number): Promise<unknown> {
+  private async inTheClear(json: unknown, lineNumber: number): Promise<unknown> {
     const sealed = SealedLine.safeParse(json);
     if (!sealed.success) return json;
     try {
@@ -595,7 +595,7 @@ async function unseal(codec: PayloadCodec, text: string): Promise<unknown> {
 
 const JSON_PLAIN = new TextEncoder().encode('json/plain');
 
-/** What `safeJson` and `open` give for a line that is not JSON, or a sealed line that does not open: why. */
+/** What `safeJson` and `inTheClear` give for a line that is not JSON, or a sealed line that does not open: why. */
 const Unreadable = z.object({ unreadable: z.string() });
 
 function safeJson(text: string): unknown {
