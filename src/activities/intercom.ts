@@ -99,6 +99,8 @@ export interface FetchedConversation {
   ownership_events?: OwnershipEvent[];
   internal_notes: string[];
   contact: { id: string; email: string | null; name: string | null } | null;
+  /** The contact's id when it was left to `fetchContact` (asked with `withoutContact`). */
+  contact_id?: string | null;
   admin_id: string;
   /** The conversation's own reply settings from its Intercom attributes; absent in fetches recorded before they were read. */
   reply_settings?: ConversationReplySettings;
@@ -160,6 +162,8 @@ export interface PostInput {
    * for it before the first attempt too, not only before a retry.
    */
   mayBePosted?: boolean;
+  /** Epoch ms before which that earlier post may still land: the first attempt waits for it (as a retry delay). */
+  checkNotBefore?: number;
 }
 
 export interface PostedPart {
@@ -182,7 +186,8 @@ export interface ReplyInput extends PostInput {
 
 /** The reply's part, and what became of the note beside it: its part, or why it could not be posted. */
 export interface PostedReply extends PostedPart {
-  note?: PostedPart | { error: string };
+  /** `checkNotBefore`: when a post of the note again may look for this one (it may still land until then). */
+  note?: PostedPart | { error: string; checkNotBefore?: number };
 }
 
 const USER_AUTHORS = new Set(['user', 'lead', 'contact']);
@@ -389,6 +394,21 @@ export function intercomFailure(err: unknown, action: string): Error {
   return new IntercomRejectedError(message, { cause: err });
 }
 
+/**
+ * How long after Melvin gave up on a post (no answer within its request timeout) Intercom may still carry it out: the
+ * server does not stop when the client goes. The retry's duplicate check waits this long first, or it looks before the
+ * part lands and posts it a second time.
+ */
+const POST_SETTLE_MS = 10_000;
+
+/**
+ * The request got no answer: our timeout (the SDK reports it as an IntercomError without a status whose message is
+ * "timeout", since its abort reason is a string, not an AbortError) or a connection that dropped.
+ */
+function noAnswer(err: unknown): boolean {
+  return err instanceof IntercomTimeoutError || (err instanceof IntercomError && err.statusCode === undefined);
+}
+
 function intercomErrorDetail(body: unknown): string | undefined {
   const parsed = z
     .object({ errors: z.array(z.object({ code: z.string(), message: z.string().optional() })) })
@@ -440,6 +460,17 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
     }
   }
 
+  async function findContact(contactId: string): Promise<NonNullable<FetchedConversation['contact']>> {
+    const action = `fetch contact ${contactId}`;
+    try {
+      const body = await intercom.contacts.find({ contact_id: contactId }, requestOptions());
+      const found = parseResponse(IntercomContact, body, action);
+      return { id: found.id, email: found.email ?? null, name: found.name ?? null };
+    } catch (err) {
+      throw err instanceof IntercomResponseInvalidError ? err : intercomFailure(err, action);
+    }
+  }
+
   /**
    * The part an earlier attempt of this post already made, when its request was accepted but its answer was lost (a 500
    * after accept, a timeout), so the retry must not post again: a part of this type by this admin with the same text.
@@ -464,6 +495,15 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
 
   async function postPartOnce(post: PostInput, messageType: 'comment' | 'note'): Promise<PostedPart> {
     const { conversationId, text } = post;
+    const wait = (post.checkNotBefore ?? 0) - Date.now();
+    if (wait > 0) {
+      throw new IntercomUnavailableError(
+        `post ${messageType} to conversation ${conversationId}: an earlier post may still land`,
+        {
+          retryAfterMs: wait,
+        },
+      );
+    }
     if (Context.current().info.attempt > 1 || post.mayBePosted) {
       const existing = await findEarlierAttempt(post, messageType);
       if (existing) return { part_id: existing, already_posted: true };
@@ -480,28 +520,34 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
       const parts = IntercomConversation.safeParse(response).data?.conversation_parts?.conversation_parts ?? [];
       return { part_id: parts.at(-1)?.id ?? null, already_posted: false };
     } catch (err) {
-      throw intercomFailure(err, action);
+      const failure = intercomFailure(err, action);
+      // No answer at all (our timeout, a dropped connection): Intercom may still carry the post out.
+      if (failure instanceof IntercomUnavailableError && noAnswer(err)) {
+        throw new IntercomUnavailableError(failure.message, { cause: err, retryAfterMs: POST_SETTLE_MS });
+      }
+      throw failure;
     }
   }
 
   return withRetryContract({
-    async fetchConversation({ conversationId }: { conversationId: string }): Promise<FetchedConversation> {
+    /**
+     * The conversation, and its contact unless `withoutContact`: then the workflow reads the contact with
+     * `fetchContact`, so a failed contact read does not spend an attempt that read the conversation (and the reverse).
+     */
+    async fetchConversation({
+      conversationId,
+      withoutContact,
+    }: {
+      conversationId: string;
+      withoutContact?: boolean;
+    }): Promise<FetchedConversation> {
       const conversation = await findConversation(conversationId);
       const mapped = messagesFromConversation(conversation, adminId);
       const { messages, message_part_ids, internal_notes, left_out } = boundConversation(mapped);
       const contactId = conversation.contacts?.contacts[0]?.id;
-      let contact: FetchedConversation['contact'] = null;
-      if (contactId) {
-        const action = `fetch contact ${contactId}`;
-        try {
-          const body = await intercom.contacts.find({ contact_id: contactId }, requestOptions());
-          const found = parseResponse(IntercomContact, body, action);
-          contact = { id: found.id, email: found.email ?? null, name: found.name ?? null };
-        } catch (err) {
-          throw err instanceof IntercomResponseInvalidError ? err : intercomFailure(err, action);
-        }
-      }
+      const contact = contactId && !withoutContact ? await findContact(contactId) : null;
       return {
+        ...(withoutContact && { contact_id: contactId ?? null }),
         conversation_id: conversation.id,
         messages,
         message_part_ids,
@@ -517,6 +563,10 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
         reply_settings: replySettingsOf(conversation.custom_attributes),
         admin_assignee_id: conversation.admin_assignee_id ?? null,
       };
+    },
+
+    async fetchContact({ contactId }: { contactId: string }): Promise<FetchedConversation['contact']> {
+      return findContact(contactId);
     },
 
     /**
@@ -548,7 +598,14 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
         return { ...posted, note: await postPartOnce({ ...reply, text: note }, 'note') };
       } catch (err) {
         if (retry && retriedByPolicy(err, retry)) throw err;
-        return { ...posted, note: { error: err instanceof Error ? err.message : String(err) } };
+        const settle = err instanceof IntercomUnavailableError ? err.retryAfterMs : undefined;
+        return {
+          ...posted,
+          note: {
+            error: err instanceof Error ? err.message : String(err),
+            ...(settle !== undefined && { checkNotBefore: Date.now() + settle }),
+          },
+        };
       }
     },
 

@@ -84,6 +84,30 @@ describe('success paths', () => {
     expect(turn.state.response_delivery).toMatchObject({ delivery_successful: true, part_id: expect.any(String) });
   });
 
+  test('a conversation read and a contact read that fail by turns do not spend each other’s attempts', async () => {
+    const id = newConversation();
+    // Every other conversation read fails, and the contact read after each one that passed: read together, every one
+    // of the policy's 8 attempts failed (one read in 200 gave up so at 30% of calls failing); read apart, each passes
+    // by its second and fifth attempt.
+    const failsThenPasses = Array.from({ length: 4 }, () => [{ status: 502 }, {}]).flat();
+    sandbox.intercom.faults.set({
+      fetch: failsThenPasses,
+      contact: Array.from({ length: 4 }, () => ({ status: 502 })),
+    });
+    sandbox.model
+      .script('plan', plan('Pay', ['get_user_payments']))
+      .script('coverage', coverage(true))
+      .script('draft', draft(PAY_REPLY));
+
+    const turn = await runTurn(id);
+
+    expect(turn.status).toBe('success');
+    expect(turn.replies).toEqual([PAY_REPLY]);
+    expect(sandbox.intercom.requests.filter((r) => r.operation === 'contact').map((r) => r.status)).toEqual([
+      502, 502, 502, 502, 200,
+    ]);
+  }, 150_000);
+
   test('a 429 delays the next attempt until its X-RateLimit-Reset (Intercom sends no Retry-After)', async () => {
     const id = newConversation();
     sandbox.intercom.faults.set({ reply: [{ status: 429, retry_after_s: 3 }] });

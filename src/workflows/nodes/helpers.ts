@@ -22,7 +22,7 @@ import type {
 } from '../../contract/state';
 import { handBackToMelvin, handOverToTeam, markHandled } from '../rules/conversation-record';
 import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../rules/retry-policies';
-import { NOTE_ON_ITS_OWN_RULES, rulesSince } from '../rules/patches';
+import { INTERCOM_FAULTS_RULES, NOTE_ON_ITS_OWN_RULES, rulesSince } from '../rules/patches';
 import { escalation, type Escalation } from '../rules/routing';
 import { runMap, turnOutcomeDetails } from '../rules/run-summary';
 import type { Step, Turn } from './turn';
@@ -178,7 +178,7 @@ export async function post(
   kind: 'sendReply' | 'addNote',
   text: string,
   summary: string,
-  extra: Pick<PostInput, 'mayBePosted'> = {},
+  extra: Pick<PostInput, 'mayBePosted' | 'checkNotBefore'> = {},
 ): Promise<PostedPart> {
   const posted = await CancellationScope.nonCancellable(() =>
     intercom[kind].executeWithOptions({ summary }, [{ ...postInput(turn, text), ...extra }]),
@@ -229,7 +229,11 @@ export async function postReply(turn: Turn, text: string): Promise<PostedPart> {
   if (posted.note && 'error' in posted.note) {
     log.warn('could not add note', { error: posted.note.error });
     if (alone) {
-      const again = await postNote(turn, note, 'note validation result', { mayBePosted: true });
+      const { checkNotBefore } = posted.note;
+      const again = await postNote(turn, note, 'note validation result', {
+        mayBePosted: true,
+        ...(checkNotBefore !== undefined && { checkNotBefore }),
+      });
       turn.state.validate!.validation_note_added = again.added;
     }
   }
@@ -248,7 +252,7 @@ export async function postNote(
   turn: Turn,
   text: string,
   summary: string,
-  extra: Pick<PostInput, 'mayBePosted'> = {},
+  extra: Pick<PostInput, 'mayBePosted' | 'checkNotBefore'> = {},
 ): Promise<{ added: boolean; error: string | null }> {
   try {
     await post(turn, 'addNote', text, summary, extra);
@@ -261,9 +265,17 @@ export async function postNote(
 
 export async function fetchConversation(turn: Turn, summary: string): Promise<void> {
   const seen = turn.state.metadata.user_messages.length;
-  const conversation = await intercomReads().fetchConversation.executeWithOptions({ summary }, [
-    { conversationId: turn.input.conversationId },
+  const reads = intercomReads();
+  // Since INTERCOM_FAULTS_RULES the contact is read by a local activity of its own, with attempts of its own.
+  const withoutContact = rulesSince(INTERCOM_FAULTS_RULES);
+  const conversation = await reads.fetchConversation.executeWithOptions({ summary }, [
+    { conversationId: turn.input.conversationId, ...(withoutContact && { withoutContact }) },
   ]);
+  if (withoutContact && conversation.contact_id) {
+    conversation.contact = await reads.fetchContact.executeWithOptions({ summary: 'fetch contact' }, [
+      { contactId: conversation.contact_id },
+    ]);
+  }
   applyFetch(turn, conversation, seen);
   const { problems } = turn.state.metadata.reply_mode!;
   if (problems.length) log.warn('unusable reply settings on the conversation', { problems });

@@ -61,6 +61,12 @@ export const NOTE_ON_ITS_OWN_RULES = 'rules-2026-11-27-failed-note-on-its-own';
  */
 export const GROUNDED_REPLIES_RULES = 'rules-2026-11-29-grounded-replies';
 
+/**
+ * Then: the conversation and its contact are read by two local activities, each with attempts of its own: an attempt
+ * that needed both failed when either did, so at 30% of Intercom's calls failing, one read in 200 gave up.
+ */
+export const INTERCOM_FAULTS_RULES = 'rules-2026-11-29-intercom-faults';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -68,6 +74,7 @@ export const RULES = [
   LATE_MESSAGES_RULES,
   NOTE_ON_ITS_OWN_RULES,
   GROUNDED_REPLIES_RULES,
+  INTERCOM_FAULTS_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
