@@ -36,6 +36,8 @@ export interface Outcome {
   status: string | null;
   replies: number;
   escalationNotes: number;
+  /** Notes of any kind (validation, escalation, undelivered reply) posted more than once with the same text. */
+  repeatedNotes: number;
   /** The first escalation note's opening, which names the reason: what an operator reads first when a run ended wrong. */
   escalation?: string;
   correct: boolean;
@@ -368,7 +370,8 @@ export class Harness {
         // The result is compact: its last turn says whether Finalize ran (a skipped turn never finalizes).
         const result = closed ? ((await handle.result()) as ConversationOutcome) : undefined;
         const replies = this.sandbox.intercom.replies(c.id).length;
-        const escalations = this.sandbox.intercom.notes(c.id).filter((n) => n.startsWith('🚨'));
+        const notes = this.sandbox.intercom.notes(c.id);
+        const escalations = notes.filter((n) => n.startsWith('🚨'));
         const escalationNotes = escalations.length;
         const status = (this.sandbox.intercom.melvinStatus(c.id) as string | undefined) ?? null;
         const correct =
@@ -382,6 +385,7 @@ export class Harness {
           status,
           replies,
           escalationNotes,
+          repeatedNotes: notes.length - new Set(notes).size,
           ...(escalations[0] && { escalation: escalations[0].replace(/\s+/g, ' ').slice(0, 160) }),
           correct,
           startTime: description?.startTime.getTime() ?? null,

@@ -28,7 +28,7 @@ function deliverAll(harness: Harness, gapMs: number): Promise<void> {
 
 function outcomeChecks(outcomes: Outcome[]) {
   const duplicateReplies = outcomes.reduce((n, o) => n + Math.max(0, o.replies - 1), 0);
-  const duplicateNotes = outcomes.reduce((n, o) => n + Math.max(0, o.escalationNotes - 1), 0);
+  const duplicateNotes = outcomes.reduce((n, o) => n + Math.max(0, o.escalationNotes - 1, o.repeatedNotes), 0);
   const completed = outcomes.filter((o) => o.closed).length;
   const wrong = outcomes
     .filter((o) => !o.correct)
@@ -42,12 +42,12 @@ function outcomeChecks(outcomes: Outcome[]) {
       ['runs completed / started', `${completed} / ${outcomes.length}`],
       ['runs with the right status and side effects', `${outcomes.length - wrong.length} / ${outcomes.length}`],
       ['duplicate replies', duplicateReplies],
-      ['duplicate escalation notes', duplicateNotes],
+      ['duplicate notes (escalation, or any note posted twice)', duplicateNotes],
     ] as Report['figures'],
     checks: [
       check('every run completed', completed === outcomes.length),
       check('every run ended right', wrong.length === 0, wrong.slice(0, 3).join('; ')),
-      check('no reply or escalation note posted twice', duplicateReplies === 0 && duplicateNotes === 0),
+      check('no reply or note posted twice', duplicateReplies === 0 && duplicateNotes === 0),
     ],
   };
 }

@@ -76,7 +76,10 @@ function frontDoorChecks(name: string, sent: Sent[], outcomes: Outcome[]) {
     .map((s) => byId.get(s.conversation.id)!)
     .filter((o) => !o.correct)
     .map((o) => `${o.id}: ${o.status}, ${o.replies} replies, ${o.escalationNotes} notes`);
-  const duplicates = outcomes.reduce((n, o) => n + Math.max(0, o.replies - 1) + Math.max(0, o.escalationNotes - 1), 0);
+  const duplicates = outcomes.reduce(
+    (n, o) => n + Math.max(0, o.replies - 1) + Math.max(0, o.escalationNotes - 1, o.repeatedNotes),
+    0,
+  );
   const acks = acknowledged.map((s) => s.ackMs!);
   const ms = (v: number) => `${Math.round(v)} ms`;
   const refused = sent.reduce((n, s) => n + s.refusals.length, 0);
