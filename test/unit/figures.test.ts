@@ -134,7 +134,18 @@ test('a figures block reads back as the run that wrote it, and a block edited by
 
 test('docs/figures/reliability.md is what npm run reliability writes: its preamble, then one run’s block per experiment', () => {
   const text = figuresFile('reliability.md');
-  const order = ['crash', 'restart', 'faults', 'bad-input', 'injection', 'load', 'determinism', 'history'];
+  const order = [
+    'crash',
+    'restart',
+    'faults',
+    'bad-input',
+    'front-door',
+    'injection',
+    'privacy',
+    'load',
+    'determinism',
+    'history',
+  ];
   // Written again from its own sections, the file is unchanged: nothing outside them, the preamble the script's.
   expect(mergeSections({ existing: text, preamble: PREAMBLES['reliability.md'], order, sections: [] })).toBe(text);
   const sections = readSections(text);
