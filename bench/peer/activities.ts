@@ -44,6 +44,7 @@ export type TurnContext = {
 /** The policy each activity runs under in Melvin: the proxy its node calls it through (src/workflows/rules/retry-policies.ts). */
 const POLICIES: Record<ActivityName, ActivityOptions> = {
   fetchConversation: intercomPolicy,
+  fetchContact: intercomPolicy,
   readOwnership: intercomPolicy,
   sendReply: intercomPolicy,
   addNote: intercomPolicy,
