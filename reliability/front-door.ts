@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Harness, percentile, type Conversation, type Outcome } from '../harness/harness';
 import { check, seconds, type Report } from '../harness/report';
 import type { OutboxEntry } from '../src/ingress/outbox';
+import { seededRandom } from '../sandbox/faults';
 import { pause, waitFor } from '../sandbox/wait';
 
 const LATENCY = { llm: [50, 150] as [number, number], tools: [20, 60] as [number, number] };
@@ -117,12 +118,6 @@ function frontDoorChecks(name: string, sent: Sent[], outcomes: Outcome[]) {
   };
 }
 
-/** A random generator from a seed (a linear congruential one: the moments need to differ, not to be secret). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) >>> 8) / (1 << 24);
-}
-
 /** A journal line as an ingress writes it without keys (read by any ingress, and sealed when one with keys starts). */
 function journalLine(seq: number, entry: OutboxEntry): string {
   return `${JSON.stringify({ seq, at: Date.now(), entry })}\n`;
@@ -171,7 +166,7 @@ export async function frontDoor(options: FrontDoorOptions): Promise<Report> {
 async function killsAndOutage(harness: Harness, dir: string, options: FrontDoorOptions) {
   const name = 'ingress killed, Temporal down';
   await harness.useIngressProcess(dir);
-  const random = seeded(options.seed ?? 40);
+  const random = seededRandom(options.seed ?? 40);
   // Payment questions only: the ingress's own process tells a talent who asked for a person that one will follow up
   // (the default hand-over messages), which the harness's judge of a hand-over does not expect.
   const conversations = Array.from({ length: options.deliveries }, () => harness.addConversation('payment'));

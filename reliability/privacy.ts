@@ -1,6 +1,7 @@
 // Nothing of one talent reaches another (issue 40): closed conversations full of one talent's particulars are indexed,
 // then another talent asks a similar question on a stack whose only source of the team's voice is that index. None of
 // the particulars may appear in that talent's reply, notes or queryable state, nor in the ingress's outbox files.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,7 +9,7 @@ import { findTemporalCli } from '../harness/temporal-cli';
 import { freeStackPorts, startDevServer, startStack } from '../harness/stack';
 import { check, type Report } from '../harness/report';
 import { ScenarioRunner } from '../sandbox/scenario-runner';
-import type { ClosedConversation } from '../sandbox/scenario';
+import { Scenario, type ClosedConversation } from '../sandbox/scenario';
 import { generatePayloadKey } from '../src/encryption/payload-codec';
 import { stateQuery } from '../src/contract/shared';
 
@@ -121,35 +122,16 @@ export async function privacy(): Promise<Report> {
       ...TALENTS.flatMap((p) => [...Object.values(p), ...p.name.split(' '), ...p.supervisor.split(' ')]),
       ...['Rui', 'Wendell', 'Kray', 'harass'],
     ];
+    const teamVoice = Scenario.parse(
+      JSON.parse(readFileSync(path.join(__dirname, '..', 'scenarios', 'melvin', 'team-voice.json'), 'utf8')),
+    );
     const scenario = {
       id: 'privacy-across-talents',
       description: 'Another talent asks what three talents asked before: nothing of theirs reaches this one',
-      conversation: {
-        id: '7799',
-        contact: { id: 'c-7799', email: 'maya.chen@example.com', name: 'Maya Chen' },
-        parts: [{ author: 'user', body: 'When does my catering payout land?' }],
-      },
+      // The talent of the team-voice scenario, asking the same kind of question the others asked.
+      conversation: { ...teamVoice.conversation, id: '7799' },
       closed_by_team: [...TALENTS.map(closedConversation), SENSITIVE],
-      talent: {
-        users: [
-          {
-            email: 'maya.chen@example.com',
-            name: 'Maya Chen',
-            applications: [],
-            payments: [
-              {
-                id: 'pay-9901',
-                job_id: 'job-9901',
-                amount: 150,
-                currency: 'USD',
-                status: 'processing',
-                expected_date: '2026-11-27',
-              },
-            ],
-          },
-        ],
-        jobs: [{ id: 'job-9901', title: 'Catering Staff', location: 'Boulder, CO', status: 'filled' }],
-      },
+      talent: teamVoice.talent,
       faults: { mcp: { search_resolved_conversations: [{ error: 'tool', always: true }] } },
       expect: {
         melvin_status: 'success',

@@ -210,19 +210,19 @@ export function createResolvedIndexActivities(clients: ResolvedIndexClients) {
         model: embedded.model,
         conversationId: input.conversationId,
       });
+      // Talents' messages are no longer kept; one a worker of an older build stored meanwhile is still not shown.
       const ranked = rank(
         candidates.filter((c) => c.role === 'team'),
         { conversationId: input.conversationId, stage: input.stage, now: new Date().toISOString() },
         TOP_K,
-      ).map((r) => ({ ...r, text: r.text.slice(0, MAX_EXAMPLE_CHARS), answer: r.answer.slice(0, MAX_EXAMPLE_CHARS) }));
-      const shared = await (
-        await opened
-      ).shared([...new Set(ranked.flatMap((r) => namingTokens(`${r.text}\n${r.answer}`)))]);
-      const masked = ranked.map((r) => ({
-        ...r,
-        text: maskUnshared(r.text, shared),
-        answer: maskUnshared(r.answer, shared),
-      }));
+      );
+      // A team reply's text is its answer: masked once, it is both.
+      const replies = ranked.map((r) => r.text.slice(0, MAX_EXAMPLE_CHARS));
+      const shared = await (await opened).shared([...new Set(replies.flatMap(namingTokens))]);
+      const masked = ranked.map((r, i) => {
+        const text = maskUnshared(replies[i]!, shared);
+        return { ...r, text, answer: text };
+      });
       return {
         configured: true,
         query: input.query,

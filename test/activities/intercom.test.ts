@@ -23,6 +23,14 @@ beforeAll(async () => {
 
 afterAll(() => emulator.stop());
 
+/** How long Temporal waits before the next attempt: the failure's own delay, else the policy's first interval. */
+function retryDelayMs(err: Error): number {
+  const next = err instanceof ApplicationFailure ? err.nextRetryDelay : undefined;
+  return next === undefined ? 1_000 : typeof next === 'number' ? next : Number.parseInt(String(next), 10);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 beforeEach(() => {
   emulator.faults.set({});
   emulator.requests.length = 0;
@@ -190,6 +198,33 @@ describe('sendReply with the note beside it', () => {
     expect(emulator.notes(id)).toHaveLength(1);
   });
 
+  test('a note that timed out beside the reply and lands 2 s later is not doubled by the post of it on its own', async () => {
+    const id = seedConversation('user', false);
+    // Like a slow server, the emulator carries the post out after the client gave up on it (12 s).
+    emulator.faults.set({ note: [{ delay_ms: 14_000 }] });
+    const { retry: _given, ...alone } = reply(id);
+    const posted = await runAttempt(1, activities.sendReply, alone);
+    expect(posted.note).toHaveProperty('error');
+    // As postReply does: the note again, by an activity of its own, told it may be posted and when to look.
+    const again = {
+      ...alone,
+      text: alone.note,
+      mayBePosted: true,
+      ...(posted.note && 'checkNotBefore' in posted.note && { checkNotBefore: posted.note.checkNotBefore }),
+    };
+    for (let attempt = 1; attempt <= intercomPolicy.retry!.maximumAttempts!; attempt++) {
+      const err = await runAttempt(attempt, activities.addNote, again).then(
+        () => null,
+        (e: Error) => e,
+      );
+      if (!err) break;
+      await sleep(retryDelayMs(err));
+    }
+    await sleep(3_000);
+
+    expect(emulator.notes(id)).toEqual([alone.note]);
+  }, 60_000);
+
   test('a reply that fails fails the activity before the note is tried', async () => {
     const id = seedConversation('user', false);
     emulator.faults.set({ reply: [{ status: 422 }] });
@@ -214,6 +249,20 @@ describe('sendReply', () => {
     expect(second.already_posted).toBe(true);
     expect(emulator.replies(id)).toEqual(['Your payment is on its way.']);
   });
+
+  test('a reply that timed out and lands 2 s later is found by the retry, not posted again', async () => {
+    const id = seedConversation('user', false);
+    // Like a slow server, the emulator carries the post out after the client gave up on it (12 s).
+    emulator.faults.set({ reply: [{ delay_ms: 14_000 }] });
+    const input = { conversationId: id, text: 'Your payment is on its way.', notBefore: Math.floor(Date.now() / 1000) };
+
+    const first = await failureOf(runAttempt(1, activities.sendReply, input));
+    await sleep(retryDelayMs(first));
+    await runAttempt(2, activities.sendReply, input);
+    await sleep(3_000);
+
+    expect(emulator.replies(id)).toEqual(['Your payment is on its way.']);
+  }, 60_000);
 
   test('a retry after a failure before accept posts the reply once', async () => {
     const id = seedConversation('user', false);

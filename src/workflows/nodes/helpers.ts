@@ -230,10 +230,7 @@ export async function postReply(turn: Turn, text: string): Promise<PostedPart> {
     log.warn('could not add note', { error: posted.note.error });
     if (alone) {
       const { checkNotBefore } = posted.note;
-      const again = await postNote(turn, note, 'note validation result', {
-        mayBePosted: true,
-        ...(checkNotBefore !== undefined && { checkNotBefore }),
-      });
+      const again = await postNote(turn, note, 'note validation result', { mayBePosted: true, checkNotBefore });
       turn.state.validate!.validation_note_added = again.added;
     }
   }
