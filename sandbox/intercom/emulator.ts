@@ -411,7 +411,7 @@ export class IntercomEmulator extends HttpService {
   }
 
   /** A teammate closes the conversation in the Intercom inbox, and Intercom tells the app (`conversation.admin.closed`). */
-  async close(conversationId: string): Promise<{ part: Part; delivery: WebhookDelivery }> {
+  async close(conversationId: string): Promise<{ part: Part; notification: Notification; delivery: WebhookDelivery }> {
     const conversation = this.mustGet(conversationId);
     Object.assign(conversation, { state: 'closed', open: false, snoozed_until: null });
     const part = this.addPart(conversation, { part_type: 'close', body: null, author: this.adminAuthor(TEAMMATE_ID) });
@@ -421,17 +421,22 @@ export class IntercomEmulator extends HttpService {
       last_close_at: part.created_at,
       last_closed_by_id: TEAMMATE_ID,
     });
-    return { part, delivery: await this.emit('conversation.admin.closed', conversationId) };
+    const notification = this.notification('conversation.admin.closed', conversationId);
+    return { part, notification, delivery: await this.deliver(notification) };
   }
 
   /** A teammate answers in the Intercom inbox, and Intercom tells the app (`conversation.admin.replied`). */
-  async teammateReplies(conversationId: string, text: string): Promise<{ part: Part; delivery: WebhookDelivery }> {
+  async teammateReplies(
+    conversationId: string,
+    text: string,
+  ): Promise<{ part: Part; notification: Notification; delivery: WebhookDelivery }> {
     const part = this.addPart(this.mustGet(conversationId), {
       part_type: 'comment',
       body: typedTextToHtml(text),
       author: this.adminAuthor(TEAMMATE_ID),
     });
-    return { part, delivery: await this.emit('conversation.admin.replied', conversationId) };
+    const notification = this.notification('conversation.admin.replied', conversationId);
+    return { part, notification, delivery: await this.deliver(notification) };
   }
 
   /** The contact writes a message and Intercom tells the app: the part is added, then its webhook delivered. */

@@ -111,9 +111,17 @@ export interface FetchedConversation {
 /** The conversation's course as `readOwnership` reads it: its parts, in order, and those that changed its owner. */
 export interface ConversationCourse {
   part_ids: string[];
+  /** The user's messages among them (absent in reads recorded before it was read). */
+  user_part_ids?: string[];
+  /** The latest of them with their text, cut short: what a note to the team quotes (absent in reads from before). */
+  user_messages?: { part_id: string; text: string }[];
   ownership_events: OwnershipEvent[];
   admin_assignee_id: string | null;
 }
+
+/** How many of the user's latest messages a read of the course quotes, and how much of each. */
+const QUOTED_MESSAGES = 20;
+const QUOTED_CHARS = 300;
 
 /** What the conversation's attributes say about how Melvin replies; null where they say nothing usable. */
 export interface ConversationReplySettings {
@@ -575,8 +583,16 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
      */
     async readOwnership({ conversationId }: { conversationId: string }): Promise<ConversationCourse> {
       const conversation = await findConversation(conversationId);
+      const { messages, message_part_ids, user_part_ids } = messagesFromConversation(conversation, adminId);
+      const user_messages = messages
+        .map((message, i) => ({ ...message, part_id: message_part_ids[i] }))
+        .filter((m): m is typeof m & { part_id: string } => m.role === 'user' && !!m.part_id)
+        .slice(-QUOTED_MESSAGES)
+        .map(({ part_id, content }) => ({ part_id, text: content.slice(0, QUOTED_CHARS) }));
       return {
         part_ids: (conversation.conversation_parts?.conversation_parts ?? []).map((part) => part.id),
+        user_part_ids,
+        user_messages,
         ownership_events: ownershipEvents(conversation, adminId),
         admin_assignee_id: conversation.admin_assignee_id ?? null,
       };

@@ -49,6 +49,9 @@ export interface ToneHandover {
  */
 export const DEFAULT_TONE_HANDOVER: ToneHandover = { strong: false, complaints: 3 };
 
+/** How long after a write to Intercom failed for good it is first tried again. */
+export const DEFAULT_WRITE_RETRY_SECONDS = 60;
+
 /** How long a conversation's workflow waits for the user's next message before it ends: a week. */
 export const DEFAULT_QUIET_PERIOD_SECONDS = 7 * 24 * 3600;
 
@@ -74,6 +77,11 @@ export interface SupportConversationInput {
    * from before conversations outlived their turns) ends it after the turn. The ingress and CLI pass the configured one.
    */
   quietPeriodSeconds?: number;
+  /**
+   * How long after a write to Intercom failed for good (a note, Melvin Status, the snooze) it is tried again, doubling
+   * each time up to 32 times as long; absent: `DEFAULT_WRITE_RETRY_SECONDS`.
+   */
+  writeRetrySeconds?: number;
   /** What the conversation's earlier turns left, carried from run to run by continue-as-new. */
   conversation?: ConversationRecord;
   /** Deliveries the previous run received but did not answer: this run's turn answers them. */
@@ -149,6 +157,11 @@ export interface Progress {
    * the owner's read, the team's note and the hand-over that can follow the turn before the run settles.
    */
   idle: boolean;
+  /**
+   * The run's turn is over, and it waits only to write again what Intercom refused (a note, Melvin Status, the snooze)
+   * or to read the conversation before it ends: it will not end before Intercom takes them.
+   */
+  waiting_for_intercom?: boolean;
   /** Turns the conversation has had, this run's included once it is over. */
   turns: number;
 }

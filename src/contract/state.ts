@@ -425,7 +425,30 @@ export interface ConversationRecord {
   ownership: Ownership;
   /** Results still fresh (each tool's TTL), reused by later turns; at most `MAX_FRESH_BYTES` of JSON. */
   fresh_results?: FreshResult[];
+  /**
+   * Writes to Intercom that failed for good and are still owed, oldest first: the workflow writes them again between
+   * turns, and does not end while one is owed (./workflows/owed-writes.ts).
+   */
+  owed_writes?: OwedWrite[];
+  /** The notification ids of the teammates' actions already taken, newest last (at most `MAX_TEAM_ACTIONS_SEEN`). */
+  team_actions_seen?: string[];
 }
+
+/**
+ * A write to Intercom the workflow owes: a note (in the order the notes were written: the conversation's course in
+ * Intercom says who owns it), Melvin Status or the snooze (only the latest of each counts).
+ */
+export type OwedWrite = { owed_since: string; error: string } & (
+  | {
+      kind: 'note';
+      text: string;
+      summary: string;
+      /** Epoch seconds from which an attempt Intercom took without answering would show. */
+      not_before: number;
+    }
+  | { kind: 'status'; status: MelvinStatus }
+  | { kind: 'snooze'; seconds: number }
+);
 
 export type RunPhase = 'turn' | 'waiting';
 

@@ -1,15 +1,13 @@
 // Client-side operations on conversations, shared by the CLI and the ingress: start a turn, escalate, hand back,
 // decide on a draft, wait for a turn, query, list.
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { handoverMessages, type TurnConfig } from '../config/environment';
 import type { AgentState, EscalationKind } from '../contract/state';
 import {
   WORKFLOW_TYPE,
-  forceEscalationSignal,
   decideReplyUpdate,
-  handBackSignal,
   teamActionSignal,
   newUserMessageSignal,
   progressQuery,
@@ -43,6 +41,8 @@ export interface TurnOptions {
   replyMode?: ReplyMode;
   approvalTimeoutSeconds?: number;
   toneHandover?: ToneHandover;
+  /** How soon a write to Intercom that failed for good is tried again; absent: the workflow's default. */
+  writeRetrySeconds?: number;
 }
 
 /** The turn options the ingress and the CLI pass, from their configuration. */
@@ -104,6 +104,7 @@ function startOptions(conversationId: string, trigger: Trigger, options: TurnOpt
     replyMode: options.replyMode,
     approvalTimeoutSeconds: options.approvalTimeoutSeconds,
     toneHandover: options.toneHandover,
+    ...(options.writeRetrySeconds !== undefined && { writeRetrySeconds: options.writeRetrySeconds }),
   };
   return {
     workflowId: workflowIdFor(conversationId),
@@ -141,9 +142,10 @@ export class RequestRefused extends Error {
 }
 
 /**
- * A lead's escalation or hand-back: an update the conversation's open workflow accepts, saying what it will do, or
- * refuses with why (RequestRefused). When the conversation has no open workflow (its last one ended after its quiet
- * period, or was closed), a new one starts with the request as a signal, reads the conversation and acts on it.
+ * A lead's escalation or hand-back: an update the conversation's workflow accepts, saying what it will do, or refuses
+ * with why (RequestRefused). When the conversation has no open workflow (its last one ended after its quiet period, or
+ * was closed), one starts with the update (update-with-start): it reads who owns the conversation first, then judges
+ * the request by the same rules as an open one.
  */
 async function operatorRequest(
   client: Client,
@@ -154,32 +156,39 @@ async function operatorRequest(
   via: string,
 ): Promise<OperatorAnswer> {
   const update = kind === 'escalate' ? requestEscalationUpdate : requestHandBackUpdate;
-  try {
-    return await client.workflow.getHandle(workflowIdFor(conversationId)).executeUpdate(update, { args: [request] });
-  } catch (err) {
-    // The client's own message is only "Workflow Update failed": the validator's reason is its cause.
-    if (err instanceof WorkflowUpdateFailedError) throw new RequestRefused(err.cause?.message ?? err.message);
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
   const trigger = { topic: via, notificationId: `${via}-${randomUUID()}`, receivedAt: new Date().toISOString() };
-  await client.workflow.signalWithStart(WORKFLOW_TYPE, {
-    ...startOptions(
-      conversationId,
-      trigger,
-      options,
-      `Conversation ${conversationId} · ${kind} (${request.requestedBy})`,
-    ),
-    ...(kind === 'escalate'
-      ? { signal: forceEscalationSignal, signalArgs: [request] as [ForceEscalation] }
-      : { signal: handBackSignal, signalArgs: [request] as [HandBack] }),
-  });
-  return {
-    accepted: true,
-    effect:
-      kind === 'escalate'
-        ? 'the conversation had no open workflow: a new one hands it to the team'
-        : 'the conversation had no open workflow: a new one reads it and answers the user again',
-  };
+  const summary = `Conversation ${conversationId} · ${kind} (${request.requestedBy})`;
+  // An operation is used once: a request made again takes a new one.
+  const newStart = () =>
+    new WithStartWorkflowOperation(WORKFLOW_TYPE, {
+      ...startOptions(conversationId, trigger, options, summary),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+  let startWorkflowOperation = newStart();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.workflow.executeUpdateWithStart(update, { args: [request], startWorkflowOperation });
+    } catch (err) {
+      // The client's own message is only "Workflow Update failed": the workflow's reason is its cause.
+      if (err instanceof WorkflowUpdateFailedError) throw new RequestRefused(err.cause?.message ?? err.message);
+      // The open workflow was completing as the request came: once it has, the request starts the next one.
+      if (!closing(err) || attempt >= CLOSING_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, CLOSING_WAIT_MS));
+      startWorkflowOperation = newStart();
+    }
+  }
+}
+
+/** How often, and how far apart, a request that met a completing workflow is made again. */
+const CLOSING_ATTEMPTS = 10;
+const CLOSING_WAIT_MS = 200;
+
+/** The server refused an update because its workflow is completing (Temporal answers RESOURCE_EXHAUSTED). */
+function closing(err: unknown): boolean {
+  for (let cause = err; cause instanceof Error; cause = cause.cause) {
+    if (/workflow is closing/i.test(cause.message)) return true;
+  }
+  return false;
 }
 
 export function forceEscalation(

@@ -1,6 +1,7 @@
 // What a conversation's run does once its turn is over: records the turn, acts on what operators and teammates asked
 // meanwhile, and waits for the user's next message. Workflow code: every side effect is an activity.
 import {
+  ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   condition,
@@ -9,8 +10,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WROTE_AGAIN_MARK } from '../contract/notes';
-import type { ReceivedUserMessage } from '../contract/state';
+import type { OwedWrite, ReceivedUserMessage } from '../contract/state';
+import type { Turn } from './nodes/turn';
 import { closeTurn, markHandled, unansweredDeliveries, type TurnCoverage } from './rules/conversation-record';
+import { GIVE_UP_OWED_AFTER_MS, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
+import { KEPT_PROMISES_RULES, rulesSince } from './rules/patches';
 import type { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
 import {
@@ -19,12 +23,14 @@ import {
   latestOwnerChange,
   operatorEscalationWaiting,
   outcomeDetails,
+  post,
   postNote,
   showDetails,
   takeOperatorEscalation,
   takeOwnerChange,
 } from './nodes/helpers';
 import { intercomReads } from './rules/retry-policies';
+import { talentWrote } from './rules/contexts';
 import { escalation, type Escalation } from './rules/routing';
 import { durationText } from './rules/turn-state';
 
@@ -104,37 +110,161 @@ async function settleOperatorRequests(conversation: ConversationControls): Promi
   if (escalationDue(conversation)) await escalateAfterTurn(conversation, takeOperatorEscalation(conversation.turn));
 }
 
-/** The owner the conversation's course says now; when Intercom cannot be read, the webhooks' word stands. */
-async function readOwnerAgain(conversation: ConversationControls): Promise<void> {
+/**
+ * The owner the conversation's course says now; when Intercom cannot be read, the webhooks' word stands. Returns the
+ * user's messages in the conversation, or null when it could not be read.
+ */
+async function readOwnerAgain(conversation: ConversationControls, summary = 'read who owns the conversation') {
   const { record } = conversation;
   try {
-    const course = await intercomReads().readOwnership.executeWithOptions(
-      { summary: 'read who owns the conversation' },
-      [{ conversationId: conversation.turn.input.conversationId }],
-    );
+    const course = await intercomReads().readOwnership.executeWithOptions({ summary }, [
+      { conversationId: conversation.turn.input.conversationId },
+    ]);
     conversation.ownerInDoubt = false;
     const latest = latestOwnerChange(course.ownership_events, inShadowMode(conversation.turn));
     if (latest && latest.owner !== record.ownership.owner) {
       takeOwnerChange(record, latest);
       log.info('owner read again from the conversation', { owner: record.ownership.owner });
     }
+    for (const { part_id, text } of course.user_messages ?? []) conversation.messagesRead.set(part_id, text);
+    return course.user_part_ids ?? [];
   } catch (err) {
     if (isCancellation(err)) throw err;
     conversation.ownerInDoubt = false;
     log.warn('could not read who owns the conversation', { error: describeFailure(err) });
+    return null;
   }
 }
 
-/** Messages while the team owns the conversation: handed over unanswered, and the team told once. */
+/**
+ * Before the workflow ends it reads the conversation once more: a message of the user that no turn answered or handed
+ * over, and no webhook told of yet (it may come after the run has ended, or never), becomes a delivery like any other.
+ * The next workflow takes every message older than Melvin's newest part as handled, so none may be left behind. Returns
+ * whether the run may end: nothing was found, and the conversation could be read.
+ */
+async function nothingUntold(conversation: ConversationControls): Promise<boolean> {
+  const { record, state } = conversation;
+  const userParts = await readOwnerAgain(conversation, 'read the conversation before the workflow ends');
+  if (userParts === null) {
+    conversation.owedRead = true;
+    conversation.owedRounds += 1;
+    conversation.owedDueAt =
+      Date.now() + retryDelayMs(conversation.turn.input.writeRetrySeconds, conversation.owedRounds);
+    return false;
+  }
+  conversation.owedRead = false;
+  const delivered = new Set(state.metadata.user_messages.flatMap((d) => d.part_id ?? []));
+  const untold = userParts.filter((id) => !record.handled_part_ids.includes(id) && !delivered.has(id));
+  for (const partId of untold) {
+    log.info('a message no webhook told of', { part_id: partId });
+    state.metadata.user_messages.push({ notification_id: `read-${partId}`, part_id: partId, received_at: now() });
+  }
+  return untold.length === 0;
+}
+
+const now = () => new Date().toISOString();
+
+/** Whether the run owes Intercom a write, or the read before it ends: it cannot end yet. */
+function somethingOwed(conversation: ConversationControls): boolean {
+  return writesOwed(conversation.record) || conversation.owedRead;
+}
+
+/**
+ * Writes what the run owes Intercom, when its time has come: the notes in order (one still refused holds the later
+ * ones back), the settings each on their own. Each round that leaves something owed doubles the wait before the next.
+ */
+async function writeOwed(conversation: ConversationControls): Promise<void> {
+  const { record, turn } = conversation;
+  if (!writesOwed(record) || Date.now() < conversation.owedDueAt) return;
+  let notesHeld = false;
+  let noteWritten = false;
+  for (const write of [...owed(record)]) {
+    const drop = (why: string) => {
+      record.owed_writes = owed(record).filter((w) => w !== write);
+      log.warn(`owed ${write.kind} given up`, { why, error: write.error });
+    };
+    // A snooze would reopen a conversation the team closed.
+    if (write.kind === 'snooze' && conversation.closedByTeam) {
+      drop('the team closed the conversation');
+      continue;
+    }
+    if (Date.now() - Date.parse(write.owed_since) > GIVE_UP_OWED_AFTER_MS) {
+      drop('refused for a week');
+      continue;
+    }
+    if (write.kind === 'note' && notesHeld) continue;
+    try {
+      await writeOne(turn, write);
+      record.owed_writes = owed(record).filter((w) => w !== write);
+      noteWritten ||= write.kind === 'note';
+      log.info(`owed ${write.kind} written`, { owed_since: write.owed_since });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      if (failureType(err) === 'IntercomNotFoundError') {
+        drop('the conversation is gone');
+        continue;
+      }
+      write.error = describeFailure(err);
+      if (write.kind === 'note') notesHeld = true;
+    }
+  }
+  // A note that lands after the turn's snooze ends the conversation's course: the snooze goes after it again, as after
+  // any outcome (unless another write is still owed, or the team closed the conversation).
+  const snoozed = turn.state.finalize?.conversation_snoozed;
+  if (noteWritten && snoozed && !writesOwed(record) && !conversation.closedByTeam) {
+    const seconds = turn.state.finalize!.snooze_duration_seconds;
+    try {
+      await writeOne(turn, { kind: 'snooze', seconds, owed_since: now(), error: '' });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      oweSetting(record, { kind: 'snooze', seconds }, describeFailure(err));
+    }
+  }
+  conversation.owedRounds = writesOwed(record) ? conversation.owedRounds + 1 : 0;
+  conversation.owedDueAt = Date.now() + retryDelayMs(turn.input.writeRetrySeconds, conversation.owedRounds);
+}
+
+async function writeOne(turn: Turn, write: OwedWrite): Promise<void> {
+  const conversationId = turn.input.conversationId;
+  if (write.kind === 'note') {
+    // An attempt Intercom took without answering may be in the conversation: the post looks for it first.
+    await post(turn, 'addNote', write.text, write.summary, { mayBePosted: true, notBefore: write.not_before });
+  } else if (write.kind === 'status') {
+    await intercomReads().setStatus.executeWithOptions({ summary: `set Melvin Status ${write.status} (owed)` }, [
+      { conversationId, status: write.status },
+    ]);
+  } else {
+    await intercomReads().snooze.executeWithOptions({ summary: `snooze ${write.seconds}s (owed)` }, [
+      { conversationId, seconds: write.seconds },
+    ]);
+  }
+}
+
+/** The type of the application error behind an activity's failure, e.g. `IntercomNotFoundError`. */
+function failureType(err: unknown): string | undefined {
+  for (let cause = err; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ApplicationFailure) return cause.type ?? undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Messages while the team owns the conversation: handed over unanswered, and the team told once, with the messages
+ * (since KEPT_PROMISES_RULES: the note then names each, as far as the last read of the conversation quotes them).
+ */
 async function leaveToTeam(conversation: ConversationControls, deliveries: ReceivedUserMessage[]): Promise<void> {
   const { record } = conversation;
   conversation.consumedDeliveries = conversation.state.metadata.user_messages.length;
   if (!record.ownership.team_told_of_new_messages) {
     record.ownership.team_told_of_new_messages = true;
+    const quoted = rulesSince(KEPT_PROMISES_RULES)
+      ? deliveries.flatMap((d) => conversation.messagesRead.get(d.part_id ?? '') ?? [])
+      : [];
     await postNote(
       conversation.turn,
       `${WROTE_AGAIN_MARK} The team owns this conversation since ${record.ownership.since} ` +
-        `(${record.ownership.reason}), so Melvin does not answer until a lead hands it back (handBack).`,
+        `(${record.ownership.reason}), so Melvin does not answer until a lead hands it back (handBack).` +
+        (quoted.length ? `\n${talentWrote(quoted).join('\n')}` : ''),
       'note new message for the team',
     );
   }
@@ -163,7 +293,11 @@ export async function waitForNextMessage(
 ): Promise<ReceivedUserMessage[]> {
   const { turn, state, record } = conversation;
   state.metadata.phase = 'waiting';
+  // Since KEPT_PROMISES_RULES the run does not end while it owes Intercom a write, nor before its last read.
+  const owing = !turn.legacy && rulesSince(KEPT_PROMISES_RULES);
+  const mayEnd = async () => !owing || (!writesOwed(record) && (await nothingUntold(conversation)));
   for (;;) {
+    if (owing) await writeOwed(conversation);
     if (!turn.legacy) {
       await settleOperatorRequests(conversation);
       throwIfCancelled();
@@ -179,28 +313,52 @@ export async function waitForNextMessage(
       await leaveToTeam(conversation, waiting);
       continue;
     }
-    if (conversation.closedByTeam) return [];
+    if (conversation.closedByTeam && !somethingOwed(conversation)) return [];
     if (turn.legacy && escalationDue(conversation)) {
       await escalateAfterTurn(conversation, takeOperatorEscalation(turn));
       continue;
     }
-    if (quietPeriodSeconds <= 0) return [];
+    if (quietPeriodSeconds <= 0 && !somethingOwed(conversation)) {
+      if (await mayEnd()) return [];
+      continue;
+    }
+    // While something is owed the run wakes to try again; else it waits out the quiet period.
+    const retrying = owing && somethingOwed(conversation);
+    const waitMs = retrying ? conversation.owedDueAt - Date.now() : quietPeriodSeconds * 1000;
+    // The next try is due already (a condition's timeout of 0 would mean none at all): a write is tried again at the
+    // loop's top, the read here.
+    if (waitMs <= 0) {
+      if (!writesOwed(record) && (await mayEnd())) return [];
+      continue;
+    }
     showDetails(
       turn,
-      `${outcomeDetails(turn)}\n\nTurn over: waiting for the user's next message, for ${durationText(quietPeriodSeconds)} at most.`,
+      retrying
+        ? `${outcomeDetails(turn)}\n\nTurn over: Intercom refused a write (${owedError(conversation)}); trying again in ${durationText(Math.ceil(waitMs / 1000))}.`
+        : `${outcomeDetails(turn)}\n\nTurn over: waiting for the user's next message, for ${durationText(quietPeriodSeconds)} at most.`,
     );
-    conversation.idle = true;
+    conversation.idle = !retrying;
+    conversation.waitingForIntercom = retrying;
     const woken = await condition(
       () =>
         unanswered(conversation).length > 0 ||
         escalationDue(conversation) ||
         conversation.handBackNotes.length > 0 ||
         conversation.ownerInDoubt ||
-        conversation.closedByTeam,
-      quietPeriodSeconds * 1000,
-    ).finally(() => (conversation.idle = false));
-    if (!woken) return [];
+        (conversation.closedByTeam && !retrying),
+      waitMs,
+    ).finally(() => {
+      conversation.idle = false;
+      conversation.waitingForIntercom = false;
+    });
+    if (!woken && (await mayEnd())) return [];
   }
+}
+
+/** Why the oldest write owed was refused, for the Temporal UI's details. */
+function owedError(conversation: ConversationControls): string {
+  if (conversation.owedRead && !writesOwed(conversation.record)) return 'the read before the workflow ends';
+  return owed(conversation.record)[0]?.error ?? 'unknown';
 }
 
 /**

@@ -1,7 +1,7 @@
 // The conversation's controls and the state they keep: its queries, the user's deliveries, operators' escalations and
 // hand-backs, teammates' actions in Intercom and leads' decisions on drafts (the model: samples-typescript
 // message-passing/safe-message-handlers). Workflow code: the handlers change the run's state, never call activities.
-import { log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import { HANDED_BACK_MARK } from '../contract/notes';
 import {
   decideReplyUpdate,
@@ -30,7 +30,7 @@ import {
   requestProblem,
   type RunMoment,
 } from './rules/operator-requests';
-import { LOCAL_AGENT_CALLS_RULES, rulesSince } from './rules/patches';
+import { KEPT_PROMISES_RULES, LOCAL_AGENT_CALLS_RULES, rulesSince } from './rules/patches';
 import { replyDecisionProblem } from './rules/routing';
 import type { Turn } from './nodes/turn';
 
@@ -57,7 +57,15 @@ export class ConversationControls {
   escalatingAfterTurn: string | null = null;
   /** The run waits for the next message with nothing of its own in flight: what `progress` reports as `idle`. */
   idle = false;
-  private readonly teamActionsSeen = new Set<string>();
+  /** The user's messages as the run's last read of the conversation's course quoted them, by part id. */
+  readonly messagesRead = new Map<string, string>();
+  /** The run waits, with nothing in flight, only to try again what Intercom refused. */
+  waitingForIntercom = false;
+  /** The read before the workflow ends failed: the run tries it again before it may end. */
+  owedRead = false;
+  /** Rounds in a row that left a write (or that read) owed, and when the next may start (workflow time, ms). */
+  owedRounds = 0;
+  owedDueAt = 0;
 
   /** The controls of the run whose turn is `turn`, its handlers set: call it before the run's first await. */
   static install(turn: Turn, startedAt: number): ConversationControls {
@@ -80,18 +88,19 @@ export class ConversationControls {
       elapsed_ms: Date.now() - startedAt,
       phase: state.metadata.phase,
       idle: this.idle,
+      waiting_for_intercom: this.waitingForIntercom,
       turns: record.turn_count,
     }));
     setHandler(newUserMessageSignal, (message) => this.receiveMessage(message));
     setHandler(forceEscalationSignal, (raw) => this.forceEscalation(operatorRequest('escalate', raw, now())));
-    setHandler(requestEscalationUpdate, (raw) => this.acceptEscalation(operatorRequest('escalate', raw, now())), {
+    setHandler(requestEscalationUpdate, (raw) => this.escalationByUpdate(operatorRequest('escalate', raw, now())), {
       validator: (raw) => {
         const refusal = requestProblem(raw) ?? escalationRefusal(state, this.moment());
         if (refusal) throw new Error(refusal);
       },
     });
     setHandler(handBackSignal, (raw) => this.handBackBySignal(operatorRequest('hand_back', raw, now())));
-    setHandler(requestHandBackUpdate, (raw) => this.acceptHandBack(operatorRequest('hand_back', raw, now())), {
+    setHandler(requestHandBackUpdate, (raw) => this.handBackByUpdate(operatorRequest('hand_back', raw, now())), {
       validator: (raw) => {
         const refusal = requestProblem(raw) ?? handBackRefusal(state, this.moment());
         if (refusal) throw new Error(refusal);
@@ -130,6 +139,50 @@ export class ConversationControls {
       part_id: message?.partId ?? null,
       received_at: now(),
     });
+  }
+
+  /**
+   * Whether a request that comes before the run read the conversation waits for that read, then is judged by who owns
+   * it (since KEPT_PROMISES_RULES): a lead's request to a conversation whose workflow had ended starts a new one with
+   * it, and is refused there as it would have been by the open one. Runs from before accepted it at once.
+   */
+  private judgedAfterFirstRead(): boolean {
+    return !this.turn.legacy && rulesSince(KEPT_PROMISES_RULES) && this.moment().beforeFirstFetch;
+  }
+
+  /** Until the run knows who owns the conversation: it has read it, or its turn ended or hands over without a read. */
+  private async ownerKnown(): Promise<void> {
+    await condition(() => {
+      const moment = this.moment();
+      return !moment.beforeFirstFetch || moment.handingOver !== null || this.state.metadata.phase !== 'turn';
+    });
+  }
+
+  /** A refusal the caller of an update hears: the update fails with why, and the run records it. */
+  private refuseUpdate(request: OperatorRequest, refusal: string): never {
+    this.refuse(request, refusal);
+    throw ApplicationFailure.create({ message: refusal, type: 'RequestRefused', nonRetryable: true });
+  }
+
+  private async escalationByUpdate(request: OperatorRequest): Promise<OperatorAnswer> {
+    if (this.judgedAfterFirstRead()) {
+      await this.ownerKnown();
+      const refusal = escalationRefusal(this.state, this.moment());
+      if (refusal) this.refuseUpdate(request, refusal);
+    }
+    return this.acceptEscalation(request);
+  }
+
+  private async handBackByUpdate(request: OperatorRequest): Promise<OperatorAnswer> {
+    if (!this.judgedAfterFirstRead()) return this.acceptHandBack(request);
+    await this.ownerKnown();
+    const refusal = handBackRefusal(this.state, this.moment());
+    if (refusal) this.refuseUpdate(request, refusal);
+    recordRequest(this.state, request);
+    // The run's first turn goes by the owner it read; the hand-back takes effect once that turn is over.
+    if (this.state.metadata.phase === 'turn') this.heldHandBacks.push(request);
+    else this.handBack(request);
+    return { accepted: true, effect: "Melvin answers the user's next message" };
   }
 
   /** A request that cannot take effect, from a signal (an update's validator refuses it to the caller instead). */
@@ -204,8 +257,8 @@ export class ConversationControls {
   private takeTeamAction(event: TeamAction | undefined): void {
     const { state, record, turn } = this;
     const notificationId = String(event?.notificationId ?? '');
-    if (this.teamActionsSeen.has(notificationId)) return;
-    this.teamActionsSeen.add(notificationId);
+    // Intercom delivers a webhook again for hours: one already taken, in this run or an earlier one, is no news.
+    if (!rememberTeamAction(record, notificationId)) return;
     const at = whenItHappened(event);
     const ownerBefore = record.ownership.owner;
     const stale = !turn.legacy && isStale(event, record.ownership.since);
@@ -257,6 +310,21 @@ export class ConversationControls {
 }
 
 const now = () => new Date().toISOString();
+
+/** Enough teammates' actions for any redelivery: Intercom redelivers for hours, not for hundreds of actions. */
+const MAX_TEAM_ACTIONS_SEEN = 30;
+
+/**
+ * Keeps a teammate's action's notification id in the record, which continue-as-new carries: false when it was taken
+ * already.
+ */
+function rememberTeamAction(record: ConversationRecord, notificationId: string): boolean {
+  const seen = (record.team_actions_seen ??= []);
+  if (seen.includes(notificationId)) return false;
+  seen.push(notificationId);
+  if (seen.length > MAX_TEAM_ACTIONS_SEEN) seen.splice(0, seen.length - MAX_TEAM_ACTIONS_SEEN);
+  return true;
+}
 
 /**
  * A webhook Intercom delivered late tells of something older than the conversation's current owner, and must not undo

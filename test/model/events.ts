@@ -17,8 +17,25 @@ export const MESSAGE_KINDS = {
 } as const;
 export type MessageKind = keyof typeof MESSAGE_KINDS;
 
+/** What a fault fails: one of Intercom's calls for the conversation, or a call to the model, the MCP server or validation. */
+export const FAULT_TARGETS = [
+  'reply',
+  'note',
+  'fetch',
+  'contact',
+  'update',
+  'snooze',
+  'model',
+  'mcp',
+  'validation',
+] as const;
+export type FaultTarget = (typeof FAULT_TARGETS)[number];
+/** A server error, a rate limit, credentials refused (not retried), the conversation not found (not retried). */
+export type FaultStatus = 500 | 429 | 401 | 404;
+
 export type ModelEvent =
-  | { kind: 'user'; message: MessageKind }
+  /** `late`: Intercom's webhook for the message arrives after the next event (or once the case is over). */
+  | { kind: 'user'; message: MessageKind; late?: boolean }
   | { kind: 'escalate' }
   | { kind: 'handBack' }
   | { kind: 'teammateReplies' }
@@ -31,10 +48,20 @@ export type ModelEvent =
   /** No worker runs until an event placed other than `now`: the events racing on meanwhile wait in Temporal together. */
   | { kind: 'workerDown' }
   | { kind: 'quietPeriodEnds' }
-  /** The conversation's next reply or note fails with a 500, before Intercom took it or after. */
-  | { kind: 'fault'; on: 'reply' | 'note'; afterAccept: boolean }
-  /** Intercom delivers the last user message's webhook once more. */
-  | { kind: 'redeliver' };
+  /**
+   * The next call to `on` fails (with a 500 unless `status` says otherwise), before Intercom took it or after; a
+   * `persistent` fault fails every call until the faults heal (at a `heal`, or once the case's events are over).
+   */
+  | { kind: 'fault'; on: FaultTarget; afterAccept: boolean; status?: FaultStatus; persistent?: boolean }
+  /** Every fault planned so far is lifted: the outage is over. */
+  | { kind: 'heal' }
+  /** The ingress stops and starts again: what it remembered of the webhooks it took is gone. */
+  | { kind: 'restartIngress' }
+  /**
+   * Intercom delivers the last user message's webhook once more, or (`team`) a teammate action's: the last, or the one
+   * `back` actions before it.
+   */
+  | { kind: 'redeliver'; which?: 'user' | 'team'; back?: number };
 
 /**
  * Where the event happens: once the conversation has settled; at once, racing whatever runs; inside an activity of the
@@ -50,6 +77,8 @@ export interface Step {
 
 export interface ModelCase {
   mode: ReplyMode;
+  /** The workflow's quiet period: 0 ends it after each turn; absent, the world's short default. */
+  quietPeriodSeconds?: number;
   first: MessageKind;
   steps: Step[];
 }

@@ -178,6 +178,8 @@ export function ownerByCourse(parts: ObservedPart[], mode: ReplyMode): 'melvin' 
 function ownerChanges(o: Observation): OwnerChange[] {
   const changes: OwnerChange[] = [];
   let since = 0;
+  // A teammate's action delivered again (Intercom redelivers; another ingress forwards it) is the same action.
+  const teamActionsSeen = new Set<string>();
   for (const [index, run] of o.runs.entries()) {
     // A workflow that starts afresh (not continued from the run before) reads the owner from Intercom at its first
     // fetch, from the parts there were then: what happened while no workflow was open (a teammate assigning the
@@ -218,7 +220,9 @@ function ownerChanges(o: Observation): OwnerChange[] {
         }
       }
       if (fact.kind === 'signal' && fact.name === 'teamAction' && o.mode !== 'shadow') {
-        const args = fact.args as { action?: string; toMelvin?: boolean; at?: string };
+        const args = fact.args as { action?: string; toMelvin?: boolean; at?: string; notificationId?: string };
+        if (args.notificationId && teamActionsSeen.has(args.notificationId)) continue;
+        if (args.notificationId) teamActionsSeen.add(args.notificationId);
         const toMelvin = args.action === 'assigned' && !!args.toMelvin;
         // A late delivery of something older than the current owner changes nothing; Intercom dates to the second, and
         // within the owner's second the webhook is taken until the course is read again.

@@ -417,6 +417,134 @@ const REGRESSIONS: Record<string, Regression> = {
     expect: (o) =>
       expect(o.parts.filter((p) => p.author === 'melvin' && o.handoverTexts.includes(p.text))).toHaveLength(1),
   },
+  // Issue #41, defect 1: with no quiet period the run ends after its turn; a message written after Draft read the
+  // conversation, whose webhook comes after the run ended, is older than Melvin's reply, and was taken as answered.
+  'no quiet period: a message written while the reply is drafted, its webhook late, is answered': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 0,
+      first: 'payment',
+      steps: [
+        step({ kind: 'user', message: 'application', late: true }, inside('draft')),
+        step({ kind: 'quietPeriodEnds' }),
+      ],
+    },
+  },
+  'no quiet period: a message written while the reply goes out, its webhook late, is answered': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 0,
+      first: 'policy',
+      steps: [
+        step({ kind: 'user', message: 'files', late: true }, inside('sendReply')),
+        step({ kind: 'quietPeriodEnds' }),
+      ],
+    },
+  },
+  'a message written while the hand-over note goes out, its webhook after the quiet period, reaches the team': {
+    c: {
+      mode: 'auto',
+      first: 'person',
+      steps: [
+        step({ kind: 'user', message: 'payment', late: true }, inside('addNote')),
+        step({ kind: 'quietPeriodEnds' }),
+      ],
+    },
+  },
+  'a message the reply answered, its webhook late and the run over, is not answered again': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 0,
+      first: 'payment',
+      steps: [
+        step({ kind: 'user', message: 'application', late: true }, inside('fetchConversation')),
+        step({ kind: 'quietPeriodEnds' }),
+      ],
+    },
+    expect: (o) => expect(replies(o)).toHaveLength(1),
+  },
+  // Issue #41, defect 2: a hand-over note that fails for good left the team unaware, and the next workflow read
+  // Intercom without it and answered the conversation again.
+  'an escalation note refused until the outage ends reaches the team, and Melvin stays out': {
+    c: {
+      mode: 'auto',
+      first: 'person',
+      steps: [
+        step({ kind: 'fault', on: 'note', afterAccept: false, status: 401, persistent: true }, now),
+        step({ kind: 'quietPeriodEnds' }),
+        step({ kind: 'heal' }, now),
+        step({ kind: 'user', message: 'payment' }),
+      ],
+    },
+    expect: (o) => expect(melvinNotes(o).some((n) => n.text.startsWith(ESCALATION_MARK))).toBe(true),
+  },
+  'a hand-back whose note fails for good still hands the conversation back': {
+    c: {
+      mode: 'auto',
+      first: 'person',
+      steps: [
+        step({ kind: 'fault', on: 'note', afterAccept: false, status: 401, persistent: true }),
+        step({ kind: 'handBack' }),
+        step({ kind: 'quietPeriodEnds' }),
+        step({ kind: 'heal' }, now),
+        step({ kind: 'user', message: 'payment' }),
+      ],
+    },
+    expect: (o) => expect(melvinNotes(o).some((n) => n.text.startsWith(HANDED_BACK_MARK))).toBe(true),
+  },
+  // Issue #41, defect 3: a status or snooze write that failed for good was never written again.
+  'Melvin Status refused for a while is written once Intercom takes it': {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      steps: [step({ kind: 'fault', on: 'update', afterAccept: false, status: 401, persistent: true }, now)],
+    },
+  },
+  'a snooze refused for a while is written once Intercom takes it': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 0,
+      first: 'person',
+      steps: [step({ kind: 'fault', on: 'snooze', afterAccept: false, status: 401, persistent: true }, now)],
+    },
+  },
+  // Issue #41, defect 4: a hand-back of a conversation whose workflow had ended.
+  'a hand-back after the workflow ended hands the conversation back': {
+    c: {
+      mode: 'auto',
+      first: 'person',
+      steps: [
+        step({ kind: 'user', message: 'payment' }),
+        step({ kind: 'quietPeriodEnds' }),
+        step({ kind: 'handBack' }),
+        step({ kind: 'user', message: 'application' }),
+      ],
+    },
+  },
+  'a hand-back after the workflow ended, of a conversation Melvin answers, is refused': {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      steps: [step({ kind: 'quietPeriodEnds' }), step({ kind: 'handBack' })],
+    },
+    expect: (o) => expect(o.calls.map((c) => c.status)).toEqual([409]),
+  },
+  // Issue #41, defect 5: a teammate's webhook delivered again after the run continued as new was applied again.
+  "a teammate's assignment delivered again after the next message is not applied again": {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      steps: [
+        step({ kind: 'assign', to: 'teammate', late: false }),
+        step({ kind: 'assign', to: 'melvin', late: false }, now),
+        step({ kind: 'user', message: 'policy' }),
+        step({ kind: 'restartIngress' }, now),
+        step({ kind: 'redeliver', which: 'team', back: 1 }, inside('draft')),
+      ],
+    },
+    // The first message's reply, and the last message's: the old assignment changes nothing.
+    expect: (o) => expect(replies(o)).toHaveLength(2),
+  },
   // Found by the model: a shadow-mode conversation escalated before it was read told the user a person would follow up.
   'an escalation in shadow mode before the conversation is read writes nothing to the user': {
     c: { mode: 'shadow', first: 'payment', steps: [step({ kind: 'escalate' }, inside('fetchConversation'))] },

@@ -16,7 +16,16 @@ import { renderPlaintext } from '../../sandbox/intercom/plaintext';
 import { SANDBOX_SECRETS } from '../../sandbox/services';
 import { ADMIN_ID, startSandbox, type Sandbox } from '../helpers/sandbox';
 import { ANA, ANA_TALENT } from '../helpers/turns';
-import { MESSAGE_KINDS, type MessageKind, type ModelCase, type ModelEvent, type Placement } from './events';
+import { ANY_TOOL_CALL } from '../../sandbox/talent-mcp/http';
+import {
+  MESSAGE_KINDS,
+  type FaultStatus,
+  type FaultTarget,
+  type MessageKind,
+  type ModelCase,
+  type ModelEvent,
+  type Placement,
+} from './events';
 import { ActivityGates } from './gates';
 import { readFacts, type RunFacts } from './history';
 import type { Observation, ObservedPart, OperatorCall } from './invariants';
@@ -24,6 +33,8 @@ import type { Observation, ObservedPart, OperatorCall } from './invariants';
 /** Short waits, so a case that waits out a quiet period or an approval stays quick. */
 export const QUIET_PERIOD_SECONDS = 2;
 export const APPROVAL_TIMEOUT_SECONDS = 1;
+/** A write Intercom refused for good is tried again a quarter of a second later, doubling to 8 s: an outage's end is seen soon. */
+export const WRITE_RETRY_SECONDS = 0.25;
 /** How long a conversation may take to settle after its last event before the case fails as stuck. */
 const SETTLE_TIMEOUT_MS = 45_000;
 /** A late webhook arrives at least this long after what it tells of happened (Intercom's times are in seconds). */
@@ -39,12 +50,23 @@ const LONG_MESSAGE_CHARS = 600_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function listen(app: ReturnType<typeof createIngressApp>): Promise<{ server: Server; url: string }> {
+function listen(app: ReturnType<typeof createIngressApp>, port = 0): Promise<{ server: Server; url: string }> {
   return new Promise((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () => {
+    const server = app.listen(port, '127.0.0.1', () => {
       const { port } = server.address() as { port: number };
       resolve({ server, url: `http://127.0.0.1:${port}` });
     });
+  });
+}
+
+/** The real ingress of a lane, as its process builds it. */
+function ingressApp(env: TestWorkflowEnvironment, turn: TurnOptions) {
+  return createIngressApp({
+    client: env.client,
+    clientSecret: SANDBOX_SECRETS.webhookSecret,
+    adminApiToken: SANDBOX_SECRETS.adminApiToken,
+    melvinAdminId: ADMIN_ID,
+    turn,
   });
 }
 
@@ -65,7 +87,7 @@ export class Lane {
     private readonly env: TestWorkflowEnvironment,
     private readonly bundle: WorkflowBundleWithSourceMap,
     private readonly sandbox: Sandbox,
-    private readonly ingress: { server: Server; url: string },
+    private ingress: { server: Server; url: string },
     private readonly turn: TurnOptions,
     lane: number,
   ) {
@@ -81,16 +103,9 @@ export class Lane {
       handoverMessages: handoverMessages(loadTurnConfig({})),
       replyMode: 'auto',
       approvalTimeoutSeconds: APPROVAL_TIMEOUT_SECONDS,
+      writeRetrySeconds: WRITE_RETRY_SECONDS,
     };
-    const ingress = await listen(
-      createIngressApp({
-        client: env.client,
-        clientSecret: SANDBOX_SECRETS.webhookSecret,
-        adminApiToken: SANDBOX_SECRETS.adminApiToken,
-        melvinAdminId: ADMIN_ID,
-        turn,
-      }),
-    );
+    const ingress = await listen(ingressApp(env, turn));
     const sandbox = await startSandbox({ talent: ANA_TALENT }, { webhookUrl: `${ingress.url}/webhooks/intercom` });
     const world = new Lane(env, bundle, sandbox, ingress, turn, lane);
     await world.startWorker();
@@ -140,6 +155,8 @@ export class Lane {
 
   /** Drives one case from the conversation's first message to the end, and reads what came of it. */
   async run(c: ModelCase): Promise<CaseResult> {
+    // The ingress starts each workflow with the case's quiet period.
+    this.turn.quietPeriodSeconds = c.quietPeriodSeconds ?? QUIET_PERIOD_SECONDS;
     const conversation = new ConversationDriver(this, String(this.nextConversation++), c);
     const t0 = Date.now();
     await conversation.play();
@@ -159,6 +176,16 @@ export class Lane {
     return `ref${letters}`;
   }
 
+  /** The ingress process stops and starts again on its port: what it remembered of the deliveries it took is gone. */
+  async restartIngress(): Promise<void> {
+    const { server, url } = this.ingress;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    this.ingress = await listen(ingressApp(this.env, this.turn), Number(new URL(url).port));
+  }
+
   /** What a driver reaches of the world. */
   get parts() {
     return { env: this.env, client: this.client, sandbox: this.sandbox, ingressUrl: this.ingress.url, turn: this.turn };
@@ -170,6 +197,8 @@ class ConversationDriver {
   readonly userMessages: Observation['userMessages'] = [];
   readonly calls: OperatorCall[] = [];
   private lastUserNotification: Notification | null = null;
+  /** Every teammate action's webhook, oldest first. */
+  private readonly teamNotifications: Notification[] = [];
   private late: { notification: Notification; createdAt: number; step: number }[] = [];
   private stepIndex = 0;
   private unsettled: string | null = null;
@@ -219,7 +248,11 @@ class ConversationDriver {
       this.stepIndex += 1;
       await this.deliverLate();
     }
+    // The outage ends once the case's events are over and the conversation has settled, or waits only to write again
+    // what Intercom refused: what is owed can be written now.
     await this.workerBack();
+    await this.settle(true);
+    this.heal();
     await this.deliverLate(true);
     this.unsettled = await this.settle();
   }
@@ -235,7 +268,8 @@ class ConversationDriver {
       return;
     }
     await this.workerBack();
-    if (at.point === 'settled') await this.settle();
+    // A run that only waits to write again what Intercom refused has settled too: nothing moves until the outage ends.
+    if (at.point === 'settled') await this.settle(true);
     if (at.point === 'inside') {
       gates.arm(this.id, at);
       await this.until(
@@ -274,13 +308,18 @@ class ConversationDriver {
         const { text, files, tag } = this.message(event.message);
         const part = intercom.addUserMessage(this.id, text, files);
         this.userMessages.push({ partId: part.id, tag });
-        this.lastUserNotification = intercom.notification('conversation.user.replied', this.id);
-        await intercom.deliver(this.lastUserNotification);
+        const notification = intercom.notification('conversation.user.replied', this.id);
+        this.lastUserNotification = notification;
+        if (event.late) this.late.push({ notification, createdAt: Date.now(), step: this.stepIndex });
+        else await intercom.deliver(notification);
         return;
       }
-      case 'redeliver':
-        if (this.lastUserNotification) await intercom.deliver(this.lastUserNotification);
+      case 'redeliver': {
+        const again =
+          event.which === 'team' ? this.teamNotifications.at(-1 - (event.back ?? 0)) : this.lastUserNotification;
+        if (again) await intercom.deliver(again);
         return;
+      }
       case 'escalate':
         return this.operator('escalate', 'escalate', { reason: `escalation ${this.lane.tag()}` });
       case 'handBack':
@@ -295,19 +334,22 @@ class ConversationDriver {
               : { decision: 'reject', reason: words };
         return this.operator(event.decision, 'decision', body, event.decision === 'edit' ? body.text : words);
       }
-      case 'teammateReplies':
-        await intercom.teammateReplies(this.id, `A teammate answers (${this.lane.tag()}).`);
+      case 'teammateReplies': {
+        const { notification } = await intercom.teammateReplies(this.id, `A teammate answers (${this.lane.tag()}).`);
+        this.teamNotifications.push(notification);
         return;
+      }
       case 'assign':
         if (event.late) {
           const { notification } = await intercom.assign(this.id, event.to, { deliver: false });
+          this.teamNotifications.push(notification);
           this.late.push({ notification, createdAt: Date.now(), step: this.stepIndex });
         } else {
-          await intercom.assign(this.id, event.to);
+          this.teamNotifications.push((await intercom.assign(this.id, event.to)).notification);
         }
         return;
       case 'close':
-        await intercom.close(this.id);
+        this.teamNotifications.push((await intercom.close(this.id)).notification);
         return;
       case 'cancel':
         await this.handle.cancel().catch((err: unknown) => {
@@ -322,17 +364,41 @@ class ConversationDriver {
         if (!this.workerDown) await this.lane.stopWorker();
         this.workerDown = true;
         return;
-      case 'quietPeriodEnds':
-        await this.until(
-          async () => (await this.quiescent()) === 'closed',
-          undefined,
-          (QUIET_PERIOD_SECONDS + 10) * 1000,
-        );
+      case 'quietPeriodEnds': {
+        // A quiet period of minutes does not end within a case: the event is then only a wait for the turn to settle.
+        const quiet = this.world.turn.quietPeriodSeconds;
+        if (quiet > SETTLE_TIMEOUT_MS / 1000) return void (await this.settle());
+        await this.until(async () => (await this.quiescent()) === 'closed', undefined, (quiet + 10) * 1000);
         return;
+      }
       case 'fault':
-        intercom.faults.add(`${event.on}:${this.id}`, [{ status: 500, after_accept: event.afterAccept }]);
-        return;
+        return this.fault(event.on, event.status ?? 500, event.afterAccept, event.persistent ?? false);
+      case 'heal':
+        return this.heal();
+      case 'restartIngress':
+        return this.lane.restartIngress();
     }
+  }
+
+  /** Plans a fault of the sandbox service `on` names, for this conversation's calls where the service tells them apart. */
+  private fault(on: FaultTarget, status: FaultStatus, afterAccept: boolean, always: boolean): void {
+    const { intercom, talent, model, validation } = this.world.sandbox;
+    const http = {
+      status,
+      after_accept: afterAccept && status >= 500,
+      always,
+      ...(status === 429 && { retry_after_s: 1 }),
+    };
+    if (on === 'model') for (const step of ['plan', 'coverage', 'draft']) model.faults.add(step, [http]);
+    else if (on === 'mcp') talent.faults.add(ANY_TOOL_CALL, [{ error: 'server', always }]);
+    else if (on === 'validation') validation.faults.add('validate', [http]);
+    else intercom.faults.add(`${on}:${this.id}`, [http]);
+  }
+
+  /** Every fault planned is lifted. */
+  private heal(): void {
+    const { intercom, talent, model, validation } = this.world.sandbox;
+    for (const faults of [intercom.faults, talent.faults, model.faults, validation.faults]) faults.set({});
   }
 
   /** A lead's request through the operator API, as the inbox or a script sends it; its answer is kept for the model. */
@@ -404,7 +470,7 @@ class ConversationDriver {
    * Whether nothing happens in the conversation now: its workflow has ended (`closed`), or waits for a message with no
    * task, activity or gated call pending (`waiting`); false while anything runs. Returns the history length too.
    */
-  private async quiescent(): Promise<'closed' | 'waiting' | false> {
+  private async quiescent(): Promise<'closed' | 'waiting' | 'owing' | false> {
     if (this.lane.gates.busy(this.id)) return false;
     const { client } = this.world;
     const description = await client
@@ -417,15 +483,20 @@ class ConversationDriver {
     const progress = await client
       .withDeadline(Date.now() + 2_000, () => this.handle.query(progressQuery))
       .catch(() => undefined);
+    // The run waits for Intercom to take what it refused (a timer, with nothing in flight).
+    if ((progress as { waiting_for_intercom?: boolean } | undefined)?.waiting_for_intercom) return 'owing';
     return progress?.idle ? 'waiting' : false;
   }
 
-  /** Waits until the conversation has settled (twice in a row, its history unchanged); returns why not, if it never did. */
-  private async settle(): Promise<string | null> {
+  /**
+   * Waits until the conversation has settled (twice in a row, its history unchanged), or with `owing` until it waits
+   * only to write again what Intercom refused; returns why not, if it never did.
+   */
+  private async settle(owing = false): Promise<string | null> {
     let last = '';
     const settled = await this.until(async () => {
       const now = await this.quiescent();
-      if (!now) {
+      if (!now || (now === 'owing' && !owing)) {
         last = '';
         return false;
       }

@@ -218,13 +218,18 @@ describe('every escalation case (source, reason, Melvin Status), and MESSAGE_FAI
 
     const turn = await runTurn(id);
 
-    expect(sandbox.intercom.requests.filter((r) => r.operation === 'fetch')).toHaveLength(1);
-    expect(turn.notes).toEqual([
+    const fetches = sandbox.intercom.requests.filter((r) => r.operation === 'fetch');
+    expect(fetches.filter((r) => r.status === 401)).toHaveLength(1);
+    expect(turn.notes[0]).toEqual(
       [
         `🚨 Escalation: Initialization failed: fetch conversation ${id}: Intercom answered 401 (unauthorized: Access Token Invalid)`,
         'Open for the team:',
         '- the talent’s messages: Melvin could not read the conversation',
       ].join('\n'),
+    );
+    // Before its workflow ends Melvin reads the conversation again, and names the message its hand-over could not.
+    expect(turn.notes.slice(1)).toEqual([
+      expect.stringMatching(/^💬 The user wrote again\. [^]*\nThe talent wrote:\n- “When will I get paid\?”$/),
     ]);
     expect(turn.replies).toEqual([]);
     expect(turn.status).toBe('error');

@@ -1,7 +1,9 @@
 // The Finalize node: sets Melvin Status on the conversation and snoozes it.
-import { CancellationScope, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, log, upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../contract/shared';
 import { intercomReads } from '../rules/retry-policies';
+import { oweSetting, settled } from '../rules/owed-writes';
+import { KEPT_PROMISES_RULES, rulesSince } from '../rules/patches';
 import { melvinStatusFor } from '../rules/routing';
 import { settledStage, suggestedStep } from '../rules/stage';
 import type { AgentState, MelvinStatus } from '../../contract/state';
@@ -31,8 +33,30 @@ export async function finalize(turn: Turn): Promise<Step> {
     [statusSet, snoozed] = await CancellationScope.nonCancellable(writes);
   }
   recordFinalize(state, status, snoozeSeconds, statusSet, snoozed);
+  if (!turn.legacy && rulesSince(KEPT_PROMISES_RULES)) oweWhatFailed(turn, status, snoozeSeconds, statusSet, snoozed);
+  if (state.finalize?.error) log.warn('Melvin Status or the snooze not written', { error: state.finalize.error });
   upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: status }, ...stageAndAction(state)]);
   return afterWrites(turn, 'end');
+}
+
+/**
+ * A write that failed for good is owed and written again between turns; one that took settles any owed before it.
+ * A cancellation is not a failure of Intercom's: the writes were made again outside it.
+ */
+function oweWhatFailed(
+  turn: Turn,
+  status: MelvinStatus,
+  snoozeSeconds: number,
+  statusSet: PromiseSettledResult<unknown>,
+  snoozed: PromiseSettledResult<unknown>,
+): void {
+  const record = turn.state.metadata.conversation;
+  if (statusSet.status === 'fulfilled') settled(record, 'status');
+  else if (!isCancellation(statusSet.reason))
+    oweSetting(record, { kind: 'status', status }, describeFailure(statusSet.reason));
+  if (snoozed.status === 'fulfilled') settled(record, 'snooze');
+  else if (!isCancellation(snoozed.reason))
+    oweSetting(record, { kind: 'snooze', seconds: snoozeSeconds }, describeFailure(snoozed.reason));
 }
 
 /** The stage and the suggested next step as search attributes, when the turn has them: leads filter runs by them. */

@@ -22,7 +22,8 @@ import type {
 } from '../../contract/state';
 import { handBackToMelvin, handOverToTeam, markHandled } from '../rules/conversation-record';
 import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../rules/retry-policies';
-import { INTERCOM_FAULTS_RULES, NOTE_ON_ITS_OWN_RULES, rulesSince } from '../rules/patches';
+import { INTERCOM_FAULTS_RULES, KEPT_PROMISES_RULES, NOTE_ON_ITS_OWN_RULES, rulesSince } from '../rules/patches';
+import { noteOwed, oweNote } from '../rules/owed-writes';
 import { escalation, type Escalation } from '../rules/routing';
 import { runMap, turnOutcomeDetails } from '../rules/run-summary';
 import type { Step, Turn } from './turn';
@@ -178,7 +179,7 @@ export async function post(
   kind: 'sendReply' | 'addNote',
   text: string,
   summary: string,
-  extra: Pick<PostInput, 'mayBePosted' | 'checkNotBefore'> = {},
+  extra: Partial<Pick<PostInput, 'mayBePosted' | 'checkNotBefore' | 'notBefore'>> = {},
 ): Promise<PostedPart> {
   const posted = await CancellationScope.nonCancellable(() =>
     intercom[kind].executeWithOptions({ summary }, [{ ...postInput(turn, text), ...extra }]),
@@ -245,18 +246,33 @@ export async function postWaitingValidationNote(turn: Turn): Promise<void> {
   turn.state.validate!.validation_note_added = (await postNote(turn, text, 'note validation result')).added;
 }
 
+/**
+ * Posts a note for the team. Since KEPT_PROMISES_RULES a note that fails for good is owed, and written again between
+ * turns (../between-turns.ts); while one is owed, a later note waits behind it, so the notes reach Intercom in order.
+ */
 export async function postNote(
   turn: Turn,
   text: string,
   summary: string,
   extra: Pick<PostInput, 'mayBePosted' | 'checkNotBefore'> = {},
 ): Promise<{ added: boolean; error: string | null }> {
+  const record = turn.state.metadata.conversation;
+  const owing = !turn.legacy && rulesSince(KEPT_PROMISES_RULES);
+  const owe = (error: string) => oweNote(record, { text, summary, notBefore: turn.notBefore }, error);
+  if (owing && noteOwed(record)) {
+    const error = 'owed: it waits for an earlier note Intercom refused';
+    owe(error);
+    return { added: false, error };
+  }
   try {
     await post(turn, 'addNote', text, summary, extra);
     return { added: true, error: null };
   } catch (err) {
-    log.warn('could not add note', { error: describeFailure(err) });
-    return { added: false, error: describeFailure(err) };
+    const error = describeFailure(err);
+    log.warn('could not add note', { error });
+    if (!owing) return { added: false, error };
+    owe(error);
+    return { added: false, error: `owed: ${error}` };
   }
 }
 

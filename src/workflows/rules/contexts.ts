@@ -84,7 +84,6 @@ export function turnIntents(state: AgentState): Intent[] {
  */
 export function openForTheTeam(state: AgentState): string[] {
   const intents = turnIntents(state);
-  const quoted = (text: string) => `“${text.length > 300 ? `${text.slice(0, 299)}…` : text}”`;
   const lines = intents.length
     ? intents.map((i) => `- ${i.intent}: ${quoted(i.question)}`)
     : (unanswered(state).unanswered_messages ?? []).map((m) => `- ${quoted(m)}`);
@@ -93,6 +92,13 @@ export function openForTheTeam(state: AgentState): string[] {
     lines.push('- the talent’s messages: Melvin could not read the conversation');
   return lines.length ? [OPEN_FOR_THE_TEAM, ...lines] : [];
 }
+
+/** The talent's messages a note hands to the team, each quoted (cut short), so the note names every one. */
+export function talentWrote(messages: string[]): string[] {
+  return messages.length ? ['The talent wrote:', ...messages.map((m) => `- ${quoted(m)}`)] : [];
+}
+
+const quoted = (text: string) => `“${text.length > 300 ? `${text.slice(0, 299)}…` : text}”`;
 
 /** The intents the latest coverage found the data does not answer (by name); all of them when it judged none singly. */
 export function uncoveredIntents(state: AgentState): string[] {

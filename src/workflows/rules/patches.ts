@@ -67,6 +67,14 @@ export const GROUNDED_REPLIES_RULES = 'rules-2026-11-29-grounded-replies';
  */
 export const INTERCOM_FAULTS_RULES = 'rules-2026-11-29-intercom-faults';
 
+/**
+ * Then (issue #41): a write to Intercom that fails for good (a note, Melvin Status, the snooze) is owed and written
+ * again between turns, and the workflow does not end while one is owed; before it ends, it reads the conversation once
+ * more for a message nobody told it of; a lead's request that comes before the run read the conversation is judged
+ * once it has, by who owns it.
+ */
+export const KEPT_PROMISES_RULES = 'rules-2026-11-29-kept-promises';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -75,6 +83,7 @@ export const RULES = [
   NOTE_ON_ITS_OWN_RULES,
   GROUNDED_REPLIES_RULES,
   INTERCOM_FAULTS_RULES,
+  KEPT_PROMISES_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
