@@ -80,16 +80,38 @@ test('the CLI answers a conversation with no open workflow in one line, not a st
   }
 });
 
-// A lead's request outlives the conversation's workflow: a new one starts to act on it (docs/decisions.md).
-test('an escalation or hand-back from the CLI on a conversation with no open workflow starts one that acts on it', async () => {
-  for (const [command, id, effect] of [
-    ['escalate', '9198', 'a new one hands it to the team'],
-    ['hand-back', '9197', 'a new one reads it and answers the user again'],
-  ]) {
-    const { code, stdout } = await cli(command!, id!, '--reason', 'VIP');
-    expect({ command, code }).toEqual({ command, code: 0 });
-    expect(stdout).toContain(`the conversation had no open workflow: ${effect}`);
-  }
+// A lead's request outlives the conversation's workflow: a new one starts with it, reads who owns the conversation, and
+// judges it by the same rules as an open one (docs/decisions.md).
+test('an escalation or hand-back from the CLI on a conversation with no open workflow is judged by a new one', async () => {
+  const seed = (id: string, teammateReplied: boolean) =>
+    sandbox.intercom.seed({
+      id,
+      contact: { id: `c-${id}`, email: 'li@example.com', name: 'Li Wei' },
+      parts: [
+        { author: 'user', type: 'comment', body: 'Is my payment out?' },
+        ...(teammateReplied ? [{ author: 'admin' as const, type: 'comment' as const, body: 'Looking into it.' }] : []),
+      ],
+    });
+  seed('9198', false);
+  seed('9197', true);
+  seed('9196', false);
+  const escalated = await cli('escalate', '9198', '--reason', 'VIP');
+  expect({ code: escalated.code, stdout: escalated.stdout }).toEqual({
+    code: 0,
+    stdout: expect.stringContaining('"accepted": true'),
+  });
+  // A teammate answered 9197: it is the team's, and a lead can hand it back.
+  const handedBack = await cli('hand-back', '9197', '--reason', 'Sorted');
+  expect({ code: handedBack.code, stdout: handedBack.stdout }).toEqual({
+    code: 0,
+    stdout: expect.stringContaining("Melvin answers the user's next message"),
+  });
+  // Melvin answers 9196 already: refused, in one line, as an open workflow would refuse it.
+  const refused = await cli('hand-back', '9196', '--reason', 'Sorted');
+  expect({ code: refused.code, stderr: refused.stderr.trim() }).toEqual({
+    code: 1,
+    stderr: expect.stringMatching(/^Melvin answers this conversation already/),
+  });
 });
 
 test('CLI start runs a turn on the worker process; state and list show it', async () => {
