@@ -1,6 +1,7 @@
 // What a conversation's run does once its turn is over: records the turn, acts on what operators and teammates asked
 // meanwhile, and waits for the user's next message. Workflow code: every side effect is an activity.
 import {
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
@@ -249,17 +250,27 @@ function failureType(err: unknown): string | undefined {
 }
 
 /**
- * Messages while the team owns the conversation: handed over unanswered, and the team told once, with the messages
- * (since KEPT_PROMISES_RULES: the note then names each, as far as the last read of the conversation quotes them).
+ * Messages while the team owns the conversation: handed over unanswered, and the team told once. Since
+ * KEPT_PROMISES_RULES the note names them: the deliveries, and every message of the last read of the conversation that
+ * no turn answered or handed over yet (one whose webhook is still to come, written before the team took it over).
  */
 async function leaveToTeam(conversation: ConversationControls, deliveries: ReceivedUserMessage[]): Promise<void> {
   const { record } = conversation;
   conversation.consumedDeliveries = conversation.state.metadata.user_messages.length;
+  const delivered = deliveries.flatMap((d) => d.part_id ?? []);
   if (!record.ownership.team_told_of_new_messages) {
     record.ownership.team_told_of_new_messages = true;
-    const quoted = rulesSince(KEPT_PROMISES_RULES)
-      ? deliveries.flatMap((d) => conversation.messagesRead.get(d.part_id ?? '') ?? [])
-      : [];
+    const naming = rulesSince(KEPT_PROMISES_RULES);
+    // The turn's own read quotes what a later read could not (Intercom refused it).
+    const ids = conversation.state.metadata.message_part_ids ?? [];
+    conversation.state.messages.forEach((m, i) => {
+      const id = ids[i];
+      if (m.role === 'user' && id && !conversation.messagesRead.has(id)) conversation.messagesRead.set(id, m.content);
+    });
+    const handled = new Set(record.handled_part_ids);
+    const unhandled = [...conversation.messagesRead.keys()].filter((id) => !handled.has(id));
+    const named = naming ? [...new Set([...delivered, ...unhandled])] : [];
+    const quoted = named.flatMap((id) => conversation.messagesRead.get(id) ?? []);
     await postNote(
       conversation.turn,
       `${WROTE_AGAIN_MARK} The team owns this conversation since ${record.ownership.since} ` +
@@ -267,11 +278,9 @@ async function leaveToTeam(conversation: ConversationControls, deliveries: Recei
         (quoted.length ? `\n${talentWrote(quoted).join('\n')}` : ''),
       'note new message for the team',
     );
+    markHandled(record, named);
   }
-  markHandled(
-    record,
-    deliveries.flatMap((d) => d.part_id ?? []),
-  );
+  markHandled(record, delivered);
 }
 
 /** A cancellation the run has not met yet (it came while the reply, the hand-over or Finalize went out). */
@@ -293,9 +302,16 @@ export async function waitForNextMessage(
 ): Promise<ReceivedUserMessage[]> {
   const { turn, state, record } = conversation;
   state.metadata.phase = 'waiting';
-  // Since KEPT_PROMISES_RULES the run does not end while it owes Intercom a write, nor before its last read.
+  // Since KEPT_PROMISES_RULES the run does not end while it owes Intercom a write, nor before its last read, nor while
+  // a lead's request is still being taken (an update that waited for the run's first read): what came meanwhile is
+  // done first.
   const owing = !turn.legacy && rulesSince(KEPT_PROMISES_RULES);
-  const mayEnd = async () => !owing || (!writesOwed(record) && (await nothingUntold(conversation)));
+  const mayEnd = async () => {
+    if (!owing) return true;
+    if (writesOwed(record) || !(await nothingUntold(conversation))) return false;
+    await condition(allHandlersFinished);
+    return !newsWaiting(conversation);
+  };
   for (;;) {
     if (owing) await writeOwed(conversation);
     if (!turn.legacy) {
@@ -313,7 +329,12 @@ export async function waitForNextMessage(
       await leaveToTeam(conversation, waiting);
       continue;
     }
-    if (conversation.closedByTeam && !somethingOwed(conversation)) return [];
+    if (conversation.closedByTeam && !somethingOwed(conversation)) {
+      if (!owing) return [];
+      await condition(allHandlersFinished);
+      if (!newsWaiting(conversation)) return [];
+      continue;
+    }
     if (turn.legacy && escalationDue(conversation)) {
       await escalateAfterTurn(conversation, takeOperatorEscalation(turn));
       continue;
@@ -340,12 +361,7 @@ export async function waitForNextMessage(
     conversation.idle = !retrying;
     conversation.waitingForIntercom = retrying;
     const woken = await condition(
-      () =>
-        unanswered(conversation).length > 0 ||
-        escalationDue(conversation) ||
-        conversation.handBackNotes.length > 0 ||
-        conversation.ownerInDoubt ||
-        (conversation.closedByTeam && !retrying),
+      () => newsWaiting(conversation) || (conversation.closedByTeam && !retrying),
       waitMs,
     ).finally(() => {
       conversation.idle = false;
@@ -353,6 +369,16 @@ export async function waitForNextMessage(
     });
     if (!woken && (await mayEnd())) return [];
   }
+}
+
+/** Whether something came that the run must act on before it may wait or end. */
+function newsWaiting(conversation: ConversationControls): boolean {
+  return (
+    unanswered(conversation).length > 0 ||
+    escalationDue(conversation) ||
+    conversation.handBackNotes.length > 0 ||
+    conversation.ownerInDoubt
+  );
 }
 
 /** Why the oldest write owed was refused, for the Temporal UI's details. */

@@ -1,7 +1,7 @@
 // The conversation's controls and the state they keep: its queries, the user's deliveries, operators' escalations and
 // hand-backs, teammates' actions in Intercom and leads' decisions on drafts (the model: samples-typescript
 // message-passing/safe-message-handlers). Workflow code: the handlers change the run's state, never call activities.
-import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
 import { HANDED_BACK_MARK } from '../contract/notes';
 import {
   decideReplyUpdate,
@@ -77,6 +77,7 @@ export class ConversationControls {
   private constructor(readonly turn: Turn) {
     this.state = turn.state;
     this.record = turn.state.metadata.conversation;
+    this.ownerKnown = new Promise<void>((resolve) => (turn.ownerKnown = resolve));
   }
 
   private setHandlers(startedAt: number): void {
@@ -150,13 +151,11 @@ export class ConversationControls {
     return !this.turn.legacy && rulesSince(KEPT_PROMISES_RULES) && this.moment().beforeFirstFetch;
   }
 
-  /** Until the run knows who owns the conversation: it has read it, or its turn ended or hands over without a read. */
-  private async ownerKnown(): Promise<void> {
-    await condition(() => {
-      const moment = this.moment();
-      return !moment.beforeFirstFetch || moment.handingOver !== null || this.state.metadata.phase !== 'turn';
-    });
-  }
+  /**
+   * Until the run knows who owns the conversation: it has read it, or its turn hands over or ends without a read. The
+   * turn says so at that point of its course (`Turn.ownerKnown`).
+   */
+  private readonly ownerKnown: Promise<void>;
 
   /** A refusal the caller of an update hears: the update fails with why, and the run records it. */
   private refuseUpdate(request: OperatorRequest, refusal: string): never {
@@ -166,7 +165,7 @@ export class ConversationControls {
 
   private async escalationByUpdate(request: OperatorRequest): Promise<OperatorAnswer> {
     if (this.judgedAfterFirstRead()) {
-      await this.ownerKnown();
+      await this.ownerKnown;
       const refusal = escalationRefusal(this.state, this.moment());
       if (refusal) this.refuseUpdate(request, refusal);
     }
@@ -175,7 +174,7 @@ export class ConversationControls {
 
   private async handBackByUpdate(request: OperatorRequest): Promise<OperatorAnswer> {
     if (!this.judgedAfterFirstRead()) return this.acceptHandBack(request);
-    await this.ownerKnown();
+    await this.ownerKnown;
     const refusal = handBackRefusal(this.state, this.moment());
     if (refusal) this.refuseUpdate(request, refusal);
     recordRequest(this.state, request);

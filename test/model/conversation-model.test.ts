@@ -92,7 +92,15 @@ test(`${CASES} generated conversations hold every rule of the model, and every h
   const replayErrors: string[] = [];
   const dataConverter = createDataConverter([generatePayloadKey('replay')]);
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle, dataConverter }, histories)) {
-    if (result.error) replayErrors.push(`${result.workflowId}: ${result.error.message.slice(0, 300)}`);
+    if (!result.error) continue;
+    replayErrors.push(`${result.workflowId}: ${result.error.message.slice(0, 300)}`);
+    // The history that did not replay, for whoever investigates.
+    mkdirSync(FAILURES, { recursive: true });
+    const { history } = histories.find((h) => h.workflowId === result.workflowId)!;
+    writeFileSync(
+      path.join(FAILURES, `replay ${result.workflowId.replace(/[^\w-]+/g, '-')}.json`),
+      JSON.stringify(history),
+    );
   }
   expect(replayErrors).toEqual([]);
   expect(histories.length).toBeGreaterThanOrEqual(CASES);

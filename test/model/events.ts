@@ -93,8 +93,43 @@ const messageKind: fc.Arbitrary<MessageKind> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<MessageKind>('long') },
 );
 
+/**
+ * A fault as production has them: one call failing (a server error, a rate limit, credentials refused) or every call
+ * until the outage ends. A persistent one is a refusal or a rate limit: a server error on every call would spend a post's
+ * retries for a minute and a half a case. A 404 is left to the regression cases: Intercom's conversation does not vanish
+ * for one call.
+ */
+const faultArbitrary: fc.Arbitrary<Extract<ModelEvent, { kind: 'fault' }>> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('fault' as const),
+      on: fc.constantFrom(...FAULT_TARGETS),
+      afterAccept: fc.boolean(),
+      status: fc.constantFrom<FaultStatus>(500, 500, 429, 401),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('fault' as const),
+      on: fc.constantFrom(...FAULT_TARGETS),
+      afterAccept: fc.constant(false),
+      status: fc.constantFrom<FaultStatus>(401, 429),
+      persistent: fc.constant(true),
+    }),
+  },
+);
+
 export const eventArbitrary: fc.Arbitrary<ModelEvent> = fc.oneof(
-  { weight: 8, arbitrary: messageKind.map((message) => ({ kind: 'user' as const, message })) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      kind: fc.constant('user' as const),
+      message: messageKind,
+      late: fc.constantFrom(false, false, false, true),
+    }),
+  },
   { weight: 3, arbitrary: fc.constant({ kind: 'escalate' as const }) },
   { weight: 3, arbitrary: fc.constant({ kind: 'handBack' as const }) },
   { weight: 2, arbitrary: fc.constant({ kind: 'teammateReplies' as const }) },
@@ -118,15 +153,17 @@ export const eventArbitrary: fc.Arbitrary<ModelEvent> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'restartWorker' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'workerDown' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'quietPeriodEnds' as const }) },
+  { weight: 3, arbitrary: faultArbitrary },
+  { weight: 1, arbitrary: fc.constant({ kind: 'heal' as const }) },
   {
     weight: 2,
     arbitrary: fc.record({
-      kind: fc.constant('fault' as const),
-      on: fc.constantFrom('reply' as const, 'note' as const),
-      afterAccept: fc.boolean(),
+      kind: fc.constant('redeliver' as const),
+      which: fc.constantFrom('user' as const, 'team' as const),
+      back: fc.constantFrom(0, 0, 1),
     }),
   },
-  { weight: 1, arbitrary: fc.constant({ kind: 'redeliver' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'restartIngress' as const }) },
 );
 
 export const placementArbitrary: fc.Arbitrary<Placement> = fc.oneof(
@@ -146,6 +183,8 @@ export const placementArbitrary: fc.Arbitrary<Placement> = fc.oneof(
 
 export const caseArbitrary: fc.Arbitrary<ModelCase> = fc.record({
   mode: fc.constantFrom<ReplyMode>('auto', 'auto', 'approve', 'shadow'),
+  // The world's short quiet period most often; none (a workflow per turn), or ten minutes (it outlives the case).
+  quietPeriodSeconds: fc.constantFrom(2, 2, 2, 0, 600),
   // A conversation starts with words: files come with later messages.
   first: messageKind.filter((kind) => kind !== 'files'),
   steps: fc.array(fc.record({ event: eventArbitrary, at: placementArbitrary }), { maxLength: 6 }),
@@ -156,5 +195,6 @@ export function describeCase(c: ModelCase): string {
   const place = (at: Placement) =>
     at.point === 'inside' ? `inside ${at.activity} (${at.phase}, call ${at.nth})` : at.point;
   const lines = c.steps.map(({ event, at }) => `  ${JSON.stringify(event)} @ ${place(at)}`);
-  return [`mode ${c.mode}, first message: ${c.first}`, ...lines].join('\n');
+  const quiet = c.quietPeriodSeconds === undefined ? '' : `, quiet period ${c.quietPeriodSeconds} s`;
+  return [`mode ${c.mode}${quiet}, first message: ${c.first}`, ...lines].join('\n');
 }

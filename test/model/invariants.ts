@@ -2,8 +2,10 @@
 // conversation in Intercom, what the operator API answered, and every run's history). Pure, so each rule is tested on
 // hand-built observations (test/unit/conversation-model.test.ts) and can be shown to fail.
 import {
+  APPROVAL_MARK,
   ESCALATION_MARK,
   HANDED_BACK_MARK,
+  SENSITIVE_REASON,
   REQUESTED_BY,
   SHADOW_MARK,
   UNDELIVERED_MARK,
@@ -54,15 +56,6 @@ export interface Observation {
 
 const HAND_OVER_NOTES = [ESCALATION_MARK, UNDELIVERED_MARK, WITHHELD_MARK];
 const TOLD_NOTES = [...HAND_OVER_NOTES, WROTE_AGAIN_MARK];
-const HAND_OVER_STATUSES = [
-  'ROUTE_TO_TEAM',
-  'NO_SAFE_ANSWER',
-  'SENSITIVE_REQUEST',
-  'VALIDATION_FAILED',
-  'RESPONSE_FAILED',
-  'error',
-  'partial',
-];
 /** Workflow task failures that are part of normal operation: a task that met new events, a worker that went away. */
 const BENIGN_TASK_FAILURES = [
   'WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND',
@@ -298,13 +291,38 @@ export function noReplyAgainstTheOwner(o: Observation): string[] {
   return problems;
 }
 
-/** Every operator request answered 2xx had its effect (a note, a reply); every refused one had none. */
+/** The approval note of the draft a lead was asked to decide on: the draft is its last paragraph. */
+function approvalNoteBefore(parts: ObservedPart[], before: number): ObservedPart | undefined {
+  return parts
+    .slice(0, before)
+    .filter((p) => p.author === 'melvin' && p.type === 'note' && p.text.startsWith(APPROVAL_MARK))
+    .at(-1);
+}
+
+/**
+ * The part whose change of owner the course at `end` goes by (`ownerByCourse`), or undefined when none changed it: a
+ * part of Melvin's (a hand-over or hand-back note) the workflow knew of, a teammate's it may have heard of late.
+ */
+function lastOwnerChange(parts: ObservedPart[], end: number, mode: ReplyMode): ObservedPart | undefined {
+  return parts
+    .slice(0, end)
+    .filter((p) => ownerByCourse([p], mode) !== null)
+    .at(-1);
+}
+
+/**
+ * Every operator request has its effect, or is refused with 409 (404: no conversation) and has none. An escalation's
+ * `🚨` note hands over a conversation the team did not own by its course, a hand-back's `↩️` note gives back one the
+ * team owned; an approval sends the draft the lead saw, an edit the lead's text (or, a teammate having taken over,
+ * the draft goes to them in a withheld note).
+ */
 export function operatorRequestsTookEffect(o: Observation): string[] {
   const problems: string[] = [];
-  const melvin = o.parts.map((p, index) => ({ ...p, index })).filter((p) => p.author === 'melvin');
+  const indexed = o.parts.map((p, index) => ({ ...p, index }));
+  const melvin = indexed.filter((p) => p.author === 'melvin');
   const after = (call: OperatorCall) => melvin.filter((p) => p.index >= call.partsBefore);
-  const note = (parts: typeof melvin, mark: string, words: string) =>
-    parts.some((p) => p.type === 'note' && p.text.startsWith(mark) && p.text.includes(words));
+  const noteOf = (parts: typeof melvin, mark: string, words: string) =>
+    parts.find((p) => p.type === 'note' && p.text.startsWith(mark) && p.text.includes(words));
   for (const call of o.calls) {
     const accepted = call.status >= 200 && call.status < 300;
     const refused = call.status === 409 || call.status === 404;
@@ -317,12 +335,35 @@ export function operatorRequestsTookEffect(o: Observation): string[] {
     const describe = `${call.action} "${call.words}" (answered ${call.status})`;
     if (call.action === 'escalate' || call.action === 'hand_back' || call.action === 'reject') {
       const mark = call.action === 'hand_back' ? HANDED_BACK_MARK : ESCALATION_MARK;
-      if (accepted && !note(after(call), mark, call.words)) problems.push(`${describe} left no ${mark} note`);
-      if (refused && note(melvin, mark, call.words)) problems.push(`${describe} was refused, yet acted on`);
+      const note = noteOf(after(call), mark, call.words);
+      if (accepted && !note) problems.push(`${describe} left no ${mark} note`);
+      if (refused && noteOf(melvin, mark, call.words)) problems.push(`${describe} was refused, yet acted on`);
+      if (!accepted || !note || call.action === 'reject') continue;
+      // Judged by what the workflow could know: Melvin's own notes it always knows; a teammate's action it may hear of
+      // after the request (a late webhook), and a request taken before then stands.
+      const change = lastOwnerChange(o.parts, note.index, o.mode);
+      const known = !change || change.author === 'melvin';
+      const owner = ownerByCourse(o.parts.slice(0, note.index), o.mode);
+      if (call.action === 'hand_back' && owner !== 'team' && known) {
+        problems.push(`${describe} handed back a conversation the team did not own (its owner: ${owner ?? 'Melvin'})`);
+      }
+      if (call.action === 'escalate' && owner === 'team' && known) {
+        problems.push(`${describe} handed over a conversation the team owned already`);
+      }
     } else {
-      const replied = after(call).some((p) => p.type === 'comment' && !o.handoverTexts.includes(p.text));
+      const approval = approvalNoteBefore(o.parts, call.partsBefore);
+      const sent = after(call).some((p) => {
+        if (p.type !== 'comment' || !fold(p.text)) return false;
+        return call.action === 'edit'
+          ? fold(p.text) === fold(call.words)
+          : !!approval && fold(approval.text).endsWith(fold(p.text));
+      });
       const withheld = after(call).some((p) => p.type === 'note' && p.text.startsWith(WITHHELD_MARK));
-      if (accepted && !replied && !withheld) problems.push(`${describe} sent no reply and withheld none`);
+      if (accepted && !sent && !withheld) {
+        problems.push(
+          `${describe} sent no reply of the text the lead ${call.action === 'edit' ? 'wrote' : 'saw'}, and withheld none`,
+        );
+      }
       if (refused && call.action === 'edit' && melvin.some((p) => p.type === 'comment' && p.text === call.words)) {
         problems.push(`${describe} was refused, yet its text was sent`);
       }
@@ -331,28 +372,62 @@ export function operatorRequestsTookEffect(o: Observation): string[] {
   return problems;
 }
 
-/** Melvin Status and the snooze follow the conversation's last outcome: a reply, a hand-over, a reply not delivered. */
+/**
+ * The Melvin Status each kind of hand-over sets, by the reason its `🚨` note opens with: seed 000's table (a request
+ * for a person, hops exhausted, validation failed, a draft that failed, an initialization that failed) and the kinds
+ * Melvin adds (docs/architecture.md). Any other reason is an operator's (a lead's escalation, a rejection, an approval
+ * that timed out, a cancelled run): the team's.
+ */
+const STATUS_BY_REASON: [prefix: string, status: string][] = [
+  ['Exceeded maximum hops', 'ROUTE_TO_TEAM'],
+  ['User requested to talk to a human', 'ROUTE_TO_TEAM'],
+  ['No safe answer', 'NO_SAFE_ANSWER'],
+  [SENSITIVE_REASON, 'SENSITIVE_REQUEST'],
+  ['Validation failed', 'VALIDATION_FAILED'],
+  ['Draft generation error', 'RESPONSE_FAILED'],
+  ['Initialization failed', 'error'],
+  ['Coverage analysis failed', 'error'],
+  ['Validation error', 'error'],
+  ['Planning failed', 'error'],
+  ['Partly answered', 'partial'],
+  ['The talent is frustrated', 'FRUSTRATED'],
+  ['The user sent only files', 'ROUTE_TO_TEAM'],
+];
+
+function handOverStatus(note: string): string {
+  const reason = note.slice(ESCALATION_MARK.length).trim();
+  return STATUS_BY_REASON.find(([prefix]) => reason.startsWith(prefix))?.[1] ?? 'ROUTE_TO_TEAM';
+}
+
+/**
+ * Melvin Status and the snooze follow the conversation's last outcome: a reply (success), a hand-over (the status of
+ * its kind), a reply not delivered (MESSAGE_FAILED), a reply withheld for a teammate who took over (ROUTE_TO_TEAM, not
+ * snoozed: a teammate is on it). Shadow notes and hand-backs are not outcomes (docs/testing.md says why).
+ */
 export function statusMatchesLastOutcome(o: Observation): string[] {
-  let last: { index: number; expect: string[]; what: string } | null = null;
+  let last: { index: number; expect: string; what: string; snooze: boolean } | null = null;
   o.parts.forEach((p, index) => {
     if (p.author !== 'melvin') return;
     if (p.type === 'comment' && !o.handoverTexts.includes(p.text))
-      last = { index, expect: ['success'], what: 'a reply' };
+      last = { index, expect: 'success', what: 'a reply', snooze: true };
     if (p.type === 'note' && p.text.startsWith(ESCALATION_MARK)) {
-      last = { index, expect: HAND_OVER_STATUSES, what: 'a hand-over' };
+      last = { index, expect: handOverStatus(p.text), what: 'a hand-over', snooze: true };
     }
     if (p.type === 'note' && p.text.startsWith(UNDELIVERED_MARK)) {
-      last = { index, expect: ['MESSAGE_FAILED'], what: 'a reply not delivered' };
+      last = { index, expect: 'MESSAGE_FAILED', what: 'a reply not delivered', snooze: true };
+    }
+    if (p.type === 'note' && p.text.startsWith(WITHHELD_MARK)) {
+      last = { index, expect: 'ROUTE_TO_TEAM', what: 'a reply withheld for a teammate', snooze: false };
     }
   });
   if (!last) return [];
-  const { index, expect, what } = last as { index: number; expect: string[]; what: string };
+  const { index, expect, what, snooze } = last as { index: number; expect: string; what: string; snooze: boolean };
   const problems: string[] = [];
-  if (!expect.includes(o.melvinStatus ?? '')) {
-    problems.push(`Melvin Status is ${o.melvinStatus}, but the last outcome was ${what} (${expect.join(' or ')})`);
+  if (o.melvinStatus !== expect) {
+    problems.push(`Melvin Status is ${o.melvinStatus}, but the last outcome was ${what} (${expect})`);
   }
   const snoozed = o.parts.some((p, i) => i > index && p.author === 'melvin' && p.type === 'snoozed');
-  if (!snoozed) problems.push(`the conversation was not snoozed after its last outcome (${what})`);
+  if (snooze && !snoozed) problems.push(`the conversation was not snoozed after its last outcome (${what})`);
   return problems;
 }
 
@@ -394,23 +469,34 @@ function answersOf(o: Observation): Map<string, number> {
 }
 
 /**
- * Every message of the user is answered by exactly one reply, or handed to the team: a hand-over note after it, a
- * teammate acting on the conversation after it, or it came while the team owned the conversation and had been told.
+ * The owner by the conversation's course at each part (as `ownerByCourse` reads it up to and with that part), and where
+ * the period of that owner began: the part of the change that gave it the conversation (-1 from the start).
+ */
+function ownerPeriods(parts: ObservedPart[], mode: ReplyMode): { owner: 'melvin' | 'team' | null; since: number }[] {
+  let owner: 'melvin' | 'team' | null = null;
+  let since = -1;
+  return parts.map((_, index) => {
+    const now = ownerByCourse(parts.slice(0, index + 1), mode);
+    if (now !== owner) {
+      owner = now;
+      since = index;
+    }
+    return { owner, since };
+  });
+}
+
+/**
+ * Every message of the user is answered by exactly one reply, or handed to the team: a note of Melvin's after it names
+ * it (quotes its words, or its file's name), or the conversation was already the team's when it came and the team was
+ * told that the user wrote again (`💬`) in that period of its ownership. A teammate acting after a message does not
+ * excuse it: Melvin tells the team of every message it leaves unanswered.
  */
 export function everyMessageAnsweredOrHandedOver(o: Observation): string[] {
   const problems: string[] = [];
   const answers = answersOf(o);
   const position = new Map(o.parts.map((p, index) => [p.id, index]));
-  // Whether the team had been told it owns the conversation, at each part.
-  let told = false;
-  const toldAt: boolean[] = o.parts.map((p) => {
-    if (p.author === 'melvin' && p.type === 'note' && starts(p.text, TOLD_NOTES)) told = true;
-    if (p.author === 'melvin' && p.type === 'note' && p.text.startsWith(HANDED_BACK_MARK)) told = false;
-    // In shadow mode a teammate's assignment changes nothing (the team answers every message there): only a hand-back
-    // lets Melvin draft again after a lead's escalation.
-    if (p.type === 'assignment' && p.assignedTo === 'melvin' && o.mode !== 'shadow') told = false;
-    return told;
-  });
+  const periods = ownerPeriods(o.parts, o.mode);
+  const melvinNote = (p: ObservedPart) => p.author === 'melvin' && p.type === 'note';
   for (const { partId, tag } of o.userMessages) {
     const count = answers.get(partId) ?? 0;
     if (count > 1) problems.push(`the user's message "${tag}" was answered ${count} times`);
@@ -420,14 +506,27 @@ export function everyMessageAnsweredOrHandedOver(o: Observation): string[] {
       problems.push(`the user's message "${tag}" is not in the conversation`);
       continue;
     }
-    const later = o.parts.slice(at + 1);
-    const noteAfter = later.some((p) => p.author === 'melvin' && p.type === 'note' && starts(p.text, TOLD_NOTES));
-    // A teammate who replied, took the conversation or closed it after the message has it in front of them.
-    const teamActedAfter = later.some(
-      (p) => p.author === 'teammate' && (p.type !== 'assignment' || p.assignedTo === 'teammate'),
-    );
-    if (!noteAfter && !toldAt[at] && !teamActedAfter) {
-      problems.push(`the user's message "${tag}" was neither answered nor handed over`);
+    const named = o.parts
+      .slice(at + 1)
+      .some((p) => melvinNote(p) && starts(p.text, TOLD_NOTES) && p.text.includes(tag));
+    // The owner when the message came: the course before it.
+    const before = at > 0 ? periods[at - 1]! : { owner: null, since: -1 };
+    const teamsAlready = before.owner === 'team';
+    const toldInPeriod =
+      teamsAlready &&
+      o.parts.some(
+        (p, i) =>
+          i > before.since &&
+          periods[i]!.since === before.since &&
+          melvinNote(p) &&
+          p.text.startsWith(WROTE_AGAIN_MARK),
+      );
+    if (!named && !toldInPeriod) {
+      problems.push(
+        teamsAlready
+          ? `the user's message "${tag}" came while the team owned the conversation, and the team was never told the user wrote again`
+          : `the user's message "${tag}" was neither answered nor named in a note to the team`,
+      );
     }
   }
   return problems;

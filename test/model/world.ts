@@ -2,7 +2,7 @@
 // server, the model, validation), the real ingress over HTTP, and a worker running the real workflow and activities on a
 // Temporal dev server, its activities passing through gates that place each event. A lane is one such world: lanes run
 // side by side, each on its own task queue, ports and conversations.
-import type { Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -56,6 +56,32 @@ function listen(app: ReturnType<typeof createIngressApp>, port = 0): Promise<{ s
       const { port } = server.address() as { port: number };
       resolve({ server, url: `http://127.0.0.1:${port}` });
     });
+  });
+}
+
+/** A JSON POST on a connection of its own (no keep-alive), answering its status. */
+function postOnce(url: string, request: { authorization: string; body: unknown }): Promise<{ status: number }> {
+  const payload = JSON.stringify(request.body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          authorization: request.authorization,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
   });
 }
 
@@ -179,10 +205,9 @@ export class Lane {
   /** The ingress process stops and starts again on its port: what it remembered of the deliveries it took is gone. */
   async restartIngress(): Promise<void> {
     const { server, url } = this.ingress;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    // It stops taking connections at once; a request it is answering (a lead's, waiting for the workflow) is answered.
+    server.close();
+    server.closeIdleConnections();
     this.ingress = await listen(ingressApp(this.env, this.turn), Number(new URL(url).port));
   }
 
@@ -410,12 +435,12 @@ class ConversationDriver {
   ): Promise<void> {
     const partsBefore = this.partCount();
     const disruptedAt = this.workerDown ? Date.now() : this.lane.workerChangedAt;
-    const response = await fetch(`${this.world.ingressUrl}/conversations/${this.id}/${route}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${SANDBOX_SECRETS.adminApiToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ...body, requestedBy: 'lead@model' }),
+    // A connection of its own per request, as a lead's one-off client opens: a kept-alive one could be a connection the
+    // ingress closed when it restarted.
+    const response = await postOnce(`${this.world.ingressUrl}/conversations/${this.id}/${route}`, {
+      authorization: `Bearer ${SANDBOX_SECRETS.adminApiToken}`,
+      body: { ...body, requestedBy: 'lead@model' },
     });
-    await response.text();
     const workerDisrupted = disruptedAt !== null && Date.now() - disruptedAt < WORKER_DISRUPTION_MS;
     this.calls.push({ action, words, status: response.status, partsBefore, workerDisrupted });
   }

@@ -192,6 +192,31 @@ describe('no reply against the owner', () => {
   });
 });
 
+test('no reply against the owner: a teammate’s action delivered again in a later run is the same action', () => {
+  const assigned = (id: number, notificationId: string, toMelvin: boolean, at: string): Fact => ({
+    kind: 'signal',
+    id,
+    time: at,
+    name: 'teamAction',
+    args: { action: 'assigned', toMelvin, at, notificationId },
+  });
+  const first = run([
+    assigned(2, 'n-team', false, '2026-11-25T00:00:05Z'),
+    assigned(3, 'n-melvin', true, '2026-11-25T00:00:05Z'),
+    { kind: 'closed', id: 4, how: 'continuedAsNew' },
+  ]);
+  const again = (notificationId: string) =>
+    run(
+      [assigned(2, notificationId, false, '2026-11-25T00:00:05Z'), scheduled(4, 'sendReply', { text: 'Hi' }, 3)],
+      'r2',
+    );
+  expect(noReplyAgainstTheOwner(observation({ runs: [first, again('n-team')] }))).toEqual([]);
+  // Another assignment of that second, a new one, hands it to the team.
+  expect(noReplyAgainstTheOwner(observation({ runs: [first, again('n-other')] }))).toEqual([
+    'Melvin replied "Hi" while the team owned the conversation',
+  ]);
+});
+
 describe('operator requests take effect', () => {
   const escalationNote = melvin('n1', 'note', '🚨 Escalation: VIP\nRequested by: lead');
   test('an accepted escalation without its note, a refused one acted on, and a 503 are named', () => {
@@ -213,6 +238,61 @@ describe('operator requests take effect', () => {
       'the operator API answered 503 to escalate "VIP"',
     ]);
   });
+
+  test('an accepted hand-back of a conversation Melvin answered, and an escalation of one the team owned, are named', () => {
+    const handBack = { action: 'hand_back' as const, words: 'sorted', partsBefore: 2, status: 202 };
+    const backNote = melvin('b1', 'note', '↩️ Handed back to Melvin by lead: sorted.');
+    // The team owned it (Melvin's escalation note): a hand-back gives it back.
+    expect(
+      operatorRequestsTookEffect(
+        observation({ parts: [user('u1', 'Q'), escalationNote, backNote], calls: [handBack] }),
+      ),
+    ).toEqual([]);
+    const melvins = [user('u1', 'Q'), melvin('r1', 'comment', 'Paid Friday.'), backNote];
+    expect(operatorRequestsTookEffect(observation({ parts: melvins, calls: [handBack] }))).toEqual([
+      'hand_back "sorted" (answered 202) handed back a conversation the team did not own (its owner: Melvin)',
+    ]);
+    // A teammate gave it back to Melvin just before, its webhook late: the workflow could not know, and the hand-back stands.
+    const lateAssignment = {
+      id: 'a1',
+      type: 'assignment',
+      author: 'teammate' as const,
+      text: '',
+      assignedTo: 'melvin' as const,
+    };
+    expect(
+      operatorRequestsTookEffect(
+        observation({
+          parts: [user('u1', 'Q'), escalationNote, lateAssignment, backNote],
+          calls: [{ ...handBack, partsBefore: 3 }],
+        }),
+      ),
+    ).toEqual([]);
+    const twice = [user('u1', 'Q'), escalationNote, melvin('n2', 'note', '🚨 Escalation: again\nRequested by: lead')];
+    const again = { action: 'escalate' as const, words: 'again', partsBefore: 2, status: 202 };
+    expect(operatorRequestsTookEffect(observation({ parts: twice, calls: [again] }))).toEqual([
+      'escalate "again" (answered 202) handed over a conversation the team owned already',
+    ]);
+  });
+
+  test('an approval sends the draft the lead saw, an edit the lead’s text; any other reply does not count', () => {
+    const approvalNote = melvin(
+      'a1',
+      'note',
+      "✋ Melvin's draft waits for a lead: approve, edit or reject it.\n\nPaid Friday.",
+    );
+    const approve = { action: 'approve' as const, words: 'approve refa', partsBefore: 2, status: 200 };
+    const sent = (text: string) => [user('u1', 'Q'), approvalNote, melvin('r1', 'comment', text)];
+    expect(operatorRequestsTookEffect(observation({ parts: sent('Paid Friday.'), calls: [approve] }))).toEqual([]);
+    expect(operatorRequestsTookEffect(observation({ parts: sent('Paid Monday.'), calls: [approve] }))).toEqual([
+      'approve "approve refa" (answered 200) sent no reply of the text the lead saw, and withheld none',
+    ]);
+    const edit = { action: 'edit' as const, words: 'Edited: paid Friday.', partsBefore: 2, status: 200 };
+    expect(operatorRequestsTookEffect(observation({ parts: sent('Edited: paid Friday.'), calls: [edit] }))).toEqual([]);
+    expect(operatorRequestsTookEffect(observation({ parts: sent('Paid Friday.'), calls: [edit] }))).toEqual([
+      'edit "Edited: paid Friday." (answered 200) sent no reply of the text the lead wrote, and withheld none',
+    ]);
+  });
 });
 
 describe('status follows the last outcome', () => {
@@ -221,8 +301,33 @@ describe('status follows the last outcome', () => {
     expect(statusMatchesLastOutcome(observation({ parts, melvinStatus: 'success' }))).toEqual([]);
     const handedOver = [...parts, melvin('n1', 'note', '🚨 Escalation: VIP')];
     expect(statusMatchesLastOutcome(observation({ parts: handedOver, melvinStatus: 'success' }))).toEqual([
-      'Melvin Status is success, but the last outcome was a hand-over (ROUTE_TO_TEAM or NO_SAFE_ANSWER or SENSITIVE_REQUEST or VALIDATION_FAILED or RESPONSE_FAILED or error or partial)',
+      'Melvin Status is success, but the last outcome was a hand-over (ROUTE_TO_TEAM)',
       'the conversation was not snoozed after its last outcome (a hand-over)',
+    ]);
+  });
+
+  test('each kind of hand-over has its own status; a withheld reply is the team’s, not snoozed', () => {
+    const handOver = (reason: string, status: string) =>
+      statusMatchesLastOutcome(
+        observation({
+          parts: [user('u1', 'Q'), melvin('n1', 'note', `🚨 Escalation: ${reason}`), melvin('s1', 'snoozed', '')],
+          melvinStatus: status,
+        }),
+      );
+    expect(handOver('No safe answer: the draft found no reply', 'NO_SAFE_ANSWER')).toEqual([]);
+    expect(handOver('Planning failed: the model endpoint answered 500', 'error')).toEqual([]);
+    expect(handOver('User requested to talk to a human', 'ROUTE_TO_TEAM')).toEqual([]);
+    // Any hand-over status used to pass for any kind.
+    expect(handOver('No safe answer: the draft found no reply', 'error')).toEqual([
+      'Melvin Status is error, but the last outcome was a hand-over (NO_SAFE_ANSWER)',
+    ]);
+    expect(handOver('Validation failed - see validation note', 'ROUTE_TO_TEAM')).toEqual([
+      'Melvin Status is ROUTE_TO_TEAM, but the last outcome was a hand-over (VALIDATION_FAILED)',
+    ]);
+    const withheld = [user('u1', 'Q'), melvin('w1', 'note', 'ℹ️ A teammate took over while Melvin was answering')];
+    expect(statusMatchesLastOutcome(observation({ parts: withheld, melvinStatus: 'ROUTE_TO_TEAM' }))).toEqual([]);
+    expect(statusMatchesLastOutcome(observation({ parts: withheld, melvinStatus: 'success' }))).toEqual([
+      'Melvin Status is success, but the last outcome was a reply withheld for a teammate (ROUTE_TO_TEAM)',
     ]);
   });
 });
@@ -236,14 +341,58 @@ describe('every message answered or handed over', () => {
     const parts = [user('u1', '(refa) Q'), user('u2', '(refb) Q'), melvin('r1', 'comment', 'Paid Friday.')];
     const lost = observation({ userMessages, parts, runs: [run(answering('refa', 'r1'))] });
     expect(everyMessageAnsweredOrHandedOver(lost)).toEqual([
-      'the user\'s message "refb" was neither answered nor handed over',
+      'the user\'s message "refb" was neither answered nor named in a note to the team',
     ]);
-    const told = observation({
+    const named = observation({
       userMessages,
-      parts: [...parts, melvin('n1', 'note', '💬 The user wrote again.')],
+      parts: [...parts, melvin('n1', 'note', '💬 The user wrote again.\nThe talent wrote:\n- “(refb) Q”')],
       runs: lost.runs,
     });
-    expect(everyMessageAnsweredOrHandedOver(told)).toEqual([]);
+    expect(everyMessageAnsweredOrHandedOver(named)).toEqual([]);
+    // A note after it that does not name it, or a teammate acting after it, hands nothing over.
+    const unnamed = observation({
+      userMessages,
+      parts: [
+        ...parts,
+        { id: 't1', type: 'comment', author: 'teammate', text: 'Hi, a teammate here.' },
+        melvin('n1', 'note', '💬 The user wrote again.'),
+      ],
+      runs: lost.runs,
+    });
+    expect(everyMessageAnsweredOrHandedOver(unnamed)).toEqual([
+      'the user\'s message "refb" was neither answered nor named in a note to the team',
+    ]);
+  });
+
+  test('a message that came while the team owned the conversation is handed over once the team is told the user wrote again', () => {
+    const userMessages = [
+      { partId: 'u1', tag: 'refa' },
+      { partId: 'u2', tag: 'refb' },
+      { partId: 'u3', tag: 'refc' },
+    ];
+    const escalation = melvin(
+      'n1',
+      'note',
+      '🚨 Escalation: User requested to talk to a human\nThe talent wrote:\n- “(refa) Q”',
+    );
+    const told = melvin('n2', 'note', '💬 The user wrote again.\nThe talent wrote:\n- “(refb) Q”');
+    const parts = [user('u1', '(refa) Q'), escalation, user('u2', '(refb) Q'), told, user('u3', '(refc) Q')];
+    expect(everyMessageAnsweredOrHandedOver(observation({ userMessages, parts }))).toEqual([]);
+    // Without the 💬 note the team never heard of the later messages.
+    const untold = parts.filter((p) => p !== told);
+    expect(everyMessageAnsweredOrHandedOver(observation({ userMessages, parts: untold }))).toEqual([
+      'the user\'s message "refb" came while the team owned the conversation, and the team was never told the user wrote again',
+      'the user\'s message "refc" came while the team owned the conversation, and the team was never told the user wrote again',
+    ]);
+    // A 💬 note from an earlier period of the team's (before a hand-back) tells nothing of this one.
+    const back = melvin('b1', 'note', '↩️ Handed back to Melvin by lead: ok.');
+    const again = melvin('n3', 'note', '🚨 Escalation: VIP\nRequested by: lead');
+    const later = [...parts, back, again, user('u4', '(refd) Q')];
+    expect(
+      everyMessageAnsweredOrHandedOver(observation({ userMessages: [{ partId: 'u4', tag: 'refd' }], parts: later })),
+    ).toEqual([
+      'the user\'s message "refd" came while the team owned the conversation, and the team was never told the user wrote again',
+    ]);
     const twice = observation({
       userMessages: userMessages.slice(0, 1),
       parts: [user('u1', '(refa) Q'), melvin('r1', 'comment', 'Paid Friday.'), melvin('r2', 'comment', 'Paid Friday.')],
@@ -272,7 +421,7 @@ describe('every message answered or handed over', () => {
     expect(everyMessageAnsweredOrHandedOver(observation({ userMessages, parts, runs: [draftedAgain] }))).toEqual([]);
     const lastFailed = run([localDraft(1, ['(refa) Q']), localDraft(2, ['(refa) Q', '(refb) Q'], true), ...reply]);
     expect(everyMessageAnsweredOrHandedOver(observation({ userMessages, parts, runs: [lastFailed] }))).toEqual([
-      'the user\'s message "refb" was neither answered nor handed over',
+      'the user\'s message "refb" was neither answered nor named in a note to the team',
     ]);
   });
 });

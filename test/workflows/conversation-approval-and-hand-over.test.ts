@@ -141,7 +141,8 @@ describe('the user is told of a hand-over', () => {
       expect(testbed.sandbox.intercom.replies(id)).toEqual([DEFAULT_HANDOVER_MESSAGE]);
       expect(withoutRunMaps(testbed.sandbox.intercom.notes(id))).toEqual([
         "🚨 Escalation: User requested to talk to a human\nThe model's explanation: scripted: the user asks for a person\n" +
-          `Open for the team:\n- question: “Wants a human”\nThe user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
+          `Open for the team:\n- question: “Wants a human”\nThe talent wrote:\n- “Can I talk to a real person please?”\n` +
+          `The user was told: "${DEFAULT_HANDOVER_MESSAGE}"`,
       ]);
       expect(state.escalate?.user_told).toMatchObject({ sent: true, text: DEFAULT_HANDOVER_MESSAGE });
     });

@@ -157,10 +157,14 @@ describe('a teammate acting in Intercom', () => {
       expect(testbed.sandbox.intercom.replies(id)).toEqual([]);
       expect(withoutRunMaps(testbed.sandbox.intercom.notes(id)).at(-1)).toBe(
         // Intercom's plain text puts each paragraph on a line of its own, with no blank line between.
-        `ℹ️ A teammate took over while Melvin was answering, so Melvin did not send its reply.\nDrafted reply:\n${PAY_REPLY}`,
+        `ℹ️ A teammate took over while Melvin was answering, so Melvin did not send its reply.\nDrafted reply:\n${PAY_REPLY}\n` +
+          'The talent wrote:\n- “When will I get paid?”',
       );
       expect(state.metadata.skipped_reason).toContain('a teammate took over');
-      expect(state.metadata.conversation.turns[0]).toMatchObject({ melvin_status: 'skipped' });
+      expect(state.metadata.conversation.turns[0]).toMatchObject({ melvin_status: 'ROUTE_TO_TEAM' });
+      // The team has it: Melvin Status says so, and a teammate is on it, so it is not snoozed.
+      expect(testbed.sandbox.intercom.melvinStatus(id)).toBe('ROUTE_TO_TEAM');
+      expect(testbed.sandbox.intercom.snoozedUntil(id)).toBeNull();
     });
   });
 

@@ -3,7 +3,8 @@ import { CancellationScope, log, upsertSearchAttributes } from '@temporalio/work
 import { searchAttributes } from '../../contract/shared';
 import type { AgentState, EscalationKind, UserTold } from '../../contract/state';
 import { OPEN_FOR_THE_TEAM } from '../../contract/notes';
-import { openForTheTeam } from '../rules/contexts';
+import { openForTheTeam, talentWrote, unansweredMessages } from '../rules/contexts';
+import { KEPT_PROMISES_RULES, rulesSince } from '../rules/patches';
 import { escalationNote, isDraftRoute, type Escalation } from '../rules/routing';
 import { runMap } from '../rules/run-summary';
 import { settledStage, stageLine, suggestedStepLine } from '../rules/stage';
@@ -17,6 +18,7 @@ import {
   post,
   postNote,
   postWaitingValidationNote,
+  refetchIfNewMessages,
 } from './helpers';
 
 /** The hand-over message, sent once like a reply (a retry finds an accepted attempt); never cancelled. */
@@ -52,11 +54,14 @@ export async function escalate(turn: Turn): Promise<Step> {
   const handOver = turn.escalation!;
   enter(turn, 'escalate', `Reason: ${handOver.reason}`);
   state.escalation_reason = handOver.reason;
+  turn.ownerKnown();
   // An operator's escalation right after a draft passed: its validation note, which waited for the reply, goes first.
   await postWaitingValidationNote(turn);
   // An Initialize that failed has just tried to read it: the configured mode applies then.
   if (!turn.legacy && !state.metadata.reply_mode && handOver.source !== 'initialization')
     await readConversationFirst(turn);
+  // Since KEPT_PROMISES_RULES a message that came since the last read is read too, so the note can name it.
+  else if (rulesSince(KEPT_PROMISES_RULES)) await CancellationScope.nonCancellable(() => refetchIfNewMessages(turn));
   // When a teammate has already taken over, a person is with the user: nothing to tell them. Shadow mode never writes
   // to the user (runs from before did tell them).
   const shadow = !turn.legacy && inShadowMode(turn);
@@ -68,8 +73,16 @@ export async function escalate(turn: Turn): Promise<Step> {
   // (an operator's escalation) the turn's questions were answered.
   const listed = handOver.details?.includes(OPEN_FOR_THE_TEAM) ?? false;
   const replied = state.response_delivery?.delivery_successful ?? false;
+  const open = listed || replied ? [] : openForTheTeam(state);
+  // Since KEPT_PROMISES_RULES the note names each message it hands over, when what is open lists the plan's reading of
+  // them rather than the messages themselves.
+  // A reply that went out answered what its draft saw; a message that came after is handed over with the rest.
+  const answered = new Set(replied ? (turn.draftSaw?.partIds ?? []) : []);
+  const waiting = rulesSince(KEPT_PROMISES_RULES) ? unansweredMessages(state, answered) : [];
+  const named = waiting.every((m) => open.some((line) => line.includes(m.slice(0, 200))));
   const forTheTeam = [
-    ...(listed || replied ? [] : openForTheTeam(state)),
+    ...open,
+    ...(named ? [] : talentWrote(waiting)),
     ...[stageLine(settledStage(state)), suggestedStepLine(state)].filter((l) => l !== null),
   ];
   const note = await postNote(

@@ -59,6 +59,34 @@ function oweWhatFailed(
     oweSetting(record, { kind: 'snooze', seconds: snoozeSeconds }, describeFailure(snoozed.reason));
 }
 
+/**
+ * Melvin Status alone, for an outcome that leaves the conversation to a teammate who is on it (no snooze); a write that
+ * fails for good is owed.
+ */
+export async function setStatusOnly(turn: Turn, status: MelvinStatus): Promise<void> {
+  const { state, input } = turn;
+  const record = state.metadata.conversation;
+  let error: string | null = null;
+  try {
+    await intercomReads().setStatus.executeWithOptions({ summary: `set Melvin Status ${status}` }, [
+      { conversationId: input.conversationId, status },
+    ]);
+    settled(record, 'status');
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    error = describeFailure(err);
+    oweSetting(record, { kind: 'status', status }, error);
+  }
+  state.finalize = {
+    melvin_status: status,
+    status_updated: error === null,
+    conversation_snoozed: false,
+    snooze_duration_seconds: 0,
+    error,
+  };
+  upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: status }]);
+}
+
 /** The stage and the suggested next step as search attributes, when the turn has them: leads filter runs by them. */
 function stageAndAction(state: AgentState) {
   const stage = settledStage(state)?.stage;

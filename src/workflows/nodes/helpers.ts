@@ -119,9 +119,12 @@ export function markHandedOver(
   turn: Pick<Turn, 'state' | 'fetchedUserPartIds' | 'handedOver'>,
   handsOver: boolean,
 ): void {
+  // Since KEPT_PROMISES_RULES the note names the messages of the last read, so it covers the deliveries that read
+  // held; one that came after is the next turn's, or the team's with a note that names it.
+  const { user_messages, user_messages_fetched } = turn.state.metadata;
   turn.handedOver = {
     partIds: [...turn.fetchedUserPartIds],
-    deliveries: turn.state.metadata.user_messages.length,
+    deliveries: rulesSince(KEPT_PROMISES_RULES) ? user_messages_fetched : user_messages.length,
     handsOver: handsOver || (turn.handedOver?.handsOver ?? false),
   };
 }
@@ -290,6 +293,7 @@ export async function fetchConversation(turn: Turn, summary: string): Promise<vo
     ]);
   }
   applyFetch(turn, conversation, seen);
+  turn.ownerKnown();
   const { problems } = turn.state.metadata.reply_mode!;
   if (problems.length) log.warn('unusable reply settings on the conversation', { problems });
 }

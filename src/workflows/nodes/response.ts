@@ -2,7 +2,10 @@
 import type { AgentState } from '../../contract/state';
 import type { Step, Turn } from './turn';
 import { awaitDecision, noteShadowDraft } from './approval';
+import { setStatusOnly } from './finalize';
 import { UNDELIVERED_MARK, WITHHELD_MARK } from '../../contract/notes';
+import { talentWrote, unansweredMessages } from '../rules/contexts';
+import { KEPT_PROMISES_RULES, rulesSince } from '../rules/patches';
 import {
   afterWrites,
   describeFailure,
@@ -58,7 +61,7 @@ async function respond(turn: Turn): Promise<Step> {
     recordDelivery(state, started, { error: describeFailure(err) });
     // The user got nothing: the team gets the drafted reply so a person can send it, after the draft's validation.
     await postWaitingValidationNote(turn);
-    await postNote(turn, undeliveredNote(state), 'note failed reply');
+    await postNote(turn, withMessages(turn, undeliveredNote(state)), 'note failed reply');
     markHandedOver(turn, true);
   }
   return afterReply(turn);
@@ -68,12 +71,24 @@ async function respond(turn: Turn): Promise<Step> {
 async function withhold(turn: Turn, why: string): Promise<Step> {
   await postNote(
     turn,
-    `${WITHHELD_MARK} while Melvin was answering, so Melvin did not send its reply.\n\nDrafted reply:\n${turn.state.response ?? ''}`,
+    withMessages(
+      turn,
+      `${WITHHELD_MARK} while Melvin was answering, so Melvin did not send its reply.\n\nDrafted reply:\n${turn.state.response ?? ''}`,
+    ),
     'note reply withheld',
   );
   markHandedOver(turn, true);
   turn.state.metadata.skipped_reason = why;
+  // Since KEPT_PROMISES_RULES Melvin Status says the team has it; no snooze, since a teammate is on it.
+  if (!turn.legacy && rulesSince(KEPT_PROMISES_RULES)) await setStatusOnly(turn, 'ROUTE_TO_TEAM');
   return { next: 'end' };
+}
+
+/** A hand-over note with the messages it hands over named (since KEPT_PROMISES_RULES). */
+function withMessages(turn: Turn, note: string): string {
+  if (turn.legacy || !rulesSince(KEPT_PROMISES_RULES)) return note;
+  const wrote = talentWrote(unansweredMessages(turn.state));
+  return wrote.length ? `${note}\n\n${wrote.join('\n')}` : note;
 }
 
 /**

@@ -63,6 +63,13 @@ export interface Turn {
   handedOver: TurnCoverage | null;
   /** Set when Validate held a draft back for Draft to write again, told why; Draft clears it. Once a turn. */
   repairing: boolean;
+  /**
+   * Called where the turn's course knows who owns the conversation: its first read applied, a hand-over begun, the turn
+   * over. A lead's request that came before the read waits for it (ConversationControls): a point of the turn's own
+   * course, so a replay meets it at the same place (a condition on the read's result did not: the local activities'
+   * results come to a replay in other activations).
+   */
+  ownerKnown: () => void;
 }
 
 export function newTurn(input: SupportConversationInput, state: AgentState, startedAt: number): Turn {
@@ -87,6 +94,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     reconsidered: false,
     handedOver: null,
     repairing: false,
+    ownerKnown: () => {},
     legacy: false,
   };
 }

@@ -93,6 +93,15 @@ export function openForTheTeam(state: AgentState): string[] {
   return lines.length ? [OPEN_FOR_THE_TEAM, ...lines] : [];
 }
 
+/** The user's messages of the last read that no turn has answered or handed over yet, but for the parts `answered`. */
+export function unansweredMessages(state: AgentState, answered: ReadonlySet<string> = new Set()): string[] {
+  const ids = state.metadata.message_part_ids ?? [];
+  const handled = new Set(state.metadata.conversation.handled_part_ids);
+  return state.messages
+    .filter((m, i) => m.role === 'user' && ids[i] && !handled.has(ids[i]!) && !answered.has(ids[i]!))
+    .map((m) => m.content);
+}
+
 /** The talent's messages a note hands to the team, each quoted (cut short), so the note names every one. */
 export function talentWrote(messages: string[]): string[] {
   return messages.length ? ['The talent wrote:', ...messages.map((m) => `- ${quoted(m)}`)] : [];
