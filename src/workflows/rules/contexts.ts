@@ -37,11 +37,7 @@ function memory(state: AgentState): Pick<PlanContext, 'earlier_turns'> {
  * order written, wherever they sit in the conversation. Absent when the fetch did not say which part each message is.
  */
 function unanswered(state: AgentState): { unanswered_messages?: string[] } {
-  const ids = state.metadata.message_part_ids;
-  if (!ids) return {};
-  const handled = new Set(state.metadata.conversation.handled_part_ids);
-  const messages = state.messages.filter((m, i) => m.role === 'user' && ids[i] && !handled.has(ids[i]!));
-  return { unanswered_messages: messages.map((m) => m.content) };
+  return state.metadata.message_part_ids ? { unanswered_messages: unansweredMessages(state) } : {};
 }
 
 /** Hop N's plan sees what every earlier hop asked for and which gaps its coverage found (context-aware re-planning). */
