@@ -2,14 +2,20 @@
 // server, the model, validation), the real ingress over HTTP, and a worker running the real workflow and activities on a
 // Temporal dev server, its activities passing through gates that place each event. A lane is one such world: lanes run
 // side by side, each on its own task queue, ports and conversations.
+import { mkdtempSync } from 'node:fs';
 import { request as httpRequest, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { handoverMessages, loadTurnConfig } from '../../src/config/environment';
 import type { TurnOptions } from '../../src/operations/conversations';
 import { createIngressApp } from '../../src/ingress/app';
+import { createIngressMetrics } from '../../src/ingress/metrics';
+import type { Outbox } from '../../src/ingress/outbox';
+import { openIngressOutbox } from '../../src/ingress/webhook';
 import { progressQuery, stateQuery, workflowIdFor } from '../../src/contract/shared';
 import type { Notification } from '../../sandbox/intercom/emulator';
 import { renderPlaintext } from '../../sandbox/intercom/plaintext';
@@ -26,7 +32,8 @@ import {
   type ModelEvent,
   type Placement,
 } from './events';
-import { ActivityGates } from './gates';
+import { ActivityGates, type GatedWorker } from './gates';
+import { TcpProxy } from './tcp-proxy';
 import { readFacts, type RunFacts } from './history';
 import type { Observation, ObservedPart, OperatorCall } from './invariants';
 
@@ -43,6 +50,12 @@ const LATE_BY_MS = 1_100;
 const POLL_MS = 100;
 /** Past the operator API's 10 s deadline and the SDK's sticky queue timeout (10 s) after the worker went away. */
 const WORKER_DISRUPTION_MS = 25_000;
+/**
+ * After a kill, what the dead worker had started is retried only once Temporal times it out: a minute for a reply with
+ * its note, the longest call without heartbeats. The case may take that much longer to settle, and a lead's request
+ * that long to be answered.
+ */
+const AFTER_KILL_MS = 75_000;
 /** How long a held call stays held once its event was sent, before the event's answer is awaited. */
 const HOLD_AFTER_EVENT_MS = 150;
 /** A wall of text: enough for a few of them to pass 2 MB together. */
@@ -86,8 +99,9 @@ function postOnce(url: string, request: { authorization: string; body: unknown }
 }
 
 /** The real ingress of a lane, as its process builds it. */
-function ingressApp(env: TestWorkflowEnvironment, turn: TurnOptions) {
+function ingressApp(env: TestWorkflowEnvironment, turn: TurnOptions, outbox?: Outbox) {
   return createIngressApp({
+    outbox,
     client: env.client,
     clientSecret: SANDBOX_SECRETS.webhookSecret,
     adminApiToken: SANDBOX_SECRETS.adminApiToken,
@@ -102,10 +116,32 @@ export interface CaseResult {
   observation: Observation;
 }
 
+/** How a case's world runs: how many workers, whether they keep workflows cached, whether the ingress has an outbox. */
+export interface WorldSettings {
+  workers: 1 | 2;
+  /** `none`: no workflow stays cached between its tasks, so every task replays the history from the start. */
+  cache: 'sticky' | 'none';
+  outbox: boolean;
+}
+
+export const DEFAULT_SETTINGS: WorldSettings = { workers: 1, cache: 'sticky', outbox: false };
+
+/** One worker of a lane, reaching Temporal through a relay of its own that a kill cuts. */
+interface LaneWorker extends GatedWorker {
+  worker: Worker;
+  running: Promise<void>;
+  connection: NativeConnection;
+  proxy: TcpProxy;
+}
+
 export class Lane {
   readonly gates = new ActivityGates();
-  private worker!: Worker;
-  private running!: Promise<void>;
+  private workers: LaneWorker[] = [];
+  /** Workers killed: they never come back, and are only cleared away when the lane closes. */
+  private readonly killed: LaneWorker[] = [];
+  private settings: WorldSettings = DEFAULT_SETTINGS;
+  private outbox: Outbox | undefined;
+  private readonly outboxDir = mkdtempSync(path.join(tmpdir(), 'melvin-model-outbox-'));
   private nextConversation: number;
   private tags = 0;
 
@@ -144,15 +180,27 @@ export class Lane {
 
   /** When the worker last went away: its workflows' tasks wait out the sticky queue's timeout after. */
   workerChangedAt: number | null = null;
+  /** When a worker was last killed: what it had started waits out its timeouts in Temporal. */
+  killedAt: number | null = null;
 
+  /** Starts the case's workers on the lane's task queue. */
   async startWorker(): Promise<void> {
-    this.worker = await Worker.create({
-      connection: this.env.nativeConnection,
+    this.workers = await Promise.all(Array.from({ length: this.settings.workers }, () => this.newWorker()));
+  }
+
+  private async newWorker(): Promise<LaneWorker> {
+    const proxy = await TcpProxy.start(this.env.connection.options.address);
+    const connection = await NativeConnection.connect({ address: proxy.address });
+    const handle = { killed: false } as LaneWorker;
+    handle.worker = await Worker.create({
+      connection,
       taskQueue: this.turn.taskQueue,
       workflowBundle: this.bundle,
-      activities: this.gates.wrap(this.sandbox.activities),
+      activities: this.gates.wrap(this.sandbox.activities, handle),
+      ...(this.settings.cache === 'none' && { maxCachedWorkflows: 0 }),
     });
-    this.running = this.worker.run();
+    Object.assign(handle, { connection, proxy, running: handle.worker.run() });
+    return handle;
   }
 
   /** The worker goes away mid-work (its activities in flight are cancelled) and a new one takes over its runs. */
@@ -164,25 +212,77 @@ export class Lane {
   /** No worker runs until `startWorker`: what happens meanwhile waits in Temporal for the next one. */
   async stopWorker(): Promise<void> {
     this.workerChangedAt = Date.now();
-    this.worker.shutdown();
-    await this.running;
+    const stopping = this.workers.splice(0);
+    for (const { worker } of stopping) worker.shutdown();
+    await Promise.all(
+      stopping.map(async ({ running, connection, proxy }) => {
+        await running;
+        await connection.close();
+        proxy.close();
+      }),
+    );
+  }
+
+  /**
+   * A worker is killed (the first, when two run): from then on it does nothing, says nothing to Temporal and finishes
+   * nothing it started, whatever its calls had done already; a new one starts in its place, as a supervisor starts one.
+   */
+  async killWorker(): Promise<void> {
+    const victim = this.workers.shift();
+    if (!victim) return;
+    victim.killed = true;
+    victim.proxy.cut();
+    this.killed.push(victim);
+    this.killedAt = this.workerChangedAt = Date.now();
+    this.workers.push(await this.newWorker());
+  }
+
+  /** Runs the case's world: workers and the ingress are made again where the case's settings differ from the last. */
+  async prepare(settings: WorldSettings): Promise<void> {
+    const before = this.settings;
+    this.settings = settings;
+    if (settings.workers !== before.workers || settings.cache !== before.cache) await this.restartWorker();
+    if (settings.outbox !== before.outbox) await this.restartIngress();
   }
 
   async close(): Promise<void> {
     try {
-      this.worker.shutdown();
-      await this.running;
+      await this.stopWorker();
     } finally {
       this.ingress.server.closeAllConnections();
       this.ingress.server.close();
+      await this.outbox?.close();
       await this.sandbox.close();
+      await this.clearKilled();
     }
+  }
+
+  /** The killed workers' remains: their calls end, and each worker shuts down as far as it can without its server. */
+  private async clearKilled(): Promise<void> {
+    this.gates.abandonVanished();
+    await Promise.all(
+      this.killed.map(async ({ worker, running }) => {
+        try {
+          worker.shutdown();
+        } catch {
+          // It may have failed already, on its own, for want of the server.
+        }
+        await Promise.race([running.catch(() => undefined), sleep(10_000)]);
+      }),
+    );
+    for (const { proxy } of this.killed) proxy.close();
+  }
+
+  /** Entries the ingress's outbox took and has not handed to Temporal yet. */
+  get outboxPending(): number {
+    return this.outbox?.backlog.pending ?? 0;
   }
 
   /** Drives one case from the conversation's first message to the end, and reads what came of it. */
   async run(c: ModelCase): Promise<CaseResult> {
     // The ingress starts each workflow with the case's quiet period.
     this.turn.quietPeriodSeconds = c.quietPeriodSeconds ?? QUIET_PERIOD_SECONDS;
+    await this.prepare({ ...DEFAULT_SETTINGS, ...c.world });
     const conversation = new ConversationDriver(this, String(this.nextConversation++), c);
     const t0 = Date.now();
     await conversation.play();
@@ -202,13 +302,20 @@ export class Lane {
     return `ref${letters}`;
   }
 
-  /** The ingress process stops and starts again on its port: what it remembered of the deliveries it took is gone. */
+  /**
+   * The ingress process stops and starts again on its port: what it remembered of the deliveries it took is gone; with
+   * an outbox, what its journal holds is forwarded by the new process (a forward in flight may be sent twice).
+   */
   async restartIngress(): Promise<void> {
     const { server, url } = this.ingress;
     // It stops taking connections at once; a request it is answering (a lead's, waiting for the workflow) is answered.
     server.close();
     server.closeIdleConnections();
-    this.ingress = await listen(ingressApp(this.env, this.turn), Number(new URL(url).port));
+    await this.outbox?.close(0);
+    this.outbox = this.settings.outbox
+      ? await openIngressOutbox(this.outboxDir, this.client, this.turn, createIngressMetrics())
+      : undefined;
+    this.ingress = await listen(ingressApp(this.env, this.turn, this.outbox), Number(new URL(url).port));
   }
 
   /** What a driver reaches of the world. */
@@ -230,6 +337,12 @@ class ConversationDriver {
   /** The worker was stopped: it starts again before the next event that does not race at once. */
   private workerDown = false;
   private readonly whileDown: Promise<void>[] = [];
+  /** A worker was killed in this case: what it had started waits out its timeouts before anything settles. */
+  private killed = false;
+
+  private get settleTimeoutMs(): number {
+    return SETTLE_TIMEOUT_MS + (this.killed ? AFTER_KILL_MS : 0);
+  }
 
   constructor(
     private readonly lane: Lane,
@@ -385,6 +498,10 @@ class ConversationDriver {
         // While the worker is down a restart is what its coming back does: there is no running worker to stop.
         if (this.workerDown) return;
         return this.lane.restartWorker();
+      case 'killWorker':
+        if (this.workerDown) return;
+        this.killed = true;
+        return this.lane.killWorker();
       case 'workerDown':
         if (!this.workerDown) await this.lane.stopWorker();
         this.workerDown = true;
@@ -441,7 +558,10 @@ class ConversationDriver {
       authorization: `Bearer ${SANDBOX_SECRETS.adminApiToken}`,
       body: { ...body, requestedBy: 'lead@model' },
     });
-    const workerDisrupted = disruptedAt !== null && Date.now() - disruptedAt < WORKER_DISRUPTION_MS;
+    const { killedAt } = this.lane;
+    const workerDisrupted =
+      (disruptedAt !== null && Date.now() - disruptedAt < WORKER_DISRUPTION_MS) ||
+      (killedAt !== null && Date.now() - killedAt < AFTER_KILL_MS);
     this.calls.push({ action, words, status: response.status, partsBefore, workerDisrupted });
   }
 
@@ -469,7 +589,7 @@ class ConversationDriver {
   private async until(
     done: () => Promise<boolean>,
     reached: () => boolean = () => false,
-    timeoutMs = SETTLE_TIMEOUT_MS,
+    timeoutMs = this.settleTimeoutMs,
   ): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     let asked = 0;
@@ -496,7 +616,8 @@ class ConversationDriver {
    * task, activity or gated call pending (`waiting`); false while anything runs. Returns the history length too.
    */
   private async quiescent(): Promise<'closed' | 'waiting' | 'owing' | false> {
-    if (this.lane.gates.busy(this.id)) return false;
+    // A webhook the outbox took and has yet to hand to Temporal is still on its way.
+    if (this.lane.gates.busy(this.id) || this.lane.outboxPending > 0) return false;
     const { client } = this.world;
     const description = await client
       .withDeadline(Date.now() + 2_000, () => this.handle.describe())
@@ -532,7 +653,7 @@ class ConversationDriver {
     });
     if (settled) return null;
     const description = await this.handle.describe().catch(() => undefined);
-    return `still busy after ${SETTLE_TIMEOUT_MS / 1000} s (${description?.status.name ?? 'unknown'}, pending activities: ${description?.raw.pendingActivities?.map((a) => a.activityType?.name).join(', ') || 'none'})`;
+    return `still busy after ${this.settleTimeoutMs / 1000} s (${description?.status.name ?? 'unknown'}, pending activities: ${description?.raw.pendingActivities?.map((a) => a.activityType?.name).join(', ') || 'none'})`;
   }
 
   /** What the conversation came to: Intercom's parts and Melvin Status, the operator API's answers, every run. */
