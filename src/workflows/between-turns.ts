@@ -394,12 +394,37 @@ function owedError(conversation: ConversationControls): string {
 export async function endCancelled(conversation: ConversationControls, err: unknown): Promise<never> {
   await CancellationScope.nonCancellable(async () => {
     await settleOperatorRequests(conversation);
-    const waiting = unanswered(conversation);
-    if (waiting.length && conversation.record.ownership.owner === 'melvin') {
-      await escalateAfterTurn(conversation, escalation('operator', CANCELLED_REASON, 'temporal'));
-    } else if (waiting.length) {
-      await leaveToTeam(conversation, waiting);
-    }
+    await handOverWaiting(conversation);
+    await handOverUntold(conversation);
   });
   throw err;
+}
+
+/** What no turn will answer goes to the team: escalated while Melvin owns the conversation, else named in a note. */
+async function handOverWaiting(conversation: ConversationControls): Promise<void> {
+  const waiting = unanswered(conversation);
+  if (waiting.length && conversation.record.ownership.owner === 'melvin') {
+    await escalateAfterTurn(conversation, escalation('operator', CANCELLED_REASON, 'temporal'));
+  } else if (waiting.length) {
+    await leaveToTeam(conversation, waiting);
+  }
+}
+
+/** Reads of the conversation a cancelled run makes at most before it ends, each after a write of its own. */
+const CANCELLED_READS = 3;
+
+/**
+ * A cancelled run reads the conversation before it ends, as any run does: a message no webhook told of yet (its
+ * webhook may come once the run has ended, or later still from the ingress's outbox) is older than the run's last note,
+ * so the next workflow would take it as handled; it goes to the team now. Runs from before KEPT_PROMISES_RULES ended
+ * without.
+ */
+export async function handOverUntold(conversation: ConversationControls): Promise<void> {
+  if (conversation.turn.legacy || !rulesSince(KEPT_PROMISES_RULES)) return;
+  for (let read = 0; read < CANCELLED_READS; read++) {
+    await handOverWaiting(conversation);
+    // A run that cannot read the conversation now has nobody left to read it again: what its notes said stands.
+    if ((await nothingUntold(conversation)) || conversation.owedRead) return;
+  }
+  await handOverWaiting(conversation);
 }

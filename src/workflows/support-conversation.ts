@@ -10,7 +10,14 @@ import {
 } from '@temporalio/workflow';
 import { searchAttributes, type SupportConversationInput } from '../contract/shared';
 import type { ConversationOutcome, ReceivedUserMessage } from '../contract/state';
-import { CANCELLED_REASON, endCancelled, escalateAfterTurn, recordThisTurn, waitForNextMessage } from './between-turns';
+import {
+  CANCELLED_REASON,
+  endCancelled,
+  escalateAfterTurn,
+  handOverUntold,
+  recordThisTurn,
+  waitForNextMessage,
+} from './between-turns';
 import { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
 import { operatorEscalationWaiting, takeOperatorEscalation } from './nodes/helpers';
@@ -54,9 +61,10 @@ export async function supportConversation(input: SupportConversationInput): Prom
     if (!isCancellation(err)) throw err;
     // Cancelled from the Temporal UI or CLI during the turn: the conversation still gets its escalation note and Melvin
     // Status, so the team knows nobody is answering; then the run ends as cancelled.
-    await CancellationScope.nonCancellable(() =>
-      escalateAfterTurn(controls, escalation('operator', CANCELLED_REASON, 'temporal')),
-    );
+    await CancellationScope.nonCancellable(async () => {
+      await escalateAfterTurn(controls, escalation('operator', CANCELLED_REASON, 'temporal'));
+      await handOverUntold(controls);
+    });
     throw err;
   }
   // The agent is over: an operator's escalation from now on is handled between turns, with nothing left to cancel.

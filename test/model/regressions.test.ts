@@ -625,6 +625,45 @@ const REGRESSIONS: Record<string, Regression> = {
       steps: [step({ kind: 'killWorker' }, inside('snooze')), step({ kind: 'escalate' }, now)],
     },
   },
+  // Found by the model with the outbox on: a message written as a cancelled run handed over, its webhook forwarded
+  // after the run ended, was older than the run's note, and the next workflow took it as handled. A cancelled run reads
+  // the conversation before it ends, as any run does. Its neighbours: a cancel in other nodes and between turns, the
+  // webhook late rather than queued.
+  'a message written as a cancelled run hands over reaches the team (outbox)': {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      world: { outbox: true },
+      steps: [
+        step({ kind: 'cancel' }, inside('fetchConversation', 'end')),
+        step({ kind: 'user', message: 'policy' }, now),
+      ],
+    },
+  },
+  'a message written as a cancelled run hands over reaches the team (webhook late)': {
+    c: {
+      mode: 'auto',
+      first: 'application',
+      steps: [
+        step({ kind: 'cancel' }, inside('fetchConversation', 'end')),
+        step({ kind: 'user', message: 'payment', late: true }, now),
+      ],
+    },
+  },
+  'a message written as a run cancelled in Plan hands over reaches the team': {
+    c: {
+      mode: 'approve',
+      first: 'payment',
+      steps: [step({ kind: 'cancel' }, inside('plan')), step({ kind: 'user', message: 'person', late: true }, now)],
+    },
+  },
+  'a message written as a run cancelled between turns ends reaches the team': {
+    c: {
+      mode: 'auto',
+      first: 'greeting',
+      steps: [step({ kind: 'cancel' }, settled), step({ kind: 'user', message: 'unknown', late: true }, now)],
+    },
+  },
   'the outbox hands over what the ingress took before it restarted': {
     c: {
       mode: 'auto',
