@@ -30,3 +30,15 @@ export function htmlToText(html: string): string {
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
+
+/** A part's text as Melvin shows it: its words, then the names of its files, which Melvin cannot open. */
+export function partText(
+  body: string | null | undefined,
+  attachments: { name?: string | null }[] | null | undefined,
+): string {
+  const text = (body ?? '').trim();
+  const files = (attachments ?? []).map((a) => a.name?.trim() || 'a file');
+  if (!files.length) return text;
+  const list = `[attachment${files.length > 1 ? 's' : ''}: ${files.join(', ')}]`;
+  return text ? `${text}\n${list}` : list;
+}

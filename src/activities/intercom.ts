@@ -21,7 +21,7 @@ import {
   IntercomUnavailableError,
   withRetryContract,
 } from './errors';
-import { comparableText, textToHtml } from './intercom-text';
+import { comparableText, partText, textToHtml } from './intercom-text';
 import { retryAfterMs } from './retry-after';
 
 export const MELVIN_STATUS_ATTRIBUTE = 'Melvin Status';
@@ -224,15 +224,6 @@ function roleOf(authorType: string | undefined): Role | undefined {
 /** A text cut at `max` characters, saying how much was left out. */
 export function cutText(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)} … [${text.length - max} more characters not shown]`;
-}
-
-/** A part's text as Melvin shows it: its words, then the names of its files, which Melvin cannot open. */
-function partText(body: string | null | undefined, attachments: { name?: string | null }[] | null | undefined): string {
-  const text = (body ?? '').trim();
-  const files = (attachments ?? []).map((a) => a.name?.trim() || 'a file');
-  if (!files.length) return text;
-  const list = `[attachment${files.length > 1 ? 's' : ''}: ${files.join(', ')}]`;
-  return text ? `${text}\n${list}` : list;
 }
 
 /**

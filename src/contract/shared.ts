@@ -106,7 +106,15 @@ export interface SupportConversationInput {
 export interface NewUserMessage {
   notificationId: string;
   partId?: string;
+  /**
+   * The message's first words (and its files' names) as the webhook carried them, at most MESSAGE_PREVIEW_CHARS: what
+   * a note to the team quotes when Intercom refuses to let Melvin read the conversation.
+   */
+  preview?: string;
 }
+
+/** The longest preview of a message a delivery carries: as much as a note to the team quotes of a message. */
+export const MESSAGE_PREVIEW_CHARS = 300;
 
 export interface ForceEscalation {
   reason: string;

@@ -354,6 +354,8 @@ export interface ReceivedUserMessage {
   notification_id: string;
   part_id: string | null;
   received_at: string;
+  /** The message's first words as its webhook carried them: what a note quotes when Intercom cannot be read. */
+  preview?: string;
 }
 
 /** What one finished turn left in the conversation record. */

@@ -6,12 +6,17 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import { htmlToText } from '../activities/intercom-text';
+import { htmlToText, partText } from '../activities/intercom-text';
 import { ConversationIdText, issuesOf } from '../contract/schemas';
 import type { TeamAction } from '../contract/shared';
 import { errorMessage } from '../observability/error-message';
 import { logEvent } from '../observability/log';
-import { deliverUserMessage, sendTeamAction, type TurnOptions } from '../operations/conversations';
+import {
+  deliverUserMessage,
+  sendTeamAction,
+  type TurnOptions,
+  type UserMessageText,
+} from '../operations/conversations';
 import { countOutboxForwards, watchOutboxBacklog, type DeliveryOutcome, type IngressMetrics } from './metrics';
 import { Outbox, OutboxRejection, type Forwarded, type OutboxEntry } from './outbox';
 import { classifyTemporalFailure } from './temporal-failures';
@@ -51,6 +56,7 @@ const PartRef = z.looseObject({
   id: IntercomId,
   body: z.string().nullish(),
   author: z.looseObject({ id: IntercomId.nullish(), name: z.string().nullish() }).nullish(),
+  attachments: z.array(z.looseObject({ name: z.string().nullish() })).nullish(),
 });
 /** What a teammate's answer keeps of its text: enough for a lead to compare it with Melvin's shadow draft. */
 const MAX_TEAM_ANSWER = 2000;
@@ -85,6 +91,11 @@ function isMessageTopic(topic: string): topic is (typeof MESSAGE_TOPICS)[number]
 
 function isTeamTopic(topic: string): topic is keyof typeof TEAM_TOPICS {
   return Object.hasOwn(TEAM_TOPICS, topic);
+}
+
+function messageOf(part: z.infer<typeof PartRef> | null | undefined): UserMessageText | undefined {
+  const text = part ? partText(part.body ? htmlToText(part.body) : '', part.attachments) : '';
+  return text ? { author: part?.author?.name ?? null, text } : undefined;
 }
 
 /** What the webhook needs: Temporal, the turn's settings, the signature's secret, Melvin's admin id, the outbox. */
@@ -325,8 +336,9 @@ export function webhookRoutes(options: WebhookOptions, metrics: IngressMetrics):
       conversationId,
       trigger: { topic, notificationId, receivedAt: new Date().toISOString() },
       partId: part ? String(part.id) : undefined,
-      // Who wrote and what, for the run's summary in the Temporal UI's list: both are in the team's Intercom.
-      message: part?.body ? { author: part.author?.name ?? null, text: htmlToText(part.body) } : undefined,
+      // Who wrote and what (its files named), for the run's summary in the Temporal UI's list and the preview a note
+      // quotes when Intercom cannot be read: both are in the team's Intercom.
+      message: messageOf(part),
     };
     if (options.outbox) return queue(entry, topic, { queued: true, conversationId });
     try {

@@ -8,6 +8,7 @@ import type { AgentState, EscalationKind } from '../contract/state';
 import {
   WORKFLOW_TYPE,
   decideReplyUpdate,
+  MESSAGE_PREVIEW_CHARS,
   teamActionSignal,
   newUserMessageSignal,
   progressQuery,
@@ -131,7 +132,13 @@ export async function deliverUserMessage(
   const handle = await client.workflow.signalWithStart(WORKFLOW_TYPE, {
     ...startOptions(message.conversationId, message.trigger, options, summary),
     signal: newUserMessageSignal,
-    signalArgs: [{ notificationId: message.trigger.notificationId, partId: message.partId }],
+    signalArgs: [
+      {
+        notificationId: message.trigger.notificationId,
+        partId: message.partId,
+        preview: message.message?.text.trim().slice(0, MESSAGE_PREVIEW_CHARS) || undefined,
+      },
+    ],
   });
   return { workflowId: handle.workflowId, runId: handle.signaledRunId };
 }

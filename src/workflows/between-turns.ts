@@ -270,7 +270,12 @@ async function leaveToTeam(conversation: ConversationControls, deliveries: Recei
     const handled = new Set(record.handled_part_ids);
     const unhandled = [...conversation.messagesRead.keys()].filter((id) => !handled.has(id));
     const named = naming ? [...new Set([...delivered, ...unhandled])] : [];
-    const quoted = named.flatMap((id) => conversation.messagesRead.get(id) ?? []);
+    // What no read holds (Intercom refused it) is quoted from the preview its webhook carried.
+    const preview = (id: string) => deliveries.find((d) => d.part_id === id)?.preview ?? [];
+    const quoted = [
+      ...named.flatMap((id) => conversation.messagesRead.get(id) ?? preview(id)),
+      ...(naming ? deliveries.flatMap((d) => (!d.part_id && d.preview ? d.preview : [])) : []),
+    ];
     await postNote(
       conversation.turn,
       `${WROTE_AGAIN_MARK} The team owns this conversation since ${record.ownership.since} ` +

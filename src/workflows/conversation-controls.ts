@@ -1,12 +1,13 @@
 // The conversation's controls and the state they keep: its queries, the user's deliveries, operators' escalations and
 // hand-backs, teammates' actions in Intercom and leads' decisions on drafts (the model: samples-typescript
 // message-passing/safe-message-handlers). Workflow code: the handlers change the run's state, never call activities.
-import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import { HANDED_BACK_MARK } from '../contract/notes';
 import {
   decideReplyUpdate,
   forceEscalationSignal,
   handBackSignal,
+  MESSAGE_PREVIEW_CHARS,
   newUserMessageSignal,
   progressQuery,
   requestEscalationUpdate,
@@ -33,6 +34,12 @@ import {
 import { KEPT_PROMISES_RULES, LOCAL_AGENT_CALLS_RULES, rulesSince } from './rules/patches';
 import { replyDecisionProblem } from './rules/routing';
 import type { Turn } from './nodes/turn';
+
+/**
+ * How long a lead's request that came before the run's first read waits for it: the operator API answers within 10 s
+ * (its deadline), and a read Intercom refuses is tried again for a minute and more.
+ */
+const OWNER_WAIT_MS = 5_000;
 
 export class ConversationControls {
   readonly state: AgentState;
@@ -77,7 +84,7 @@ export class ConversationControls {
   private constructor(readonly turn: Turn) {
     this.state = turn.state;
     this.record = turn.state.metadata.conversation;
-    this.ownerKnown = new Promise<void>((resolve) => (turn.ownerKnown = resolve));
+    turn.ownerKnown = () => (this.ownerIsKnown = true);
   }
 
   private setHandlers(startedAt: number): void {
@@ -135,10 +142,12 @@ export class ConversationControls {
       log.info('delivery for a message already handled: ignored', { part_id: String(message.partId) });
       return;
     }
+    const preview = typeof message?.preview === 'string' ? message.preview.slice(0, MESSAGE_PREVIEW_CHARS) : '';
     state.metadata.user_messages.push({
       notification_id: notificationId,
       part_id: message?.partId ?? null,
       received_at: now(),
+      ...(preview ? { preview } : {}),
     });
   }
 
@@ -147,15 +156,36 @@ export class ConversationControls {
    * it (since KEPT_PROMISES_RULES): a lead's request to a conversation whose workflow had ended starts a new one with
    * it, and is refused there as it would have been by the open one. Runs from before accepted it at once.
    */
-  private judgedAfterFirstRead(): boolean {
+  private waitsForFirstRead(): boolean {
     return !this.turn.legacy && rulesSince(KEPT_PROMISES_RULES) && this.moment().beforeFirstFetch;
   }
 
   /**
-   * Until the run knows who owns the conversation: it has read it, or its turn hands over or ends without a read. The
+   * Whether the run knows who owns the conversation: it has read it, or its turn hands over or ends without a read. The
    * turn says so at that point of its course (`Turn.ownerKnown`).
    */
-  private readonly ownerKnown: Promise<void>;
+  private ownerIsKnown = false;
+
+  /**
+   * A request that came before the run's first read, judged once the run knows who owns the conversation (OWNER_WAIT_MS
+   * at most) by `rule`; refused when the run still has not read it (Intercom keeps refusing the read): the lead hears why
+   * at once rather than a timeout, and asks again.
+   */
+  private async judgeAfterFirstRead(
+    request: OperatorRequest,
+    rule: (state: AgentState, moment: RunMoment) => string | null,
+  ): Promise<void> {
+    if (!this.ownerIsKnown) await condition(() => this.ownerIsKnown, OWNER_WAIT_MS);
+    const moment = { ...this.moment(), beforeFirstFetch: false };
+    const neverRead = this.state.metadata.conversation_fetches === 0 && !this.turn.input.conversation;
+    const refusal =
+      rule(this.state, moment) ??
+      (neverRead
+        ? 'Melvin could not read the conversation in Intercom (it keeps trying), so it cannot tell who owns it: ' +
+          'nothing was done; ask again in a minute'
+        : null);
+    if (refusal) this.refuseUpdate(request, refusal);
+  }
 
   /** A refusal the caller of an update hears: the update fails with why, and the run records it. */
   private refuseUpdate(request: OperatorRequest, refusal: string): never {
@@ -164,19 +194,13 @@ export class ConversationControls {
   }
 
   private async escalationByUpdate(request: OperatorRequest): Promise<OperatorAnswer> {
-    if (this.judgedAfterFirstRead()) {
-      await this.ownerKnown;
-      const refusal = escalationRefusal(this.state, this.moment());
-      if (refusal) this.refuseUpdate(request, refusal);
-    }
+    if (this.waitsForFirstRead()) await this.judgeAfterFirstRead(request, escalationRefusal);
     return this.acceptEscalation(request);
   }
 
   private async handBackByUpdate(request: OperatorRequest): Promise<OperatorAnswer> {
-    if (!this.judgedAfterFirstRead()) return this.acceptHandBack(request);
-    await this.ownerKnown;
-    const refusal = handBackRefusal(this.state, this.moment());
-    if (refusal) this.refuseUpdate(request, refusal);
+    if (!this.waitsForFirstRead()) return this.acceptHandBack(request);
+    await this.judgeAfterFirstRead(request, handBackRefusal);
     recordRequest(this.state, request);
     // The run's first turn goes by the owner it read; the hand-back takes effect once that turn is over.
     if (this.state.metadata.phase === 'turn') this.heldHandBacks.push(request);

@@ -678,6 +678,73 @@ const REGRESSIONS: Record<string, Regression> = {
     },
     expect: (o) => expect(replies(o).length).toBeGreaterThanOrEqual(1),
   },
+  // Found by the model in the production world: Intercom refusing every read of the conversation (401, for good) from
+  // the first, the hand-over note could quote nothing, and the first message was named in no note. A note names what
+  // it cannot read by the preview the message's webhook carried. Its neighbours: a rate limit, a later turn, a file, a
+  // message while the team owns the conversation.
+  'every read refused from the first: the hand-over note names the first message': {
+    c: {
+      mode: 'auto',
+      first: 'long',
+      world: { outbox: true },
+      steps: [step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 401, persistent: true }, now)],
+    },
+  },
+  'every read rate-limited from the first: the hand-over note names the first message': {
+    c: {
+      mode: 'approve',
+      first: 'payment',
+      steps: [step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 429, persistent: true }, now)],
+    },
+  },
+  'every read refused after a turn: the next message, a file, is named in the hand-over note': {
+    c: {
+      mode: 'auto',
+      first: 'greeting',
+      steps: [
+        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 401, persistent: true }),
+        step({ kind: 'user', message: 'files' }, now),
+      ],
+    },
+  },
+  'every read refused while the team owns the conversation: the team’s note names the new message': {
+    c: {
+      mode: 'auto',
+      first: 'person',
+      steps: [
+        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 401, persistent: true }),
+        step({ kind: 'user', message: 'application' }),
+      ],
+    },
+  },
+  // Found by the model: a lead's escalation while Intercom rate-limited every read waited for the read's retries, each
+  // a pause inside the worker that kept the workflow task open, and the operator API answered 503 at its deadline. A
+  // wait before a retry is a workflow timer, and a request that needs the first read is refused (409) after 5 s
+  // without it. Its neighbour: a hand-back.
+  'a lead’s escalation while Intercom rate-limits every read is answered in time': {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      world: { outbox: true },
+      steps: [
+        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 500 }, now),
+        step({ kind: 'fault', on: 'model', afterAccept: false, status: 500 }, now),
+        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 429, persistent: true }, now),
+        step({ kind: 'escalate' }, inside('loadPrompts')),
+      ],
+    },
+  },
+  'a lead’s hand-back while Intercom rate-limits every read is answered in time': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 0,
+      first: 'person',
+      steps: [
+        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 429, persistent: true }),
+        step({ kind: 'handBack' }),
+      ],
+    },
+  },
 };
 
 test.each(Object.entries(REGRESSIONS))('%s', async (name, { c, expect: extra }) => {

@@ -3,7 +3,7 @@ import { CancellationScope, log, upsertSearchAttributes } from '@temporalio/work
 import { searchAttributes } from '../../contract/shared';
 import type { AgentState, EscalationKind, UserTold } from '../../contract/state';
 import { OPEN_FOR_THE_TEAM } from '../../contract/notes';
-import { openForTheTeam, talentWrote, unansweredMessages } from '../rules/contexts';
+import { openForTheTeam, talentWrote, unansweredMessages, unreadDeliveries } from '../rules/contexts';
 import { KEPT_PROMISES_RULES, rulesSince } from '../rules/patches';
 import { escalationNote, isDraftRoute, type Escalation } from '../rules/routing';
 import { runMap } from '../rules/run-summary';
@@ -78,7 +78,11 @@ export async function escalate(turn: Turn): Promise<Step> {
   // them rather than the messages themselves.
   // A reply that went out answered what its draft saw; a message that came after is handed over with the rest.
   const answered = new Set(replied ? (turn.draftSaw?.partIds ?? []) : []);
-  const waiting = rulesSince(KEPT_PROMISES_RULES) ? unansweredMessages(state, answered) : [];
+  // A message the read did not hold (Intercom refused it) is named by the preview its webhook carried.
+  const unread = rulesSince(KEPT_PROMISES_RULES) ? unreadDeliveries(state, answered) : [];
+  const waiting = rulesSince(KEPT_PROMISES_RULES)
+    ? [...unansweredMessages(state, answered), ...unread.map((d) => d.preview)]
+    : [];
   const named = waiting.every((m) => open.some((line) => line.includes(m.slice(0, 200))));
   const forTheTeam = [
     ...open,
@@ -91,7 +95,7 @@ export async function escalate(turn: Turn): Promise<Step> {
     'note escalation',
   );
   // In shadow mode the team answers every message anyway: only an operator's escalation keeps Melvin from drafting.
-  markHandedOver(turn, !shadow || handOver.source === 'operator');
+  markHandedOver(turn, !shadow || handOver.source === 'operator', unread);
   recordEscalation(state, handOver, told, note);
   upsertSearchAttributes([{ key: searchAttributes.escalationSource, value: handOver.source }]);
   return { next: 'finalize' };

@@ -19,6 +19,7 @@ import type {
   LlmUsage,
   NodeName,
   OwnershipEvent,
+  ReceivedUserMessage,
 } from '../../contract/state';
 import { handBackToMelvin, handOverToTeam, markHandled } from '../rules/conversation-record';
 import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../rules/retry-policies';
@@ -118,12 +119,14 @@ export function inShadowMode(turn: Pick<Turn, 'state' | 'input'>): boolean {
 export function markHandedOver(
   turn: Pick<Turn, 'state' | 'fetchedUserPartIds' | 'handedOver'>,
   handsOver: boolean,
+  namedUnread: ReceivedUserMessage[] = [],
 ): void {
   // Since KEPT_PROMISES_RULES the note names the messages of the last read, so it covers the deliveries that read
-  // held; one that came after is the next turn's, or the team's with a note that names it.
+  // held, and those it named by their webhook's preview; one that came after is the next turn's, or the team's with a
+  // note that names it.
   const { user_messages, user_messages_fetched } = turn.state.metadata;
   turn.handedOver = {
-    partIds: [...turn.fetchedUserPartIds],
+    partIds: [...turn.fetchedUserPartIds, ...namedUnread.flatMap((d) => d.part_id ?? [])],
     deliveries: rulesSince(KEPT_PROMISES_RULES) ? user_messages_fetched : user_messages.length,
     handsOver: handsOver || (turn.handedOver?.handsOver ?? false),
   };

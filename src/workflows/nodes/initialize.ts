@@ -3,6 +3,7 @@ import { isCancellation } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../../activities/prompts';
 import { mcpListing, promptLoading } from '../rules/retry-policies';
 import { awaitsReply, escalation } from '../rules/routing';
+import { KEPT_PROMISES_RULES, rulesSince } from '../rules/patches';
 import { toolListing } from '../rules/tool-calls';
 import type { Step, Turn } from './turn';
 import { describeFailure, enter, handOverOnError, fetchConversation, showDetails } from './helpers';
@@ -31,6 +32,14 @@ export async function initialize(turn: Turn): Promise<Step> {
     applyToolsAndPrompts(turn, listing, loaded);
     if (turn.state.metadata.tool_servers.some((s) => !s.ok)) showDetails(turn);
   } catch (err) {
+    // A run a lead's request started has no message of the user to answer: a hand-over would tell the user a person
+    // follows up in a conversation the team may own already. Its read before it ends still looks for one.
+    const noMessage = !turn.legacy && rulesSince(KEPT_PROMISES_RULES) && !turn.state.metadata.user_messages.length;
+    if (noMessage && !isCancellation(err)) {
+      turn.state.error = describeFailure(err);
+      turn.state.metadata.skipped_reason = `Initialization failed with no message of the user to answer: ${turn.state.error}`;
+      return { next: 'end' };
+    }
     return handOverOnError(turn, 'initialization_error', err);
   }
   return planUnlessNothingToAnswer(turn);

@@ -6,7 +6,7 @@ import type {
   PlanContext,
   ResolveContext,
 } from '../../contract/llm-contexts';
-import type { AgentState, Intent, NamedRecord } from '../../contract/state';
+import type { AgentState, Intent, NamedRecord, ReceivedUserMessage } from '../../contract/state';
 import type { GroundingSources } from '../../guards/grounding';
 import { OPEN_FOR_THE_TEAM } from '../../contract/notes';
 import { recordsAbout } from './entities';
@@ -96,6 +96,26 @@ export function unansweredMessages(state: AgentState, answered: ReadonlySet<stri
   return state.messages
     .filter((m, i) => m.role === 'user' && ids[i] && !handled.has(ids[i]!) && !answered.has(ids[i]!))
     .map((m) => m.content);
+}
+
+/**
+ * The deliveries of the user's messages the last read did not hold (Intercom refused it, or they came after it), one
+ * per part, but for those handled or `answered`: a note names each by the preview its webhook carried.
+ */
+export function unreadDeliveries(
+  state: AgentState,
+  answered: ReadonlySet<string> = new Set(),
+): (ReceivedUserMessage & { preview: string })[] {
+  const read = new Set(state.metadata.message_part_ids ?? []);
+  const handled = new Set(state.metadata.conversation.handled_part_ids);
+  const seen = new Set<string>();
+  return state.metadata.user_messages.filter((d): d is ReceivedUserMessage & { preview: string } => {
+    if (!d.preview) return false;
+    if (!d.part_id) return true;
+    if (read.has(d.part_id) || handled.has(d.part_id) || answered.has(d.part_id) || seen.has(d.part_id)) return false;
+    seen.add(d.part_id);
+    return true;
+  });
 }
 
 /** The talent's messages a note hands to the team, each quoted (cut short), so the note names every one. */

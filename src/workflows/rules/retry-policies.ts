@@ -145,10 +145,15 @@ export const validation = () =>
  * calls that cannot write. Posts stay activities: their retries find an earlier attempt's part only from attempt 2; so
  * does a tool that may write, and the validation check (above). A local activity does not heartbeat: a lost worker is
  * noticed by its workflow task's timeout, and the task is extended while its local activities run.
+ *
+ * A wait before a retry longer than a second is a workflow timer, not a pause inside the worker: while a local
+ * activity waits in the worker, its workflow task stays open, and a lead's request cannot be answered until the task is
+ * extended (every 8 s), so one that came while Intercom refused reads for a minute was answered after the operator
+ * API's deadline (the model-based test found it).
  */
 function local(policy: ActivityOptions): LocalActivityOptions {
   const { cancellationType, startToCloseTimeout, retry } = policy;
-  return { cancellationType, startToCloseTimeout, retry };
+  return { cancellationType, startToCloseTimeout, retry, localRetryThreshold: '1s' };
 }
 
 const localIntercom = proxyLocalActivities<IntercomActivities>(local(intercomPolicy));
