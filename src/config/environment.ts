@@ -349,9 +349,16 @@ const WorkerEnv = TemporalEnv.extend({
    * How many conversations' runs the worker keeps in memory (the SDK's sticky cache, least recently used out first). A
    * run evicted from it replays its history, one turn long, on its next message. The default holds every turn a worker
    * can have in flight (its activity and local-activity slots, 100 each) and the latest idle runs; a conversation idle
-   * beyond that costs the worker no memory (docs/decisions.md).
+   * beyond that costs the worker no memory (docs/decisions.md). At least 1: sdk-core keeps a run with local activities
+   * running cached, and with no cache at all it fails them.
    */
-  WORKER_MAX_CACHED_WORKFLOWS: optional(z.coerce.number().int().min(0).default(DEFAULT_CACHED_RUNS)),
+  WORKER_MAX_CACHED_WORKFLOWS: optional(
+    z.coerce
+      .number()
+      .int()
+      .min(1, 'at least 1: a run must stay cached while its local activities run (docs/decisions.md)')
+      .default(DEFAULT_CACHED_RUNS),
+  ),
   /**
    * How many local activities the worker runs at once. Melvin's model calls are local activities, so this bounds the
    * turns a worker can have waiting on their model: with a model of seconds a call it is what runs out first, long

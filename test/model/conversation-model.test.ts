@@ -5,7 +5,8 @@
 // real ingress and activities against the sandbox on a Temporal dev server, and checks every rule of the model
 // (./invariants) after each case; at the end every history recorded replays. MODEL_CASES sets how many cases (500 by
 // default), MODEL_SEED the seed (printed with any failure; fixed under CI), MODEL_LANES how many conversations run side
-// by side. A failing case's observation, histories included, is written to test-output/model-failures/.
+// by side, MODEL_SHRINK=0 reports a failing case as drawn (shrinking one takes minutes). A failing case's observation,
+// histories included, is written to test-output/model-failures/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -76,7 +77,7 @@ test(`${CASES} generated conversations hold every rule of the model, and every h
             );
           }
         }),
-        { numRuns: Math.ceil(CASES / LANES), seed },
+        { numRuns: Math.ceil(CASES / LANES), seed, endOnFailure: process.env.MODEL_SHRINK === '0' },
       );
       if (!details.failed) return null;
       const shrunk = details.counterexample?.[0] as ModelCase | undefined;

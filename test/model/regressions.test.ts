@@ -745,6 +745,38 @@ const REGRESSIONS: Record<string, Regression> = {
       ],
     },
   },
+  // Found by the model (CI seed, production world): a conversation in shadow mode handed back, then a message, and
+  // Intercom refusing every read: the new workflow could not read the reply mode (a conversation attribute) and told
+  // the user a person would follow up. A run that could not read the conversation writes nothing to the user. Its
+  // neighbour: the read refused from a new workflow's first message.
+  'shadow mode, handed back, every read refused: nothing is written to the user': {
+    c: {
+      mode: 'shadow',
+      quietPeriodSeconds: 0,
+      first: 'long',
+      world: { outbox: true },
+      steps: [
+        step({ kind: 'assign', to: 'teammate', late: true }, inside('addNote')),
+        step(
+          { kind: 'fault', on: 'fetch', afterAccept: false, status: 401, persistent: true },
+          inside('sendReply', 'start', 2),
+        ),
+        step({ kind: 'handBack' }, now),
+        step({ kind: 'user', message: 'person', late: false }, inside('listTools', 'end')),
+      ],
+    },
+  },
+  'shadow mode, every read refused when the next message comes: nothing is written to the user': {
+    c: {
+      mode: 'shadow',
+      quietPeriodSeconds: 0,
+      first: 'payment',
+      steps: [
+        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 429, persistent: true }),
+        step({ kind: 'user', message: 'application' }, now),
+      ],
+    },
+  },
 };
 
 test.each(Object.entries(REGRESSIONS))('%s', async (name, { c, expect: extra }) => {

@@ -116,15 +116,17 @@ export interface CaseResult {
   observation: Observation;
 }
 
-/** How a case's world runs: how many workers, whether they keep workflows cached, whether the ingress has an outbox. */
+/**
+ * How a case's world runs: how many workers, whether the ingress has an outbox. Workers keep their runs cached, as
+ * Melvin's must (WORKER_MAX_CACHED_WORKFLOWS is at least 1): a run evicted from one is replayed from its history by the
+ * next worker that gets its task, as after a kill, a restart, or with two workers when one is down.
+ */
 export interface WorldSettings {
   workers: 1 | 2;
-  /** `none`: no workflow stays cached between its tasks, so every task replays the history from the start. */
-  cache: 'sticky' | 'none';
   outbox: boolean;
 }
 
-export const DEFAULT_SETTINGS: WorldSettings = { workers: 1, cache: 'sticky', outbox: false };
+export const DEFAULT_SETTINGS: WorldSettings = { workers: 1, outbox: false };
 
 /** One worker of a lane, reaching Temporal through a relay of its own that a kill cuts. */
 interface LaneWorker extends GatedWorker {
@@ -197,7 +199,6 @@ export class Lane {
       taskQueue: this.turn.taskQueue,
       workflowBundle: this.bundle,
       activities: this.gates.wrap(this.sandbox.activities, handle),
-      ...(this.settings.cache === 'none' && { maxCachedWorkflows: 0 }),
     });
     Object.assign(handle, { connection, proxy, running: handle.worker.run() });
     return handle;
@@ -241,7 +242,7 @@ export class Lane {
   async prepare(settings: WorldSettings): Promise<void> {
     const before = this.settings;
     this.settings = settings;
-    if (settings.workers !== before.workers || settings.cache !== before.cache) await this.restartWorker();
+    if (settings.workers !== before.workers) await this.restartWorker();
     if (settings.outbox !== before.outbox) await this.restartIngress();
   }
 

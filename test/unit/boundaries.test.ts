@@ -161,9 +161,10 @@ describe('configuration', () => {
     expect(() => loadWorkerConfig({ ...valid, MCP_SERVERS: 'a=x;a=y' })).toThrow(
       /MCP_SERVERS: server name "a" is used twice/,
     );
-    expect(() => loadWorkerConfig({ ...valid, WORKER_MAX_CACHED_WORKFLOWS: '-1' })).toThrow(
-      /WORKER_MAX_CACHED_WORKFLOWS/,
-    );
+    for (const size of ['-1', '0'])
+      expect(() => loadWorkerConfig({ ...valid, WORKER_MAX_CACHED_WORKFLOWS: size })).toThrow(
+        /WORKER_MAX_CACHED_WORKFLOWS/,
+      );
     expect(loadWorkerConfig({ ...valid, WORKER_MAX_CACHED_WORKFLOWS: '500' }).WORKER_MAX_CACHED_WORKFLOWS).toBe(500);
     expect(loadWorkerConfig(valid).WORKER_MAX_CACHED_WORKFLOWS).toBe(DEFAULT_CACHED_RUNS);
     for (const slots of ['0', '-5', '2.5', 'many'])

@@ -68,7 +68,10 @@ export async function escalate(turn: Turn): Promise<Step> {
   // A turn that has told the user already (an approval that timed out, then a lead's escalation) tells them once.
   const toldAlready = !turn.legacy && state.escalate?.user_told?.sent ? state.escalate.user_told : null;
   const teamOwns = state.metadata.conversation.ownership.owner === 'team';
-  const told = toldAlready ?? (teamOwns || shadow ? null : await tellUser(turn, handOver.kind));
+  // A conversation no read of this run could show has a reply mode nobody knows (it is set in Intercom): it may be in
+  // shadow mode, which never writes to the user, so the user is not told; the team's note says it all.
+  const modeUnknown = !turn.legacy && rulesSince(KEPT_PROMISES_RULES) && !state.metadata.reply_mode;
+  const told = toldAlready ?? (teamOwns || shadow || modeUnknown ? null : await tellUser(turn, handOver.kind));
   // Every hand-over says what it leaves open: a partial answer's details list it already, and after a reply went out
   // (an operator's escalation) the turn's questions were answered.
   const listed = handOver.details?.includes(OPEN_FOR_THE_TEAM) ?? false;
