@@ -155,8 +155,13 @@ export async function replayAll(
 ): Promise<Map<string, Error | undefined>> {
   const results = new Map<string, Error | undefined>();
   const dataConverter = createDataConverter([generatePayloadKey('replay')]);
-  const { preloadModules } = workflowBundleOptions();
-  const options = { workflowsPath, bundlerOptions: { preloadModules }, dataConverter };
+  const { preloadModules, workflowInterceptorModules } = workflowBundleOptions();
+  const options = {
+    workflowsPath,
+    bundlerOptions: { preloadModules },
+    interceptors: { workflowModules: workflowInterceptorModules },
+    dataConverter,
+  };
   for await (const result of Worker.runReplayHistories(options, histories)) {
     results.set(result.workflowId, result.error);
   }

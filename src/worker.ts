@@ -40,6 +40,7 @@ async function main(): Promise<void> {
       dataConverter: temporalDataConverter(config, { warn: (warning) => Runtime.instance().logger.warn(warning) }),
       workflowsPath: bundle.workflowsPath,
       bundlerOptions: { preloadModules: bundle.preloadModules },
+      interceptors: { workflowModules: bundle.workflowInterceptorModules },
       ...workerTuning(config),
       plugins: tracing
         ? [

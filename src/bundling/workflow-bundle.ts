@@ -38,9 +38,15 @@ export const SHARED_SOURCES = [
 ];
 
 /** The bundler's options for Melvin's workflows: pass them to `bundleWorkflowCode` or as the worker's `bundlerOptions`. */
-export function workflowBundleOptions(): { workflowsPath: string; preloadModules: string[] } {
+export function workflowBundleOptions(): {
+  workflowsPath: string;
+  workflowInterceptorModules: string[];
+  preloadModules: string[];
+} {
   return {
     workflowsPath: require.resolve('../workflows'),
+    // A worker that builds its own bundle takes these as `interceptors.workflowModules`.
+    workflowInterceptorModules: [require.resolve('../workflows/rules/local-calls-interceptor')],
     preloadModules: [...SHARED_MODULES, ...SHARED_SOURCES.map((name) => path.join(SRC, name))],
   };
 }

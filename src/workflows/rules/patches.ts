@@ -75,6 +75,12 @@ export const INTERCOM_FAULTS_RULES = 'rules-2026-11-29-intercom-faults';
  */
 export const KEPT_PROMISES_RULES = 'rules-2026-11-29-kept-promises';
 
+/**
+ * Then: a local activity is never cancelled. A cancelled scope stops its retries at their next wait, and the attempt
+ * that runs is waited for (src/workflows/rules/local-calls-interceptor.ts says why).
+ */
+export const UNCANCELLED_LOCAL_CALLS_RULES = 'rules-2026-11-29-uncancelled-local-calls';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -84,6 +90,7 @@ export const RULES = [
   GROUNDED_REPLIES_RULES,
   INTERCOM_FAULTS_RULES,
   KEPT_PROMISES_RULES,
+  UNCANCELLED_LOCAL_CALLS_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
