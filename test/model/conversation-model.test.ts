@@ -1,12 +1,12 @@
 // The model-based test of a conversation: fast-check generates sequences of events (the user's messages, a lead's
 // escalations, hand-backs and decisions, a teammate acting in Intercom, faults, a cancel, a worker restarted or killed,
-// the quiet period's end) in a world drawn per case (one worker or two, the ingress's outbox
-// on or off), places each at a node boundary or inside an activity of the turn, drives the real workflow through the
-// real ingress and activities against the sandbox on a Temporal dev server, and checks every rule of the model
-// (./invariants) after each case; at the end every history recorded replays. MODEL_CASES sets how many cases (500 by
-// default), MODEL_SEED the seed (printed with any failure; fixed under CI), MODEL_LANES how many conversations run side
-// by side, MODEL_SHRINK=0 reports a failing case as drawn (shrinking one takes minutes). A failing case's observation,
-// histories included, is written to test-output/model-failures/.
+// the quiet period's end) in a world drawn per case (one worker or two, the ingress's outbox on or off), places each at
+// a node boundary or inside an activity of the turn, drives the real workflow through the real ingress and activities
+// against the sandbox on a Temporal dev server, and checks every rule of the model (./invariants) after each case; at
+// the end every history recorded replays. MODEL_CASES sets how many cases (500 by default), MODEL_SEED the seed
+// (printed with any failure; fixed under CI), MODEL_LANES how many conversations run side by side, MODEL_SHRINK=0
+// reports a failing case as drawn (shrinking one takes minutes). A failing case's observation, histories included, is
+// written to test-output/model-failures/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';

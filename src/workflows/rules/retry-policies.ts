@@ -13,9 +13,9 @@ import { LOCAL_ACTIVITIES_PATCH, LOCAL_AGENT_CALLS_RULES, rulesSince, since } fr
 /**
  * A cancelled activity (a forced escalation or a cancelled run) is waited for until it has stopped, so the escalation
  * and Finalize come after it and a finished run shows no activity still pending. The long ones (model and tool calls)
- * heartbeat every second and stop within about a second; the others are short and bounded by their timeouts. A local
- * activity is not cancelled at all since UNCANCELLED_LOCAL_CALLS_RULES (local-calls-interceptor.ts): its attempt is
- * waited for.
+ * heartbeat every second and stop within about a second; the others are short and bounded by their timeouts. Since
+ * UNCANCELLED_LOCAL_CALLS_RULES only the agent's local calls are cancelled; any other local activity's attempt is waited
+ * for (local-calls-interceptor.ts).
  */
 const waitForCancellation = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
 
