@@ -443,6 +443,32 @@ function trailingUserMessages(messages: { role: string; content: string }[]): st
   return messages.slice(start).map((m) => m.content);
 }
 
+type DraftFact = Extract<Fact, { kind: 'scheduled' | 'local' }>;
+
+/** The drafts of a run: activities in runs from before the agent's calls were local, local activities since. */
+const draftsOf = (run: RunFacts): DraftFact[] =>
+  run.facts.filter(
+    (f): f is DraftFact => (f.kind === 'scheduled' || (f.kind === 'local' && !f.failed)) && f.activity === 'draft',
+  );
+
+/**
+ * The draft a reply or shadow note came from: the last one before it in its run, unless an earlier run wrote its text.
+ * A note that failed for good is owed and posted by a later run, after that run's own draft (a shadow note whose
+ * run could not post it is the next run's first post).
+ */
+function draftOf(o: Observation, post: Post): DraftFact | undefined {
+  const own = draftsOf(post.run)
+    .filter((f) => f.id < post.scheduled.id)
+    .at(-1);
+  const wrote = (f: DraftFact) => {
+    const text = (f.kind === 'local' ? (f.result as { output?: { text?: string } } | null)?.output?.text : null) ?? '';
+    return text !== '' && post.text.includes(text);
+  };
+  if (own && wrote(own)) return own;
+  const earlier = o.runs.slice(0, o.runs.indexOf(post.run)).flatMap(draftsOf).filter(wrote).at(-1);
+  return earlier ?? own;
+}
+
 /** The user's messages each reply answered: those its draft was told were unanswered (by the tags they carry). */
 function answersOf(o: Observation): Map<string, number> {
   const answers = new Map<string, number>();
@@ -451,14 +477,7 @@ function answersOf(o: Observation): Map<string, number> {
       (post.activity === 'sendReply' && !o.handoverTexts.includes(post.text)) ||
       (post.activity === 'addNote' && post.text.startsWith(SHADOW_MARK));
     if (!answering) continue;
-    // The draft is an activity in runs from before the agent's calls were local, a local activity since.
-    const draft = post.run.facts
-      .filter(
-        (f): f is Extract<Fact, { kind: 'scheduled' | 'local' }> =>
-          (f.kind === 'scheduled' || (f.kind === 'local' && !f.failed)) && f.activity === 'draft',
-      )
-      .filter((f) => f.id < post.scheduled.id)
-      .at(-1);
+    const draft = draftOf(o, post);
     const context = (draft?.input as { context?: DraftContextSeen } | undefined)?.context;
     const unanswered = context?.unanswered_messages ?? trailingUserMessages(context?.messages ?? []);
     for (const { partId, tag } of o.userMessages) {

@@ -426,6 +426,64 @@ describe('every message answered or handed over', () => {
   });
 });
 
+describe('a shadow note owed by one run and posted by the next', () => {
+  const userMessages = [
+    { partId: 'u1', tag: 'refa' },
+    { partId: 'u2', tag: 'refb' },
+  ];
+  const localDraft = (id: number, unanswered: string, text: string): Fact => ({
+    kind: 'local',
+    id,
+    activity: 'draft',
+    activityId: String(id),
+    input: { context: { unanswered_messages: [unanswered] } },
+    result: { output: { text } },
+    failed: false,
+  });
+  const shadow = (text: string) => `👁 Shadow mode: Melvin would have replied:\n\n${text}`;
+  const note = (id: number, text: string, partId: string) => [
+    scheduled(id, 'addNote', { text: shadow(text) }),
+    completed(id + 1, id, { part_id: partId }),
+  ];
+  const parts = [
+    user('u1', '(refa) Q'),
+    user('u2', '(refb) Q'),
+    melvin('n1', 'note', shadow('Paid Friday.')),
+    melvin('n2', 'note', shadow('Your contract is in the app.')),
+  ];
+
+  test('answers what the draft that wrote it answered, not the posting run’s draft', () => {
+    // The first run could not post its note (a 401 on every note): the second posts it, then its own.
+    const first = run([localDraft(1, '(refa) Q', 'Paid Friday.')], 'r1');
+    const second = run(
+      [
+        localDraft(1, '(refb) Q', 'Your contract is in the app.'),
+        ...note(5, 'Paid Friday.', 'n1'),
+        ...note(7, 'Your contract is in the app.', 'n2'),
+      ],
+      'r2',
+    );
+    const o = observation({ mode: 'shadow', userMessages, parts, runs: [first, second] });
+    expect(everyMessageAnsweredOrHandedOver(o)).toEqual([]);
+  });
+
+  test('a note no draft wrote counts for the posting run’s last draft, so two of them answer it twice', () => {
+    const only = run(
+      [
+        localDraft(1, '(refb) Q', 'Something else.'),
+        ...note(5, 'Paid Friday.', 'n1'),
+        ...note(7, 'Your contract is in the app.', 'n2'),
+      ],
+      'r1',
+    );
+    const o = observation({ mode: 'shadow', userMessages, parts, runs: [only] });
+    expect(everyMessageAnsweredOrHandedOver(o)).toEqual([
+      'the user\'s message "refa" was neither answered nor named in a note to the team',
+      'the user\'s message "refb" was answered 2 times',
+    ]);
+  });
+});
+
 describe('runs healthy', () => {
   test('a non-deterministic task, a failed run and a conversation that never settled are named; an unhandled command is ordinary', () => {
     const facts: Fact[] = [
