@@ -12,9 +12,11 @@ import { ConversationId } from './webhook';
 
 /**
  * An operator's request waits for the conversation's workflow to accept or refuse it, which takes a worker: past this,
- * the answer is a 503 saying so (the request may still be applied once a worker runs).
+ * the answer is a 503 saying so (the request may still be applied once a worker runs). While a turn's local calls run,
+ * the workflow hears of a request only when its task is extended (every 8 s); on a loaded worker that extension and
+ * the task that follows it can take past 10 s, so the deadline spans two extensions.
  */
-const DEFAULT_OPERATOR_DEADLINE_MS = 10_000;
+const DEFAULT_OPERATOR_DEADLINE_MS = 20_000;
 
 /** A lead's decision on a draft waiting for approval, as the operator API takes it. */
 const DecisionRequest = z.discriminatedUnion('decision', [
@@ -42,7 +44,7 @@ export interface OperatorOptions {
   turn: TurnOptions;
   /** Bearer token of the operator API; without one the API answers 503. */
   adminApiToken?: string;
-  /** How long an operator's request waits for the workflow's answer before a 503 (default 10 s). */
+  /** How long an operator's request waits for the workflow's answer before a 503 (default 20 s). */
   operatorDeadlineMs?: number;
 }
 
