@@ -48,7 +48,7 @@ const SETTLE_TIMEOUT_MS = 45_000;
 const LATE_BY_MS = 1_100;
 /** How often the driver asks Temporal whether a conversation has settled: each asking costs a query of the workflow. */
 const POLL_MS = 100;
-/** Past the operator API's 10 s deadline and the SDK's sticky queue timeout (10 s) after the worker went away. */
+/** Past the SDK's sticky queue timeout (10 s) after the worker went away, and then some: a request may wait that out. */
 const WORKER_DISRUPTION_MS = 25_000;
 /**
  * After a kill, what the dead worker had started is retried only once Temporal times it out: a minute for a reply with
