@@ -34,6 +34,20 @@ const completed = (id: number, scheduledId: number, result: unknown): Fact => ({
 });
 const draft = (id: number, unanswered: string[]) =>
   scheduled(id, 'draft', { context: { unanswered_messages: unanswered } });
+/** The draft run as a local activity: what its input held unanswered, the text it wrote, whether it failed. */
+const localDraft = (
+  id: number,
+  unanswered: string[],
+  { text, failed = false }: { text?: string; failed?: boolean } = {},
+): Fact => ({
+  kind: 'local',
+  id,
+  activity: 'draft',
+  activityId: String(id),
+  input: { context: { unanswered_messages: unanswered } },
+  result: text === undefined ? null : { output: { text } },
+  failed,
+});
 
 function observation(over: Partial<Observation>): Observation {
   return {
@@ -407,19 +421,14 @@ describe('every message answered or handed over', () => {
       { partId: 'u2', tag: 'refb' },
     ];
     const parts = [user('u1', '(refa) Q'), user('u2', '(refb) Q'), melvin('r1', 'comment', 'Paid Friday.')];
-    const localDraft = (id: number, unanswered: string[], failed = false): Fact => ({
-      kind: 'local',
-      id,
-      activity: 'draft',
-      activityId: String(id),
-      input: { context: { unanswered_messages: unanswered } },
-      result: null,
-      failed,
-    });
     const reply = [scheduled(5, 'sendReply', { text: 'Paid Friday.' }), completed(6, 5, { part_id: 'r1' })];
     const draftedAgain = run([localDraft(1, ['(refa) Q']), localDraft(2, ['(refa) Q', '(refb) Q']), ...reply]);
     expect(everyMessageAnsweredOrHandedOver(observation({ userMessages, parts, runs: [draftedAgain] }))).toEqual([]);
-    const lastFailed = run([localDraft(1, ['(refa) Q']), localDraft(2, ['(refa) Q', '(refb) Q'], true), ...reply]);
+    const lastFailed = run([
+      localDraft(1, ['(refa) Q']),
+      localDraft(2, ['(refa) Q', '(refb) Q'], { failed: true }),
+      ...reply,
+    ]);
     expect(everyMessageAnsweredOrHandedOver(observation({ userMessages, parts, runs: [lastFailed] }))).toEqual([
       'the user\'s message "refb" was neither answered nor named in a note to the team',
     ]);
@@ -431,15 +440,6 @@ describe('a shadow note owed by one run and posted by the next', () => {
     { partId: 'u1', tag: 'refa' },
     { partId: 'u2', tag: 'refb' },
   ];
-  const localDraft = (id: number, unanswered: string, text: string): Fact => ({
-    kind: 'local',
-    id,
-    activity: 'draft',
-    activityId: String(id),
-    input: { context: { unanswered_messages: [unanswered] } },
-    result: { output: { text } },
-    failed: false,
-  });
   const shadow = (text: string) => `👁 Shadow mode: Melvin would have replied:\n\n${text}`;
   const note = (id: number, text: string, partId: string) => [
     scheduled(id, 'addNote', { text: shadow(text) }),
@@ -454,10 +454,10 @@ describe('a shadow note owed by one run and posted by the next', () => {
 
   test('answers what the draft that wrote it answered, not the posting run’s draft', () => {
     // The first run could not post its note (a 401 on every note): the second posts it, then its own.
-    const first = run([localDraft(1, '(refa) Q', 'Paid Friday.')], 'r1');
+    const first = run([localDraft(1, ['(refa) Q'], { text: 'Paid Friday.' })], 'r1');
     const second = run(
       [
-        localDraft(1, '(refb) Q', 'Your contract is in the app.'),
+        localDraft(1, ['(refb) Q'], { text: 'Your contract is in the app.' }),
         ...note(5, 'Paid Friday.', 'n1'),
         ...note(7, 'Your contract is in the app.', 'n2'),
       ],
@@ -470,7 +470,7 @@ describe('a shadow note owed by one run and posted by the next', () => {
   test('a note no draft wrote counts for the posting run’s last draft, so two of them answer it twice', () => {
     const only = run(
       [
-        localDraft(1, '(refb) Q', 'Something else.'),
+        localDraft(1, ['(refb) Q'], { text: 'Something else.' }),
         ...note(5, 'Paid Friday.', 'n1'),
         ...note(7, 'Your contract is in the app.', 'n2'),
       ],
