@@ -9,7 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ESCALATION_MARK, HANDED_BACK_MARK, WITHHELD_MARK } from '../../src/contract/notes';
 import { quietRuntime } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
-import type { ModelCase, Placement, Step } from './events';
+import type { FaultStatus, FaultTarget, ModelCase, Placement, Step } from './events';
 import type { ActivityName } from './gates';
 import { conversationSummary, violations, type Observation } from './invariants';
 import { Lane } from './world';
@@ -46,6 +46,14 @@ const inside = (activity: ActivityName, phase: 'start' | 'end' = 'start', nth = 
   nth,
 });
 const step = (event: Step['event'], at: Placement = settled): Step => ({ event, at });
+/** Every call to `on` refused with `status` until the case ends: Intercom's credentials revoked, or a rate limit. */
+const refusedForGood = (on: FaultTarget, status: FaultStatus): Step['event'] => ({
+  kind: 'fault',
+  on,
+  afterAccept: false,
+  status,
+  persistent: true,
+});
 
 const melvinNotes = (o: Observation) => o.parts.filter((p) => p.author === 'melvin' && p.type === 'note');
 const replies = (o: Observation) =>
@@ -478,7 +486,7 @@ const REGRESSIONS: Record<string, Regression> = {
       mode: 'auto',
       first: 'person',
       steps: [
-        step({ kind: 'fault', on: 'note', afterAccept: false, status: 401, persistent: true }, now),
+        step(refusedForGood('note', 401), now),
         step({ kind: 'quietPeriodEnds' }),
         step({ kind: 'heal' }, now),
         step({ kind: 'user', message: 'payment' }),
@@ -491,7 +499,7 @@ const REGRESSIONS: Record<string, Regression> = {
       mode: 'auto',
       first: 'person',
       steps: [
-        step({ kind: 'fault', on: 'note', afterAccept: false, status: 401, persistent: true }),
+        step(refusedForGood('note', 401)),
         step({ kind: 'handBack' }),
         step({ kind: 'quietPeriodEnds' }),
         step({ kind: 'heal' }, now),
@@ -505,7 +513,7 @@ const REGRESSIONS: Record<string, Regression> = {
     c: {
       mode: 'auto',
       first: 'payment',
-      steps: [step({ kind: 'fault', on: 'update', afterAccept: false, status: 401, persistent: true }, now)],
+      steps: [step(refusedForGood('update', 401), now)],
     },
   },
   'a snooze refused for a while is written once Intercom takes it': {
@@ -513,7 +521,7 @@ const REGRESSIONS: Record<string, Regression> = {
       mode: 'auto',
       quietPeriodSeconds: 0,
       first: 'person',
-      steps: [step({ kind: 'fault', on: 'snooze', afterAccept: false, status: 401, persistent: true }, now)],
+      steps: [step(refusedForGood('snooze', 401), now)],
     },
   },
   // Issue #41, defect 4: a hand-back of a conversation whose workflow had ended.
@@ -687,34 +695,28 @@ const REGRESSIONS: Record<string, Regression> = {
       mode: 'auto',
       first: 'long',
       world: { outbox: true },
-      steps: [step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 401, persistent: true }, now)],
+      steps: [step(refusedForGood('fetch', 401), now)],
     },
   },
   'every read rate-limited from the first: the hand-over note names the first message': {
     c: {
       mode: 'approve',
       first: 'payment',
-      steps: [step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 429, persistent: true }, now)],
+      steps: [step(refusedForGood('fetch', 429), now)],
     },
   },
   'every read refused after a turn: the next message, a file, is named in the hand-over note': {
     c: {
       mode: 'auto',
       first: 'greeting',
-      steps: [
-        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 401, persistent: true }),
-        step({ kind: 'user', message: 'files' }, now),
-      ],
+      steps: [step(refusedForGood('fetch', 401)), step({ kind: 'user', message: 'files' }, now)],
     },
   },
   'every read refused while the team owns the conversation: the team’s note names the new message': {
     c: {
       mode: 'auto',
       first: 'person',
-      steps: [
-        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 401, persistent: true }),
-        step({ kind: 'user', message: 'application' }),
-      ],
+      steps: [step(refusedForGood('fetch', 401)), step({ kind: 'user', message: 'application' })],
     },
   },
   // Found by the model: a lead's escalation while Intercom rate-limited every read waited for the read's retries, each
@@ -729,7 +731,7 @@ const REGRESSIONS: Record<string, Regression> = {
       steps: [
         step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 500 }, now),
         step({ kind: 'fault', on: 'model', afterAccept: false, status: 500 }, now),
-        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 429, persistent: true }, now),
+        step(refusedForGood('fetch', 429), now),
         step({ kind: 'escalate' }, inside('loadPrompts')),
       ],
     },
@@ -739,10 +741,7 @@ const REGRESSIONS: Record<string, Regression> = {
       mode: 'auto',
       quietPeriodSeconds: 0,
       first: 'person',
-      steps: [
-        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 429, persistent: true }),
-        step({ kind: 'handBack' }),
-      ],
+      steps: [step(refusedForGood('fetch', 429)), step({ kind: 'handBack' })],
     },
   },
   // Found by the model (CI seed, production world): a conversation in shadow mode handed back, then a message, and
@@ -757,10 +756,7 @@ const REGRESSIONS: Record<string, Regression> = {
       world: { outbox: true },
       steps: [
         step({ kind: 'assign', to: 'teammate', late: true }, inside('addNote')),
-        step(
-          { kind: 'fault', on: 'fetch', afterAccept: false, status: 401, persistent: true },
-          inside('sendReply', 'start', 2),
-        ),
+        step(refusedForGood('fetch', 401), inside('sendReply', 'start', 2)),
         step({ kind: 'handBack' }, now),
         step({ kind: 'user', message: 'person', late: false }, inside('listTools', 'end')),
       ],
@@ -771,10 +767,7 @@ const REGRESSIONS: Record<string, Regression> = {
       mode: 'shadow',
       quietPeriodSeconds: 0,
       first: 'payment',
-      steps: [
-        step({ kind: 'fault', on: 'fetch', afterAccept: false, status: 429, persistent: true }),
-        step({ kind: 'user', message: 'application' }, now),
-      ],
+      steps: [step(refusedForGood('fetch', 429)), step({ kind: 'user', message: 'application' }, now)],
     },
   },
 };
