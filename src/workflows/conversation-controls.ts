@@ -120,12 +120,16 @@ export class ConversationControls {
     });
   }
 
+  /** Whether the run has no read of the conversation: it fetched none, and its input brought none. */
+  private neverRead(): boolean {
+    return this.state.metadata.conversation_fetches === 0 && !this.turn.input.conversation;
+  }
+
   /** Where the run is, for the rules that refuse an operator's request: before its first read, or handing over. */
   private moment(): RunMoment {
     const { state, turn } = this;
     return {
-      beforeFirstFetch:
-        state.metadata.phase === 'turn' && state.metadata.conversation_fetches === 0 && !turn.input.conversation,
+      beforeFirstFetch: state.metadata.phase === 'turn' && this.neverRead(),
       handingOver:
         this.escalatingAfterTurn ?? (state.metadata.phase === 'turn' ? (turn.escalation?.reason ?? null) : null),
     };
@@ -177,10 +181,9 @@ export class ConversationControls {
   ): Promise<void> {
     if (!this.ownerIsKnown) await condition(() => this.ownerIsKnown, OWNER_WAIT_MS);
     const moment = { ...this.moment(), beforeFirstFetch: false };
-    const neverRead = this.state.metadata.conversation_fetches === 0 && !this.turn.input.conversation;
     const refusal =
       rule(this.state, moment) ??
-      (neverRead
+      (this.neverRead()
         ? 'Melvin could not read the conversation in Intercom (it keeps trying), so it cannot tell who owns it: ' +
           'nothing was done; ask again in a minute'
         : null);
