@@ -2,7 +2,21 @@
 // activity other than the agent's own calls: the attempt that runs is waited for, and the cancellation stops the call
 // at its next retry wait.
 import { CancellationScope, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
+import type { EmbeddingActivities } from '../../activities/embeddings';
+import type { LlmActivities } from '../../activities/llm';
+import type { McpActivities } from '../../activities/mcp';
+import type { ResolvedIndexActivities } from '../../activities/resolved-index';
 import { UNCANCELLED_LOCAL_CALLS_RULES, rulesSince } from './patches';
+
+/**
+ * The agent's calls by the activities' own names: every model and embeddings call, a tool's call and Draft's retrieval.
+ * A call renamed, or one added to the model's or the embeddings' activities, fails to compile until it is listed below.
+ */
+type AgentCall =
+  | keyof LlmActivities
+  | keyof EmbeddingActivities
+  | Extract<keyof McpActivities, 'callTool'>
+  | Extract<keyof ResolvedIndexActivities, 'retrieveTeamExamples'>;
 
 /**
  * The agent's calls, which a cancellation stops at once: their time is the model's, the embeddings endpoint's or a tool
@@ -11,15 +25,17 @@ import { UNCANCELLED_LOCAL_CALLS_RULES, rulesSince } from './patches';
  * or when the task is extended, so seconds into the call: the race below then needs the call to end within the
  * milliseconds the worker takes over that task.
  */
-const STOPPED_BY_CANCELLATION = new Set([
-  'plan',
-  'coverage',
-  'draft',
-  'resolve',
-  'callTool',
-  'embedTexts',
-  'retrieveTeamExamples',
-]);
+const STOPPED_BY_CANCELLATION = new Set(
+  Object.keys({
+    plan: true,
+    coverage: true,
+    draft: true,
+    resolve: true,
+    callTool: true,
+    embedTexts: true,
+    retrieveTeamExamples: true,
+  } satisfies Record<AgentCall, true>),
+);
 
 /**
  * sdk-core takes a local activity's result as soon as the worker has it, even while the workflow is still working on
