@@ -552,7 +552,9 @@ class ConversationDriver {
     words = String(body.reason),
   ): Promise<void> {
     const partsBefore = this.partCount();
-    const disruptedAt = this.workerDown ? Date.now() : this.lane.workerChangedAt;
+    // With no worker the request waits out the API's whole deadline: disrupted, however long that takes.
+    const downWhenSent = this.workerDown;
+    const disruptedAt = this.lane.workerChangedAt;
     // A connection of its own per request, as a lead's one-off client opens: a kept-alive one could be a connection the
     // ingress closed when it restarted.
     const response = await postOnce(`${this.world.ingressUrl}/conversations/${this.id}/${route}`, {
@@ -561,6 +563,7 @@ class ConversationDriver {
     });
     const { killedAt } = this.lane;
     const workerDisrupted =
+      downWhenSent ||
       (disruptedAt !== null && Date.now() - disruptedAt < WORKER_DISRUPTION_MS) ||
       (killedAt !== null && Date.now() - killedAt < AFTER_KILL_MS);
     this.calls.push({ action, words, status: response.status, partsBefore, workerDisrupted });
