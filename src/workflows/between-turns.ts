@@ -14,8 +14,8 @@ import { WROTE_AGAIN_MARK } from '../contract/notes';
 import type { OwedWrite, ReceivedUserMessage } from '../contract/state';
 import type { Turn } from './nodes/turn';
 import { closeTurn, markHandled, unansweredDeliveries, type TurnCoverage } from './rules/conversation-record';
-import { GIVE_UP_OWED_AFTER_MS, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
-import { KEPT_PROMISES_RULES, rulesSince } from './rules/patches';
+import { GIVE_UP_OWED_AFTER_MS, noteOwedWith, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
+import { KEPT_PROMISES_RULES, WROTE_AGAIN_UNTIL_POSTED_RULES, rulesSince } from './rules/patches';
 import type { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
 import {
@@ -253,12 +253,15 @@ function failureType(err: unknown): string | undefined {
  * Messages while the team owns the conversation: handed over unanswered, and the team told once. Since
  * KEPT_PROMISES_RULES the note names them: the deliveries, and every message of the last read of the conversation that
  * no turn answered or handed over yet (one whose webhook is still to come, written before the team took it over).
+ * Since WROTE_AGAIN_UNTIL_POSTED_RULES "once" counts from when that note reaches Intercom: while it is owed, what comes
+ * is named in a note of its own behind it, or the team would find a message above its notes that none of them names.
  */
 async function leaveToTeam(conversation: ConversationControls, deliveries: ReceivedUserMessage[]): Promise<void> {
   const { record } = conversation;
   conversation.consumedDeliveries = conversation.state.metadata.user_messages.length;
   const delivered = deliveries.flatMap((d) => d.part_id ?? []);
-  if (!record.ownership.team_told_of_new_messages) {
+  const toldNoteOwed = rulesSince(WROTE_AGAIN_UNTIL_POSTED_RULES) && noteOwedWith(record, WROTE_AGAIN_MARK);
+  if (!record.ownership.team_told_of_new_messages || toldNoteOwed) {
     record.ownership.team_told_of_new_messages = true;
     const naming = rulesSince(KEPT_PROMISES_RULES);
     // The turn's own read quotes what a later read could not (Intercom refused it).

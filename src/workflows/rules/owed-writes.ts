@@ -18,6 +18,11 @@ export function writesOwed(record: ConversationRecord): boolean {
   return (record.owed_writes?.length ?? 0) > 0;
 }
 
+/** Whether a note that begins with `mark` is owed: written, and not yet in Intercom. */
+export function noteOwedWith(record: ConversationRecord, mark: string): boolean {
+  return record.owed_writes?.some((w) => w.kind === 'note' && w.text.startsWith(mark)) ?? false;
+}
+
 /** Whether a note is owed: a later note waits behind it, so the notes reach Intercom in the order they were written. */
 export function noteOwed(record: ConversationRecord): boolean {
   return record.owed_writes?.some((w) => w.kind === 'note') ?? false;

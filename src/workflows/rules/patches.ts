@@ -82,6 +82,12 @@ export const KEPT_PROMISES_RULES = 'rules-2026-11-29-kept-promises';
  */
 export const UNCANCELLED_LOCAL_CALLS_RULES = 'rules-2026-11-29-uncancelled-local-calls';
 
+/**
+ * Then: while the team's `💬` note is owed (Intercom refused it), a message that comes after it was written is named in
+ * a note of its own, queued behind it; the team is told once only of what came after that note went out.
+ */
+export const WROTE_AGAIN_UNTIL_POSTED_RULES = 'rules-2026-11-30-wrote-again-until-posted';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -92,6 +98,7 @@ export const RULES = [
   INTERCOM_FAULTS_RULES,
   KEPT_PROMISES_RULES,
   UNCANCELLED_LOCAL_CALLS_RULES,
+  WROTE_AGAIN_UNTIL_POSTED_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
