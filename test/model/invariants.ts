@@ -12,6 +12,7 @@ import {
   WITHHELD_MARK,
   WROTE_AGAIN_MARK,
 } from '../../src/contract/notes';
+import { STOPPED_BY_CANCELLATION } from '../../src/workflows/rules/local-calls-interceptor';
 import type { Fact, RunFacts } from './history';
 
 export type ReplyMode = 'auto' | 'approve' | 'shadow';
@@ -551,12 +552,49 @@ export function everyMessageAnsweredOrHandedOver(o: Observation): string[] {
   return problems;
 }
 
-/** Every run settled, none failed, and no workflow task failed but in the ordinary ways. */
+/**
+ * sdk-core's race on a cancelled agent call (temporalio/sdk-core#705, docs/decisions.md "A read or a write of a value
+ * is never cancelled"): a cancellation (a cancel request, a signal, an update) reached the workflow, which cancelled a
+ * model, tool, embeddings or retrieval call that Core had already seen end; the task failed as non-deterministic, and
+ * the next task recorded that call's result and went on. A deliberate exception (docs/testing.md), counted by
+ * `sdkRacesMet`; a race that kept failing the task would leave the conversation unsettled.
+ */
+export function isSdkRaceOnAgentCall(run: RunFacts, failure: Extract<Fact, { kind: 'taskFailed' }>): boolean {
+  if (
+    failure.cause !== 'WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR' ||
+    !failure.message.includes('Invalid transition in state machine')
+  )
+    return false;
+  const before = run.facts.filter((f) => f.id < failure.id);
+  const lastMarker = Math.max(0, ...before.filter((f) => f.kind === 'local').map((f) => f.id));
+  const cancelling = before.some(
+    (f) => f.id > lastMarker && (f.kind === 'cancelRequested' || f.kind === 'signal' || f.kind === 'update'),
+  );
+  const next = run.facts.find((f) => f.id > failure.id && ['local', 'scheduled', 'taskFailed'].includes(f.kind));
+  return cancelling && next?.kind === 'local' && STOPPED_BY_CANCELLATION.has(next.activity);
+}
+
+/** How many workflow tasks of the conversation met sdk-core's race on an agent call (`isSdkRaceOnAgentCall`). */
+export function sdkRacesMet(o: Observation): number {
+  return o.runs.reduce(
+    (count, run) => count + run.facts.filter((f) => f.kind === 'taskFailed' && isSdkRaceOnAgentCall(run, f)).length,
+    0,
+  );
+}
+
+/**
+ * Every run settled, none failed, and no workflow task failed but in the ordinary ways (and sdk-core's race on an
+ * agent call, retried at once).
+ */
 export function runsHealthy(o: Observation): string[] {
   const problems: string[] = o.unsettled ? [`the conversation never settled: ${o.unsettled}`] : [];
   for (const run of o.runs) {
     for (const fact of run.facts) {
-      if (fact.kind === 'taskFailed' && !BENIGN_TASK_FAILURES.includes(fact.cause)) {
+      if (
+        fact.kind === 'taskFailed' &&
+        !BENIGN_TASK_FAILURES.includes(fact.cause) &&
+        !isSdkRaceOnAgentCall(run, fact)
+      ) {
         problems.push(`a workflow task of run ${run.runId} failed (${fact.cause}): ${fact.message.slice(0, 200)}`);
       }
       if (fact.kind === 'closed' && ['failed', 'terminated', 'timedOut'].includes(fact.how)) {

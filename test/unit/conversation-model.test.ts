@@ -8,6 +8,7 @@ import {
   ownerByCourse,
   postedOnce,
   runsHealthy,
+  sdkRacesMet,
   statusMatchesLastOutcome,
   type Observation,
   type ObservedPart,
@@ -496,5 +497,66 @@ describe('runs healthy', () => {
       'a workflow task of run r1 failed (WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR): TMPRL1100',
       'run r1 ended failed',
     ]);
+  });
+
+  describe('sdk-core’s race on a cancelled agent call, retried at once, is counted, not named', () => {
+    const RACE = 'WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR';
+    const INVALID = '[TMPRL1100] Nondeterminism error: Invalid transition in state machine';
+    const marker = (id: number, activity: string): Fact => ({
+      kind: 'local',
+      id,
+      activity,
+      activityId: String(id),
+      input: null,
+      result: null,
+      failed: false,
+    });
+    const cancel: Fact = { kind: 'cancelRequested', id: 6, time };
+    const failure = (message = INVALID): Fact => ({ kind: 'taskFailed', id: 8, cause: RACE, message });
+    const judged = (facts: Fact[]) => {
+      const o = observation({ runs: [run(facts)] });
+      return { problems: runsHealthy(o), races: sdkRacesMet(o) };
+    };
+
+    test.each([
+      ['a cancel, then Draft’s result', [marker(5, 'coverage'), cancel, failure(), marker(10, 'draft')]],
+      [
+        'a lead’s signal, then a tool’s result',
+        [
+          marker(5, 'plan'),
+          { kind: 'signal', id: 6, time, name: 'forceEscalation', args: null },
+          failure(),
+          marker(10, 'callTool'),
+        ],
+      ],
+      ['a cancel at the run’s first task, then Plan’s result', [cancel, failure(), marker(10, 'plan')]],
+    ] as [string, Fact[]][])('%s', (_name, facts) => {
+      expect(judged(facts)).toEqual({ problems: [], races: 1 });
+    });
+
+    test.each([
+      [
+        'the call after it is a read, which is never cancelled',
+        [marker(5, 'plan'), cancel, failure(), marker(10, 'fetchConversation')],
+      ],
+      [
+        'another nondeterminism',
+        [
+          marker(5, 'plan'),
+          cancel,
+          failure('[TMPRL1100] Nondeterminism error: Activity type mismatch'),
+          marker(10, 'draft'),
+        ],
+      ],
+      ['nothing came that could cancel', [marker(5, 'plan'), failure(), marker(10, 'draft')]],
+      ['the cancel came before the last call recorded', [cancel, marker(7, 'plan'), failure(), marker(10, 'draft')]],
+      [
+        'the next task scheduled an activity first',
+        [marker(5, 'plan'), cancel, failure(), scheduled(9, 'addNote', {}), marker(10, 'draft')],
+      ],
+    ] as [string, Fact[]][])('still named when %s', (_name, facts) => {
+      expect(judged(facts).problems).toHaveLength(1);
+      expect(judged(facts).races).toBe(0);
+    });
   });
 });

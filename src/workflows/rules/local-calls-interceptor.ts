@@ -25,7 +25,7 @@ type AgentCall =
  * or when the task is extended, so seconds into the call: the race below then needs the call to end within the
  * milliseconds the worker takes over that task.
  */
-const STOPPED_BY_CANCELLATION = new Set(
+export const STOPPED_BY_CANCELLATION: ReadonlySet<string> = new Set(
   Object.keys({
     plan: true,
     coverage: true,
