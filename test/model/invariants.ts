@@ -559,7 +559,7 @@ export function everyMessageAnsweredOrHandedOver(o: Observation): string[] {
  * the next task recorded that call's result and went on. A deliberate exception (docs/testing.md), counted by
  * `sdkRacesMet`; a race that kept failing the task would leave the conversation unsettled.
  */
-export function isSdkRaceOnAgentCall(run: RunFacts, failure: Extract<Fact, { kind: 'taskFailed' }>): boolean {
+function isSdkRaceOnAgentCall(run: RunFacts, failure: Extract<Fact, { kind: 'taskFailed' }>): boolean {
   if (
     failure.cause !== 'WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR' ||
     !failure.message.includes('Invalid transition in state machine')
