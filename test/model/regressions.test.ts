@@ -495,10 +495,11 @@ const REGRESSIONS: Record<string, Regression> = {
     },
     expect: (o) => expect(melvinNotes(o).some((n) => n.text.startsWith(ESCALATION_MARK))).toBe(true),
   },
-  // Found by the model (5,000 cases, seed 2026113001): in approval mode with every note refused, the draft's wait
-  // ended in a hand-over whose 🚨 note was owed; a message then got the team's 💬 note, owed behind it, and a file sent
-  // after was marked handled without a note, since the team had been "told once". Both notes reached Intercom after the
-  // file, so nothing there named it. Until the 💬 note has gone out, each message after it gets a note of its own.
+  // Found by the model (a 5,000-case run, seed 2026113001, stopped early): approval mode, every note refused. The
+  // draft's wait ended in a hand-over whose 🚨 note was owed; a message then got the team's 💬 note, owed behind it, and
+  // a file sent after was marked handled without a note, since the team had been "told once". Both notes reached
+  // Intercom after the file, so nothing there named it. Until the 💬 note has gone out, each message after it gets a
+  // note of its own.
   'approval mode, every note refused: a file sent after the team’s 💬 note was written is named too': {
     c: {
       mode: 'approve',
