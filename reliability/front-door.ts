@@ -77,6 +77,7 @@ function frontDoorChecks(name: string, sent: Sent[], outcomes: Outcome[]) {
     .map((s) => byId.get(s.conversation.id)!)
     .filter((o) => !o.correct)
     .map((o) => `${o.id}: ${o.status}, ${o.replies} replies, ${o.escalationNotes} notes`);
+  const neverClosed = acknowledged.filter((s) => !byId.get(s.conversation.id)?.closed).map((s) => s.conversation.id);
   const duplicates = outcomes.reduce(
     (n, o) => n + Math.max(0, o.replies - 1) + Math.max(0, o.escalationNotes - 1, o.repeatedNotes),
     0,
@@ -107,7 +108,7 @@ function frontDoorChecks(name: string, sent: Sent[], outcomes: Outcome[]) {
       check(
         `${name}: every acknowledged delivery reached its workflow and ended right`,
         reached.length === acknowledged.length && wrong.length === 0,
-        wrong.slice(0, 3).join('; '),
+        [...neverClosed.map((id) => `${id}: no closed run`), ...wrong].slice(0, 3).join('; '),
       ),
       check(`${name}: nothing was posted twice`, duplicates === 0),
       check(
