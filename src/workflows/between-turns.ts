@@ -14,7 +14,7 @@ import { WROTE_AGAIN_MARK } from '../contract/notes';
 import type { OwedWrite, ReceivedUserMessage } from '../contract/state';
 import type { Turn } from './nodes/turn';
 import { closeTurn, markHandled, unansweredDeliveries, type TurnCoverage } from './rules/conversation-record';
-import { GIVE_UP_OWED_AFTER_MS, noteOwedWith, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
+import { GIVE_UP_OWED_AFTER_MS, noteOwed, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
 import { KEPT_PROMISES_RULES, WROTE_AGAIN_UNTIL_POSTED_RULES, rulesSince } from './rules/patches';
 import type { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
@@ -260,7 +260,7 @@ async function leaveToTeam(conversation: ConversationControls, deliveries: Recei
   const { record } = conversation;
   conversation.consumedDeliveries = conversation.state.metadata.user_messages.length;
   const delivered = deliveries.flatMap((d) => d.part_id ?? []);
-  const toldNoteOwed = rulesSince(WROTE_AGAIN_UNTIL_POSTED_RULES) && noteOwedWith(record, WROTE_AGAIN_MARK);
+  const toldNoteOwed = rulesSince(WROTE_AGAIN_UNTIL_POSTED_RULES) && noteOwed(record, WROTE_AGAIN_MARK);
   if (!record.ownership.team_told_of_new_messages || toldNoteOwed) {
     record.ownership.team_told_of_new_messages = true;
     const naming = rulesSince(KEPT_PROMISES_RULES);

@@ -18,14 +18,12 @@ export function writesOwed(record: ConversationRecord): boolean {
   return (record.owed_writes?.length ?? 0) > 0;
 }
 
-/** Whether a note that begins with `mark` is owed: written, and not yet in Intercom. */
-export function noteOwedWith(record: ConversationRecord, mark: string): boolean {
+/**
+ * Whether a note (one that begins with `mark`, when given) is owed: written, and not yet in Intercom. A later note waits
+ * behind any owed one, so the notes reach Intercom in the order they were written.
+ */
+export function noteOwed(record: ConversationRecord, mark = ''): boolean {
   return record.owed_writes?.some((w) => w.kind === 'note' && w.text.startsWith(mark)) ?? false;
-}
-
-/** Whether a note is owed: a later note waits behind it, so the notes reach Intercom in the order they were written. */
-export function noteOwed(record: ConversationRecord): boolean {
-  return record.owed_writes?.some((w) => w.kind === 'note') ?? false;
 }
 
 export function oweNote(
