@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { TurnOptions } from '../src/operations/conversations';
 import { createIngressApp } from '../src/ingress/app';
 import type { ConversationOutcome } from '../src/contract/state';
@@ -33,6 +33,8 @@ export interface Outcome {
   id: string;
   kind: ConversationKind;
   closed: boolean;
+  /** The latest run skipped a message an earlier run of the conversation had answered: a delivery forwarded again. */
+  answeredBefore: boolean;
   status: string | null;
   replies: number;
   escalationNotes: number;
@@ -364,11 +366,15 @@ export class Harness {
   async outcomes(conversations = this.conversations): Promise<Outcome[]> {
     return Promise.all(
       conversations.map(async (c) => {
-        const handle = this.client.workflow.getHandle(workflowIdFor(c.id));
+        const workflowId = workflowIdFor(c.id);
+        const handle = this.client.workflow.getHandle(workflowId);
         const description = await handle.describe().catch(() => undefined);
-        const closed = description !== undefined && description.status.name === 'COMPLETED';
-        // The result is compact: its last turn says whether Finalize ran (a skipped turn never finalizes).
-        const result = closed ? ((await handle.result()) as ConversationOutcome) : undefined;
+        const completed = description !== undefined && description.status.name === 'COMPLETED';
+        // A delivery forwarded again after its run ended (the outbox's at-least-once, or a start whose answer was lost
+        // while Temporal went down) starts a run that finds the message answered and skips: the turn that answered is
+        // in an earlier run of the same workflow id.
+        const latestFinalized = completed && (await this.finalizedRun(handle));
+        const answeredBefore = completed && !latestFinalized && (await this.earlierRunFinalized(workflowId));
         const replies = this.sandbox.intercom.replies(c.id).length;
         const notes = this.sandbox.intercom.notes(c.id);
         const escalations = notes.filter((n) => n.startsWith('🚨'));
@@ -381,7 +387,8 @@ export class Harness {
         return {
           id: c.id,
           kind: c.kind,
-          closed: closed && !!result?.last_turn && result.last_turn.melvin_status !== 'skipped',
+          closed: latestFinalized || answeredBefore,
+          answeredBefore,
           status,
           replies,
           escalationNotes,
@@ -393,6 +400,21 @@ export class Harness {
         };
       }),
     );
+  }
+
+  /** Whether the run finalized a turn: its compact result's last turn says so (a skipped turn never finalizes). */
+  private async finalizedRun(handle: WorkflowHandle): Promise<boolean> {
+    const result = (await handle.result()) as ConversationOutcome;
+    return !!result.last_turn && result.last_turn.melvin_status !== 'skipped';
+  }
+
+  /** Whether any completed run of the workflow id, not only the latest, finalized a turn. */
+  private async earlierRunFinalized(workflowId: string): Promise<boolean> {
+    for await (const run of this.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+      if (run.status.name !== 'COMPLETED') continue;
+      if (await this.finalizedRun(this.client.workflow.getHandle(workflowId, run.runId))) return true;
+    }
+    return false;
   }
 
   /**

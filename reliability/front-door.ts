@@ -95,6 +95,10 @@ function frontDoorChecks(name: string, sent: Sent[], outcomes: Outcome[]) {
       ],
       [`${name}: duplicate replies or notes`, duplicates],
       [
+        `${name}: deliveries forwarded again after their run ended (a new run found them answered)`,
+        outcomes.filter((o) => o.answeredBefore).length,
+      ],
+      [
         `${name}: ack p50 / p99 / max`,
         `${ms(percentile(acks, 50))} / ${ms(percentile(acks, 99))} / ${ms(Math.max(...acks))}`,
       ],
