@@ -554,7 +554,8 @@ export function everyMessageAnsweredOrHandedOver(o: Observation): string[] {
 
 /**
  * sdk-core's race on a cancelled agent call (temporalio/sdk-core#705, docs/decisions.md "A read or a write of a value
- * is never cancelled"): a cancellation (a cancel request, a signal, an update) reached the workflow, which cancelled a
+ * is never cancelled"): a cancellation (a cancel request, a signal, an update, which the history shows only once a
+ * later task accepted it) reached the workflow, which cancelled a
  * model, tool, embeddings or retrieval call that Core had already seen end; the task failed as non-deterministic, and
  * the next task recorded that call's result and went on. A deliberate exception (docs/testing.md), counted by
  * `sdkRacesMet`; a race that kept failing the task would leave the conversation unsettled.
@@ -571,7 +572,9 @@ function isSdkRaceOnAgentCall(run: RunFacts, failure: Extract<Fact, { kind: 'tas
     (f) => f.id > lastMarker && (f.kind === 'cancelRequested' || f.kind === 'signal' || f.kind === 'update'),
   );
   const next = run.facts.find((f) => f.id > failure.id && ['local', 'scheduled', 'taskFailed'].includes(f.kind));
-  return cancelling && next?.kind === 'local' && STOPPED_BY_CANCELLATION.has(next.activity);
+  // An update is recorded only by a task that completes: one the failed task met is accepted by the task after it.
+  const updateRetried = run.facts.some((f) => f.kind === 'update' && f.id > failure.id && (!next || f.id < next.id));
+  return (cancelling || updateRetried) && next?.kind === 'local' && STOPPED_BY_CANCELLATION.has(next.activity);
 }
 
 /** How many workflow tasks of the conversation met sdk-core's race on an agent call (`isSdkRaceOnAgentCall`). */

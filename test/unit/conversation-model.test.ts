@@ -513,6 +513,14 @@ describe('runs healthy', () => {
     });
     const cancel: Fact = { kind: 'cancelRequested', id: 6, time };
     const failure = (message = INVALID): Fact => ({ kind: 'taskFailed', id: 8, cause: RACE, message });
+    const update = (id: number): Fact => ({
+      kind: 'update',
+      id,
+      time,
+      name: 'requestEscalation',
+      args: {},
+      seenAt: id,
+    });
     const judged = (facts: Fact[]) => {
       const o = observation({ runs: [run(facts)] });
       return { problems: runsHealthy(o), races: sdkRacesMet(o) };
@@ -530,6 +538,11 @@ describe('runs healthy', () => {
         ],
       ],
       ['a cancel at the run’s first task, then Plan’s result', [cancel, failure(), marker(10, 'plan')]],
+      // A 5,000-case run met it so: the update the failed task met is recorded as accepted by the task after it.
+      [
+        'a lead’s update accepted by the task after, then Coverage’s result',
+        [marker(5, 'plan'), failure(), update(9), marker(10, 'coverage')],
+      ],
     ] as [string, Fact[]][])('%s', (_name, facts) => {
       expect(judged(facts)).toEqual({ problems: [], races: 1 });
     });
@@ -549,6 +562,7 @@ describe('runs healthy', () => {
         ],
       ],
       ['nothing came that could cancel', [marker(5, 'plan'), failure(), marker(10, 'draft')]],
+      ['the update came after the next call recorded', [marker(5, 'plan'), failure(), marker(9, 'draft'), update(10)]],
       ['the cancel came before the last call recorded', [cancel, marker(7, 'plan'), failure(), marker(10, 'draft')]],
       [
         'the next task scheduled an activity first',
