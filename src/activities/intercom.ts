@@ -117,6 +117,8 @@ export interface ConversationCourse {
   user_messages?: { part_id: string; text: string }[];
   ownership_events: OwnershipEvent[];
   admin_assignee_id: string | null;
+  /** What earlier workflows answered or handed over, when the read was asked with `ledgerBefore`. */
+  handled_before_part_ids?: string[];
 }
 
 /** How many of the user's latest messages a read of the course quotes, and how much of each. */
@@ -354,12 +356,21 @@ export function ownershipEvents(conversation: IntercomConversation, melvinAdminI
   return events.slice(-MAX_OWNERSHIP_EVENTS);
 }
 
-/** The user's message parts older than Melvin's newest part: what an earlier workflow answered or handed over. */
-export function handledBefore(conversation: IntercomConversation, melvinAdminId: string): string[] {
+/**
+ * The user's message parts older than Melvin's newest part: what an earlier workflow answered or handed over. With
+ * `beforePartId` (the first part the reading workflow posted before it could read the conversation), only Melvin's
+ * parts before it count: from it on they are the reading workflow's own, and a message among them may be one it owes.
+ */
+export function handledBefore(
+  conversation: IntercomConversation,
+  melvinAdminId: string,
+  beforePartId?: string | null,
+): string[] {
   const parts = conversation.conversation_parts?.conversation_parts ?? [];
+  const boundary = beforePartId ? parts.findIndex((part) => part.id === beforePartId) : -1;
   let newest = -1;
   parts.forEach((part, index) => {
-    if (part.author?.id === melvinAdminId) newest = index;
+    if (part.author?.id === melvinAdminId && (boundary < 0 || index < boundary)) newest = index;
   });
   if (newest < 0) return [];
   const ids = parts
@@ -536,9 +547,12 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
     async fetchConversation({
       conversationId,
       withoutContact,
+      beforePartId,
     }: {
       conversationId: string;
       withoutContact?: boolean;
+      /** The first part the workflow posted before it could read the conversation: see `handledBefore`. */
+      beforePartId?: string;
     }): Promise<FetchedConversation> {
       const conversation = await findConversation(conversationId);
       const mapped = messagesFromConversation(conversation, adminId);
@@ -554,7 +568,7 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
         part_ids: (conversation.conversation_parts?.conversation_parts ?? []).map((part) => part.id),
         user_part_ids: mapped.user_part_ids,
         attachment_only_part_ids: mapped.attachment_only_part_ids,
-        handled_before_part_ids: handledBefore(conversation, adminId),
+        handled_before_part_ids: handledBefore(conversation, adminId, beforePartId),
         ownership_events: ownershipEvents(conversation, adminId),
         internal_notes,
         contact,
@@ -572,7 +586,17 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
      * Who owns the conversation by its course in Intercom, read again after a teammate acted on it: what the workflow
      * decides from when webhooks may have come late or out of order.
      */
-    async readOwnership({ conversationId }: { conversationId: string }): Promise<ConversationCourse> {
+    async readOwnership({
+      conversationId,
+      ledgerBefore,
+    }: {
+      conversationId: string;
+      /**
+       * Given while the workflow has not read what the ones before it handled: the course then says it, with the first
+       * part the workflow posted meanwhile, if any (`handledBefore`).
+       */
+      ledgerBefore?: string | null;
+    }): Promise<ConversationCourse> {
       const conversation = await findConversation(conversationId);
       const { messages, message_part_ids, user_part_ids } = messagesFromConversation(conversation, adminId);
       const user_messages = messages
@@ -586,6 +610,9 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
         user_messages,
         ownership_events: ownershipEvents(conversation, adminId),
         admin_assignee_id: conversation.admin_assignee_id ?? null,
+        ...(ledgerBefore !== undefined && {
+          handled_before_part_ids: handledBefore(conversation, adminId, ledgerBefore),
+        }),
       };
     },
 

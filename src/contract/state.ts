@@ -434,6 +434,11 @@ export interface ConversationRecord {
   owed_writes?: OwedWrite[];
   /** The notification ids of the teammates' actions already taken, newest last (at most `MAX_TEAM_ACTIONS_SEEN`). */
   team_actions_seen?: string[];
+  /**
+   * Present until the workflow has read what the workflows before it answered or handed over (its first read may fail),
+   * with the first part it posted meanwhile: Melvin's parts from that one on are its own, not theirs.
+   */
+  ledger_unread?: { own_from_part_id?: string };
 }
 
 /**

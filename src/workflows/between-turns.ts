@@ -13,7 +13,13 @@ import {
 import { WROTE_AGAIN_MARK } from '../contract/notes';
 import type { OwedWrite, ReceivedUserMessage } from '../contract/state';
 import type { Turn } from './nodes/turn';
-import { closeTurn, markHandled, unansweredDeliveries, type TurnCoverage } from './rules/conversation-record';
+import {
+  closeTurn,
+  learnHandledBefore,
+  markHandled,
+  unansweredDeliveries,
+  type TurnCoverage,
+} from './rules/conversation-record';
 import { GIVE_UP_OWED_AFTER_MS, noteOwed, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
 import { KEPT_PROMISES_RULES, WROTE_AGAIN_UNTIL_POSTED_RULES, rulesSince } from './rules/patches';
 import type { ConversationControls } from './conversation-controls';
@@ -117,11 +123,18 @@ async function settleOperatorRequests(conversation: ConversationControls): Promi
  */
 async function readOwnerAgain(conversation: ConversationControls, summary = 'read who owns the conversation') {
   const { record } = conversation;
+  const unread = record.ledger_unread;
   try {
     const course = await intercomReads().readOwnership.executeWithOptions({ summary }, [
-      { conversationId: conversation.turn.input.conversationId },
+      {
+        conversationId: conversation.turn.input.conversationId,
+        ...(unread && { ledgerBefore: unread.own_from_part_id ?? null }),
+      },
     ]);
     conversation.ownerInDoubt = false;
+    // A workflow whose first read failed learns here what the ones before it handled: else the read before it ends
+    // would take their answered messages for ones no webhook told of, and answer them again.
+    learnHandledBefore(record, course.handled_before_part_ids);
     const latest = latestOwnerChange(course.ownership_events, inShadowMode(conversation.turn));
     if (latest && latest.owner !== record.ownership.owner) {
       takeOwnerChange(record, latest);

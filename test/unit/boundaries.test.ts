@@ -1,6 +1,11 @@
 // Small parsers at the trust boundaries: Retry-After, Intercom bodies, role mapping, configuration and the CLI.
 import * as errors from '../../src/activities/errors';
-import { messagesFromConversation, IntercomConversation, replySettingsOf } from '../../src/activities/intercom';
+import {
+  handledBefore,
+  messagesFromConversation,
+  IntercomConversation,
+  replySettingsOf,
+} from '../../src/activities/intercom';
 import { comparableText, htmlToText, textToHtml } from '../../src/activities/intercom-text';
 import { retryAfterMs } from '../../src/activities/retry-after';
 import { UsageError, parseCommand } from '../../src/client';
@@ -103,6 +108,41 @@ test('role mapping: contact/lead/user → user; admin/bot/team → assistant; no
     user_part_ids: ['1000', '6', '8'],
     attachment_only_part_ids: [],
   });
+});
+
+test('what earlier workflows handled: the user’s messages older than Melvin’s newest part before the reading workflow’s own', () => {
+  const MELVIN = '8918000';
+  const user = (id: string) => ({ id, part_type: 'comment', body: id, author: { type: 'user', id: 'u' } });
+  const melvin = (id: string, part_type = 'comment') => ({
+    id,
+    part_type,
+    body: id,
+    author: { type: 'admin', id: MELVIN },
+  });
+  const conversation = IntercomConversation.parse({
+    id: '1',
+    source: { id: 's', body: 'first', author: { type: 'contact' } },
+    conversation_parts: {
+      conversation_parts: [
+        melvin('r1'),
+        user('u2'),
+        melvin('n2', 'note'),
+        user('u3'),
+        user('u4'),
+        melvin('n4', 'note'),
+      ],
+      total_count: 6,
+    },
+  });
+  // A workflow that read the conversation before it posted anything: Melvin's newest part of all.
+  expect(handledBefore(conversation, MELVIN)).toEqual(['s', 'u2', 'u3', 'u4']);
+  expect(handledBefore(conversation, MELVIN, null)).toEqual(['s', 'u2', 'u3', 'u4']);
+  // One that could not, and posted n4 first (its hand-over): u3 and u4 came after the workflows before it.
+  expect(handledBefore(conversation, MELVIN, 'n4')).toEqual(['s', 'u2']);
+  expect(handledBefore(conversation, MELVIN, 'n2')).toEqual(['s']);
+  expect(handledBefore(conversation, MELVIN, 'r1')).toEqual([]);
+  // Its first part no longer among those Intercom returned: Melvin's newest part of all, as before.
+  expect(handledBefore(conversation, MELVIN, 'gone')).toEqual(['s', 'u2', 'u3', 'u4']);
 });
 
 test('every non-retryable error type in the policy table is an error class activities throw', () => {

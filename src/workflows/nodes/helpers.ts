@@ -21,7 +21,7 @@ import type {
   OwnershipEvent,
   ReceivedUserMessage,
 } from '../../contract/state';
-import { handBackToMelvin, handOverToTeam, markHandled } from '../rules/conversation-record';
+import { handBackToMelvin, handOverToTeam, learnHandledBefore } from '../rules/conversation-record';
 import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../rules/retry-policies';
 import { INTERCOM_FAULTS_RULES, KEPT_PROMISES_RULES, NOTE_ON_ITS_OWN_RULES, rulesSince } from '../rules/patches';
 import { noteOwed, oweNote } from '../rules/owed-writes';
@@ -191,6 +191,9 @@ export async function post(
     intercom[kind].executeWithOptions({ summary }, [{ ...postInput(turn, text), ...extra }]),
   );
   if (posted.part_id) turn.knownPartIds?.add(posted.part_id);
+  // Until the run has read what the workflows before it handled, its first part marks where its own begin.
+  const unread = turn.state.metadata.conversation.ledger_unread;
+  if (unread && !unread.own_from_part_id && posted.part_id) unread.own_from_part_id = posted.part_id;
   return posted;
 }
 
@@ -287,8 +290,13 @@ export async function fetchConversation(turn: Turn, summary: string): Promise<vo
   const reads = intercomReads();
   // Since INTERCOM_FAULTS_RULES the contact is read by a local activity of its own, with attempts of its own.
   const withoutContact = rulesSince(INTERCOM_FAULTS_RULES);
+  const beforePartId = turn.state.metadata.conversation.ledger_unread?.own_from_part_id;
   const conversation = await reads.fetchConversation.executeWithOptions({ summary }, [
-    { conversationId: turn.input.conversationId, ...(withoutContact && { withoutContact }) },
+    {
+      conversationId: turn.input.conversationId,
+      ...(withoutContact && { withoutContact }),
+      ...(beforePartId !== undefined && { beforePartId }),
+    },
   ]);
   if (withoutContact && conversation.contact_id) {
     conversation.contact = await reads.fetchContact.executeWithOptions({ summary: 'fetch contact' }, [
@@ -327,6 +335,10 @@ export function applyFetch(
     }
   } else if (firstOfWorkflow) {
     learnFromIntercom(turn, conversation);
+  } else if (record.ledger_unread) {
+    // A workflow whose first run never read the conversation learns only what came before it: who owns it now is its
+    // own record's word, which a note Intercom has not taken yet must not undo.
+    learnHandledBefore(record, conversation.handled_before_part_ids);
   }
   state.metadata.user_messages_fetched = seen;
   state.metadata.conversation_fetches += 1;
@@ -356,7 +368,7 @@ export function takeOwnerChange(record: ConversationRecord, change: OwnershipEve
  */
 function learnFromIntercom(turn: Pick<Turn, 'state' | 'input'>, conversation: FetchedConversation): void {
   const record = turn.state.metadata.conversation;
-  markHandled(record, conversation.handled_before_part_ids ?? []);
+  learnHandledBefore(record, conversation.handled_before_part_ids ?? []);
   const shadow = inShadowMode(turn);
   const latest = latestOwnerChange(conversation.ownership_events, shadow);
   if (latest) takeOwnerChange(record, latest);

@@ -32,6 +32,7 @@ export function newConversationRecord(): ConversationRecord {
     handled_part_ids: [],
     ownership: { owner: 'melvin', since: null, reason: null, team_told_of_new_messages: false },
     fresh_results: [],
+    ledger_unread: {},
   };
 }
 
@@ -103,6 +104,16 @@ export function markHandled(record: ConversationRecord, partIds: Iterable<string
   const ledger = record.handled_part_ids;
   for (const id of partIds) if (!ledger.includes(id)) ledger.push(id);
   if (ledger.length > MAX_LEDGER_IDS) ledger.splice(0, ledger.length - MAX_LEDGER_IDS);
+}
+
+/**
+ * What the workflows before this one answered or handed over, as a read of the conversation says: the ledger starts
+ * from them, once. A read from before reads said so (`undefined`) teaches nothing.
+ */
+export function learnHandledBefore(record: ConversationRecord, handledBefore: string[] | undefined): void {
+  if (!handledBefore) return;
+  markHandled(record, handledBefore);
+  delete record.ledger_unread;
 }
 
 /** Records the run's turn (again, when an operator's escalation after the turn changed its outcome). */
