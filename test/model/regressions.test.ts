@@ -9,7 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ESCALATION_MARK, HANDED_BACK_MARK, WITHHELD_MARK, WROTE_AGAIN_MARK } from '../../src/contract/notes';
 import { quietRuntime } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
-import type { FaultStatus, FaultTarget, ModelCase, Placement, Step } from './events';
+import type { FaultStatus, FaultTarget, MessageKind, ModelCase, Placement, Step } from './events';
 import type { ActivityName } from './gates';
 import { conversationSummary, violations, type Observation } from './invariants';
 import { Lane } from './world';
@@ -53,6 +53,29 @@ const refusedForGood = (on: FaultTarget, status: FaultStatus): Step['event'] => 
   afterAccept: false,
   status,
   persistent: true,
+});
+
+/**
+ * A conversation (quiet period 0) whose next message starts a new workflow while Intercom rate-limits every read:
+ * `before` happens first, `then` once that workflow has handed over, and the reads work again at the end.
+ */
+const firstReadRateLimited = (
+  mode: ModelCase['mode'],
+  first: ModelCase['first'],
+  next: MessageKind,
+  then: Step[],
+  before: Step[] = [],
+): ModelCase => ({
+  mode,
+  quietPeriodSeconds: 0,
+  first,
+  steps: [
+    ...before,
+    step(refusedForGood('fetch', 429)),
+    step({ kind: 'user', message: next }),
+    ...then,
+    step({ kind: 'heal' }),
+  ],
 });
 
 const melvinNotes = (o: Observation) => o.parts.filter((p) => p.author === 'melvin' && p.type === 'note');
@@ -846,104 +869,46 @@ const REGRESSIONS: Record<string, Regression> = {
   // lead's hand-back and a teammate's assignment (its webhook on time or late), two earlier answers.
   'shadow mode, a new workflow’s reads rate-limited, then assigned to Melvin: the first message is not answered again':
     {
-      c: {
-        mode: 'shadow',
-        quietPeriodSeconds: 0,
-        first: 'policy',
-        steps: [
-          step(refusedForGood('fetch', 429)),
-          step({ kind: 'user', message: 'payment' }),
-          step({ kind: 'assign', to: 'melvin', late: false }),
-          step({ kind: 'heal' }),
-        ],
-      },
+      c: firstReadRateLimited('shadow', 'policy', 'payment', [step({ kind: 'assign', to: 'melvin', late: false })]),
     },
   'auto mode, a new workflow’s reads rate-limited, then a lead’s hand-back: the first message gets one reply': {
-    c: {
-      mode: 'auto',
-      quietPeriodSeconds: 0,
-      first: 'policy',
-      steps: [
-        step(refusedForGood('fetch', 429)),
-        step({ kind: 'user', message: 'payment' }),
-        step({ kind: 'handBack' }),
-        step({ kind: 'heal' }),
-      ],
-    },
+    c: firstReadRateLimited('auto', 'policy', 'payment', [step({ kind: 'handBack' })]),
     expect: (o) => expect(replies(o)).toHaveLength(1),
   },
   'approval mode, a new workflow’s reads rate-limited, then a lead’s hand-back: the approved reply is not sent again': {
-    c: {
-      mode: 'approve',
-      quietPeriodSeconds: 0,
-      first: 'payment',
-      steps: [
-        step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' }),
-        step(refusedForGood('fetch', 429)),
-        step({ kind: 'user', message: 'application' }),
-        step({ kind: 'handBack' }),
-        step({ kind: 'heal' }),
-      ],
-    },
+    c: firstReadRateLimited(
+      'approve',
+      'payment',
+      'application',
+      [step({ kind: 'handBack' })],
+      [step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' })],
+    ),
     expect: (o) => expect(replies(o)).toHaveLength(1),
   },
   'auto mode, a new workflow’s reads rate-limited, a teammate assigns it to Melvin: one reply to the first': {
-    c: {
-      mode: 'auto',
-      quietPeriodSeconds: 0,
-      first: 'application',
-      steps: [
-        step(refusedForGood('fetch', 429)),
-        step({ kind: 'user', message: 'policy' }),
-        step({ kind: 'assign', to: 'melvin', late: false }),
-        step({ kind: 'heal' }),
-      ],
-    },
+    c: firstReadRateLimited('auto', 'application', 'policy', [step({ kind: 'assign', to: 'melvin', late: false })]),
     expect: (o) => expect(replies(o)).toHaveLength(1),
   },
   'auto mode, a new workflow’s reads rate-limited, a teammate assigns it to Melvin late: one reply to the first': {
-    c: {
-      mode: 'auto',
-      quietPeriodSeconds: 0,
-      first: 'payment',
-      steps: [
-        step(refusedForGood('fetch', 429)),
-        step({ kind: 'user', message: 'greeting' }),
-        step({ kind: 'assign', to: 'melvin', late: true }),
-        step({ kind: 'heal' }),
-      ],
-    },
+    c: firstReadRateLimited('auto', 'payment', 'greeting', [step({ kind: 'assign', to: 'melvin', late: true })]),
     expect: (o) => expect(replies(o)).toHaveLength(1),
   },
   'auto mode, two messages answered, then a new workflow’s reads rate-limited and a hand-back: two replies in all': {
-    c: {
-      mode: 'auto',
-      quietPeriodSeconds: 0,
-      first: 'policy',
-      steps: [
-        step({ kind: 'user', message: 'payment' }),
-        step(refusedForGood('fetch', 429)),
-        step({ kind: 'user', message: 'application' }),
-        step({ kind: 'handBack' }),
-        step({ kind: 'heal' }),
-      ],
-    },
+    c: firstReadRateLimited(
+      'auto',
+      'policy',
+      'application',
+      [step({ kind: 'handBack' })],
+      [step({ kind: 'user', message: 'payment' })],
+    ),
     expect: (o) => expect(replies(o)).toHaveLength(2),
   },
   // Must not change: a message written in the new workflow's time that no webhook told of is its own, and is named.
   'a new workflow’s reads rate-limited, a message whose webhook comes late: it is still named or answered': {
-    c: {
-      mode: 'auto',
-      quietPeriodSeconds: 0,
-      first: 'policy',
-      steps: [
-        step(refusedForGood('fetch', 429)),
-        step({ kind: 'user', message: 'payment' }),
-        step({ kind: 'user', message: 'application', late: true }),
-        step({ kind: 'handBack' }),
-        step({ kind: 'heal' }),
-      ],
-    },
+    c: firstReadRateLimited('auto', 'policy', 'payment', [
+      step({ kind: 'user', message: 'application', late: true }),
+      step({ kind: 'handBack' }),
+    ]),
   },
 };
 
