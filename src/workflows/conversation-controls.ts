@@ -24,6 +24,7 @@ import { handBackToMelvin, handOverToTeam, recordTeamAnswer } from './rules/conv
 import { recordTurnSummary } from './graph';
 import { inShadowMode, operatorEscalationWaiting } from './nodes/helpers';
 import {
+  CANNOT_TELL_OWNER,
   escalationRefusal,
   handBackRefusal,
   operatorRequest,
@@ -31,7 +32,12 @@ import {
   requestProblem,
   type RunMoment,
 } from './rules/operator-requests';
-import { KEPT_PROMISES_RULES, LOCAL_AGENT_CALLS_RULES, rulesSince } from './rules/patches';
+import {
+  HAND_BACK_NEEDS_A_READ_RULES,
+  KEPT_PROMISES_RULES,
+  LOCAL_AGENT_CALLS_RULES,
+  rulesSince,
+} from './rules/patches';
 import { replyDecisionProblem } from './rules/routing';
 import type { Turn } from './nodes/turn';
 
@@ -130,6 +136,7 @@ export class ConversationControls {
     const { state, turn } = this;
     return {
       beforeFirstFetch: state.metadata.phase === 'turn' && this.neverRead(),
+      unread: rulesSince(HAND_BACK_NEEDS_A_READ_RULES) && this.neverRead(),
       handingOver:
         this.escalatingAfterTurn ?? (state.metadata.phase === 'turn' ? (turn.escalation?.reason ?? null) : null),
     };
@@ -181,12 +188,7 @@ export class ConversationControls {
   ): Promise<void> {
     if (!this.ownerIsKnown) await condition(() => this.ownerIsKnown, OWNER_WAIT_MS);
     const moment = { ...this.moment(), beforeFirstFetch: false };
-    const refusal =
-      rule(this.state, moment) ??
-      (this.neverRead()
-        ? 'Melvin could not read the conversation in Intercom (it keeps trying), so it cannot tell who owns it: ' +
-          'nothing was done; ask again in a minute'
-        : null);
+    const refusal = rule(this.state, moment) ?? (this.neverRead() ? CANNOT_TELL_OWNER : null);
     if (refusal) this.refuseUpdate(request, refusal);
   }
 

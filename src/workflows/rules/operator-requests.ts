@@ -9,6 +9,8 @@ export const MAX_OPERATOR_REQUESTS = 20;
 export interface RunMoment {
   /** A new workflow that has not read the conversation yet: who owns it is known only after the first fetch. */
   beforeFirstFetch: boolean;
+  /** The run has not read the conversation at all: it does not know the reply mode its hand-overs went by. */
+  unread: boolean;
   /** The run is handing the conversation over already (its turn escalated, or it acts on an escalation), and why. */
   handingOver: string | null;
 }
@@ -22,6 +24,11 @@ function escalationUnderWay(state: AgentState): string | null {
   const forced = state.metadata.forced_escalation;
   return forced && !forced.handled ? `an escalation requested by ${forced.requested_by} is already under way` : null;
 }
+
+/** The refusal of a request the run cannot judge: who owns the conversation depends on a read it could not make. */
+export const CANNOT_TELL_OWNER =
+  'Melvin could not read the conversation in Intercom (it keeps trying), so it cannot tell who owns it: ' +
+  'nothing was done; ask again in a minute';
 
 /** Why an escalation cannot take effect now (the team has the conversation, or is being given it), or null. */
 export function escalationRefusal(state: AgentState, moment: RunMoment): string | null {
@@ -41,6 +48,9 @@ export function handBackRefusal(state: AgentState, moment: RunMoment): string | 
     escalationUnderWay(state) ?? (moment.handingOver && `a hand-over is under way (${moment.handingOver})`);
   if (underWay) return `${underWay}: hand the conversation back once the team has it`;
   if (moment.beforeFirstFetch) return null;
+  // A hand-over made before any read went by the configured reply mode: in shadow mode it gave the team nothing, so a
+  // hand-back would give Melvin what it has, and promise an answer no later workflow owes.
+  if (moment.unread) return CANNOT_TELL_OWNER;
   if (state.metadata.conversation.ownership.owner === 'melvin') {
     const since = ownerText(state);
     return `Melvin answers this conversation already${since ? ` (${since})` : ''}`;

@@ -88,6 +88,13 @@ export const UNCANCELLED_LOCAL_CALLS_RULES = 'rules-2026-11-29-uncancelled-local
  */
 export const WROTE_AGAIN_UNTIL_POSTED_RULES = 'rules-2026-11-30-wrote-again-until-posted';
 
+/**
+ * Then: a run that has never read the conversation refuses a lead's hand-back. It handed the conversation over without
+ * knowing its reply mode, and in shadow mode such a hand-over gave the team nothing: a hand-back then gave back what
+ * Melvin had, and its `↩️` note promised an answer the course in Intercom did not owe.
+ */
+export const HAND_BACK_NEEDS_A_READ_RULES = 'rules-2026-11-30-hand-back-needs-a-read';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -99,6 +106,7 @@ export const RULES = [
   KEPT_PROMISES_RULES,
   UNCANCELLED_LOCAL_CALLS_RULES,
   WROTE_AGAIN_UNTIL_POSTED_RULES,
+  HAND_BACK_NEEDS_A_READ_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
