@@ -357,9 +357,11 @@ export function ownershipEvents(conversation: IntercomConversation, melvinAdminI
 }
 
 /**
- * The user's message parts older than Melvin's newest part: what an earlier workflow answered or handed over. With
- * `beforePartId` (the first part the reading workflow posted before it could read the conversation), only Melvin's
- * parts before it count: from it on they are the reading workflow's own, and a message among them may be one it owes.
+ * The user's message parts older than Melvin's newest reply or note: what an earlier workflow answered or handed over.
+ * With `beforePartId` (the first reply or note the reading workflow posted before it could read the conversation), only
+ * Melvin's parts before it count: from it on they are the reading workflow's own, and a message among them may be one
+ * it owes. A snooze is not an answer: the reading workflow may have snoozed the conversation while its own note waited
+ * for Intercom, and a message before that snooze would have counted as answered.
  */
 export function handledBefore(
   conversation: IntercomConversation,
@@ -370,7 +372,8 @@ export function handledBefore(
   const boundary = beforePartId ? parts.findIndex((part) => part.id === beforePartId) : -1;
   let newest = -1;
   parts.forEach((part, index) => {
-    if (part.author?.id === melvinAdminId && (boundary < 0 || index < boundary)) newest = index;
+    const answer = part.part_type === 'comment' || part.part_type === 'note';
+    if (answer && part.author?.id === melvinAdminId && (boundary < 0 || index < boundary)) newest = index;
   });
   if (newest < 0) return [];
   const ids = parts

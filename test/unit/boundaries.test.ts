@@ -145,6 +145,44 @@ test('what earlier workflows handled: the user’s messages older than Melvin’
   expect(handledBefore(conversation, MELVIN, 'gone')).toEqual(['s', 'u2', 'u3', 'u4']);
 });
 
+test('what earlier workflows handled goes by Melvin’s replies and notes: a snooze or an assignment of its own answers nothing', () => {
+  const MELVIN = '8918000';
+  const part = (id: string, part_type: string, author: 'user' | 'melvin') => ({
+    id,
+    part_type,
+    body: part_type === 'comment' || part_type === 'note' ? id : null,
+    author: author === 'user' ? { type: 'user', id: 'u' } : { type: 'admin', id: MELVIN },
+  });
+  const conversation = (...parts: ReturnType<typeof part>[]) =>
+    IntercomConversation.parse({
+      id: '1',
+      source: { id: 's', body: 'first', author: { type: 'contact' } },
+      conversation_parts: { conversation_parts: parts, total_count: parts.length },
+    });
+  const answered = part('r1', 'comment', 'melvin');
+  // A reading workflow whose own note waited for Intercom while it snoozed the conversation: u2 is its own to answer.
+  expect(
+    handledBefore(conversation(answered, part('u2', 'comment', 'user'), part('z', 'snoozed', 'melvin')), MELVIN, null),
+  ).toEqual(['s']);
+  expect(
+    handledBefore(conversation(part('u2', 'comment', 'user'), part('z', 'snoozed', 'melvin')), MELVIN, null),
+  ).toEqual([]);
+  expect(
+    handledBefore(conversation(answered, part('u2', 'comment', 'user'), part('a', 'assignment', 'melvin')), MELVIN),
+  ).toEqual(['s']);
+  expect(handledBefore(conversation(part('u2', 'comment', 'user'), part('o', 'open', 'melvin')), MELVIN)).toEqual([]);
+  // Must not change: a note of Melvin's after the message (a hand-over) handled it, and a snooze after that changes nothing.
+  expect(
+    handledBefore(
+      conversation(part('u2', 'comment', 'user'), part('n', 'note', 'melvin'), part('z', 'snoozed', 'melvin')),
+      MELVIN,
+    ),
+  ).toEqual(['s', 'u2']);
+  expect(
+    handledBefore(conversation(part('u2', 'comment', 'user'), part('r', 'comment', 'melvin')), MELVIN, null),
+  ).toEqual(['s', 'u2']);
+});
+
 test('every non-retryable error type in the policy table is an error class activities throw', () => {
   const policyTypes = Object.values(policies).flatMap((p) =>
     'retry' in p && typeof p.retry === 'object' ? (p.retry.nonRetryableErrorTypes ?? []) : [],
