@@ -139,8 +139,10 @@ interface LaneWorker extends GatedWorker {
 export class Lane {
   readonly gates = new ActivityGates();
   private workers: LaneWorker[] = [];
-  /** Workers killed: they never come back, and are only cleared away when the lane closes. */
+  /** Workers killed in the case running: they never come back, and are cleared away once the case is observed. */
   private readonly killed: LaneWorker[] = [];
+  /** Killed workers of earlier cases still being cleared away, behind the next case. */
+  private clearing: Promise<void> = Promise.resolve();
   private settings: WorldSettings = DEFAULT_SETTINGS;
   private outbox: Outbox | undefined;
   private readonly outboxDir = mkdtempSync(path.join(tmpdir(), 'melvin-model-outbox-'));
@@ -254,15 +256,26 @@ export class Lane {
       this.ingress.server.close();
       await this.outbox?.close();
       await this.sandbox.close();
-      await this.clearKilled();
+      this.clearKilled();
+      await this.clearing;
     }
   }
 
-  /** The killed workers' remains: their calls end, and each worker shuts down as far as it can without its server. */
-  private async clearKilled(): Promise<void> {
+  /**
+   * The killed workers' remains: their calls end, and each worker shuts down as far as it can without its server. A
+   * killed worker left in place keeps retrying its polls through its cut relay, so a lane that kept them for every case
+   * grew by gigabytes and slowed over a 5,000-case run.
+   */
+  private clearKilled(): void {
     this.gates.abandonVanished();
+    const remains = this.killed.splice(0);
+    const cleared = this.clearWorkers(remains);
+    this.clearing = Promise.all([this.clearing, cleared]).then(() => undefined);
+  }
+
+  private async clearWorkers(remains: LaneWorker[]): Promise<void> {
     await Promise.all(
-      this.killed.map(async ({ worker, running }) => {
+      remains.map(async ({ worker, running }) => {
         try {
           worker.shutdown();
         } catch {
@@ -271,7 +284,7 @@ export class Lane {
         await Promise.race([running.catch(() => undefined), sleep(10_000)]);
       }),
     );
-    for (const { proxy } of this.killed) proxy.close();
+    for (const { proxy } of remains) proxy.close();
   }
 
   /** Entries the ingress's outbox took and has not handed to Temporal yet. */
@@ -289,6 +302,7 @@ export class Lane {
     await conversation.play();
     const t1 = Date.now();
     const observation = await conversation.observe();
+    this.clearKilled();
     if (process.env.MODEL_TRACE) console.error(`TRACE play ${t1 - t0} observe ${Date.now() - t1}`);
     return { conversationId: conversation.id, observation };
   }
