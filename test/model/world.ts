@@ -264,7 +264,7 @@ export class Lane {
   /**
    * The killed workers' remains: their calls end, and each worker shuts down as far as it can without its server. A
    * killed worker left in place keeps retrying its polls through its cut relay, so a lane that kept them for every case
-   * grew by gigabytes and slowed over a 5,000-case run.
+   * grew by gigabytes over a long run (3 to 4 GB in all with them cleared, 7 to 8.7 GB without).
    */
   private clearKilled(): void {
     this.gates.abandonVanished();
