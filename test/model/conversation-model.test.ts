@@ -4,9 +4,9 @@
 // a node boundary or inside an activity of the turn, drives the real workflow through the real ingress and activities
 // against the sandbox on a Temporal dev server, and checks every rule of the model (./invariants) after each case; at
 // the end every history recorded replays. MODEL_CASES sets how many cases (500 by default), MODEL_SEED the seed
-// (printed with any failure; fixed under CI), MODEL_LANES how many conversations run side by side, MODEL_ROUND how
-// many cases share one dev server (500), MODEL_SHRINK=0 reports a failing case as drawn (shrinking one takes minutes).
-// A failing case's observation, histories included, is written to test-output/model-failures/.
+// (printed with any failure; fixed under CI), MODEL_LANES how many conversations run side by side, MODEL_SHRINK=0
+// reports a failing case as drawn (shrinking one takes minutes). A failing case's observation, histories included, is
+// written to test-output/model-failures/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -26,11 +26,6 @@ process.env.LOG_LEVEL = 'error';
 
 const CASES = Number(process.env.MODEL_CASES ?? 500);
 const LANES = Number(process.env.MODEL_LANES ?? 8);
-/**
- * A longer run goes in rounds of this many cases, each on a dev server and lanes of its own: one server kept for a
- * 1,000-case run slowed from 45 cases a minute to 10, with the process's memory flat.
- */
-const ROUND_CASES = Number(process.env.MODEL_ROUND ?? 500);
 /** 500 cases take 7 to 33 minutes on 2 cores, by the load beside them; a longer run is given as long again per case. */
 const TEST_TIMEOUT_MS = Math.max(3_600_000, CASES * 4_000);
 /** The histories recorded are replayed, and let go, each time this many have gathered. */
@@ -48,27 +43,19 @@ const SEED =
       ? CI_SEED
       : Math.floor(Math.random() * 2 ** 31);
 
+let env: TestWorkflowEnvironment;
 let bundle: WorkflowBundleWithSourceMap;
-let env: TestWorkflowEnvironment | undefined;
 let lanes: Lane[] = [];
 
-/** A round's world: a dev server and its lanes, numbered on from the last round's so no conversation id repeats. */
-async function openRound(round: number): Promise<void> {
-  const server = (env = await startTemporal());
-  lanes = await Promise.all(Array.from({ length: LANES }, (_, i) => Lane.start(server, bundle, round * LANES + i)));
-}
-
-async function closeRound(): Promise<void> {
-  await Promise.allSettled(lanes.splice(0).map((lane) => lane.close()));
-  await env?.teardown();
-  env = undefined;
-}
-
 beforeAll(async () => {
-  bundle = await bundleWorkflowCode(workflowBundleOptions());
+  [env, bundle] = await Promise.all([startTemporal(), bundleWorkflowCode(workflowBundleOptions())]);
+  lanes = await Promise.all(Array.from({ length: LANES }, (_, i) => Lane.start(env, bundle, i)));
 }, 180_000);
 
-afterAll(closeRound);
+afterAll(async () => {
+  await Promise.allSettled(lanes.map((lane) => lane.close()));
+  await env?.teardown();
+});
 
 /** A run's history, named for whoever reads a replay's failure. */
 type Recorded = { workflowId: string; history: unknown };
@@ -105,56 +92,43 @@ test(
       replayed += batch.length;
       notReplayed.push(...(await replayErrors(batch)));
     };
-    const rounds = Math.ceil(CASES / ROUND_CASES);
-    for (let round = 0; round < rounds; round++) {
-      const cases = Math.min(ROUND_CASES, CASES - round * ROUND_CASES);
-      const roundStarted = Date.now();
-      await openRound(round);
-      const reports = await Promise.all(
-        lanes.map(async (lane, index) => {
-          // Round 0's seeds are those of a run of one round, so a seed printed by either repeats the same cases.
-          const seed = SEED + round * LANES + index;
-          const details = await fc.check(
-            fc.asyncProperty(caseArbitrary, async (c: ModelCase) => {
-              const started = Date.now();
-              const { conversationId, observation } = await lane.run(c);
-              if (process.env.MODEL_TRACE)
-                console.error(`${Date.now() - started} ms  ${describeCase(c).replace(/\n/g, ' | ')}`);
-              for (const run of observation.runs) {
-                recorded.push({ workflowId: `conversation ${conversationId}, run ${run.runId}`, history: run.json });
-              }
-              if (recorded.length >= REPLAY_BATCH) await replayRecorded();
-              sdkRaces += sdkRacesMet(observation);
-              const problems = violations(observation);
-              if (problems.length) {
-                // The whole observation (every run's history) for whoever investigates; test-output/ is not committed.
-                mkdirSync(FAILURES, { recursive: true });
-                writeFileSync(path.join(FAILURES, `${conversationId}.json`), JSON.stringify({ case: c, observation }));
-                throw new Error(
-                  `conversation ${conversationId}:\n${problems.join('\n')}\n${conversationSummary(observation)}`,
-                );
-              }
-            }),
-            { numRuns: Math.ceil(cases / LANES), seed, endOnFailure: process.env.MODEL_SHRINK === '0' },
-          );
-          if (!details.failed) return null;
-          const shrunk = details.counterexample?.[0] as ModelCase | undefined;
-          return [
-            `lane ${index} of round ${round}: seed ${details.seed}, path ${details.counterexamplePath} ` +
-              `(MODEL_SEED=${SEED} MODEL_LANES=${LANES} MODEL_ROUND=${ROUND_CASES})`,
-            shrunk ? describeCase(shrunk) : '(no counterexample)',
-            details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance),
-          ].join('\n');
-        }),
-      );
-      await closeRound();
-      const failed = reports.filter((r): r is string => r !== null);
-      if (failed.length) throw new Error(`the model found ${failed.length} failing case(s):\n\n${failed.join('\n\n')}`);
-      if (rounds > 1) {
-        const minutes = ((Date.now() - roundStarted) / 60_000).toFixed(1);
-        console.info(`round ${round + 1} of ${rounds}: ${cases} cases in ${minutes} minutes, every rule held`);
-      }
-    }
+    const reports = await Promise.all(
+      lanes.map(async (lane, index) => {
+        const seed = SEED + index;
+        const details = await fc.check(
+          fc.asyncProperty(caseArbitrary, async (c: ModelCase) => {
+            const started = Date.now();
+            const { conversationId, observation } = await lane.run(c);
+            if (process.env.MODEL_TRACE)
+              console.error(`${Date.now() - started} ms  ${describeCase(c).replace(/\n/g, ' | ')}`);
+            for (const run of observation.runs) {
+              recorded.push({ workflowId: `conversation ${conversationId}, run ${run.runId}`, history: run.json });
+            }
+            if (recorded.length >= REPLAY_BATCH) await replayRecorded();
+            sdkRaces += sdkRacesMet(observation);
+            const problems = violations(observation);
+            if (problems.length) {
+              // The whole observation (every run's history) for whoever investigates; test-output/ is not committed.
+              mkdirSync(FAILURES, { recursive: true });
+              writeFileSync(path.join(FAILURES, `${conversationId}.json`), JSON.stringify({ case: c, observation }));
+              throw new Error(
+                `conversation ${conversationId}:\n${problems.join('\n')}\n${conversationSummary(observation)}`,
+              );
+            }
+          }),
+          { numRuns: Math.ceil(CASES / LANES), seed, endOnFailure: process.env.MODEL_SHRINK === '0' },
+        );
+        if (!details.failed) return null;
+        const shrunk = details.counterexample?.[0] as ModelCase | undefined;
+        return [
+          `lane ${index}: seed ${details.seed}, path ${details.counterexamplePath} (MODEL_SEED=${SEED} MODEL_LANES=${LANES})`,
+          shrunk ? describeCase(shrunk) : '(no counterexample)',
+          details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance),
+        ].join('\n');
+      }),
+    );
+    const failed = reports.filter((r): r is string => r !== null);
+    if (failed.length) throw new Error(`the model found ${failed.length} failing case(s):\n\n${failed.join('\n\n')}`);
 
     await replayRecorded();
     if (sdkRaces) console.info(`${sdkRaces} workflow task(s) met sdk-core's race on an agent call and were retried`);
