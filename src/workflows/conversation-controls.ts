@@ -1,7 +1,7 @@
 // The conversation's controls and the state they keep: its queries, the user's deliveries, operators' escalations and
 // hand-backs, teammates' actions in Intercom and leads' decisions on drafts (the model: samples-typescript
 // message-passing/safe-message-handlers). Workflow code: the handlers change the run's state, never call activities.
-import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, log, setHandler } from '@temporalio/workflow';
 import { HANDED_BACK_MARK } from '../contract/notes';
 import {
   decideReplyUpdate,
@@ -36,6 +36,7 @@ import {
   HAND_BACK_NEEDS_A_READ_RULES,
   KEPT_PROMISES_RULES,
   LOCAL_AGENT_CALLS_RULES,
+  REQUESTS_ANSWERED_FIRST_RULES,
   rulesSince,
 } from './rules/patches';
 import { replyDecisionProblem } from './rules/routing';
@@ -90,7 +91,7 @@ export class ConversationControls {
   private constructor(readonly turn: Turn) {
     this.state = turn.state;
     this.record = turn.state.metadata.conversation;
-    turn.ownerKnown = () => (this.ownerIsKnown = true);
+    turn.ownerKnown = () => this.learnOwner();
   }
 
   private setHandlers(startedAt: number): void {
@@ -177,6 +178,21 @@ export class ConversationControls {
    */
   private ownerIsKnown = false;
 
+  /** The lead's requests waiting in `judgeAfterFirstRead` for the run to know who owns the conversation. */
+  private waitingForOwner = 0;
+
+  /**
+   * The turn knows who owns the conversation. Since REQUESTS_ANSWERED_FIRST_RULES the requests that waited for it are
+   * answered before the turn goes on: the turn awaits what this returns. A condition alone resumed them only after the
+   * activation's other results had run the turn on, so a replay, which groups those results into other activations,
+   * answered them at another point of the history. Undefined when nothing waits (the turn then goes on at once).
+   */
+  private learnOwner(): Promise<void> | undefined {
+    this.ownerIsKnown = true;
+    if (!this.waitingForOwner || !rulesSince(REQUESTS_ANSWERED_FIRST_RULES)) return undefined;
+    return CancellationScope.nonCancellable(() => condition(() => this.waitingForOwner === 0));
+  }
+
   /**
    * A request that came before the run's first read, judged once the run knows who owns the conversation (OWNER_WAIT_MS
    * at most) by `rule`; refused when the run still has not read it (Intercom keeps refusing the read): the lead hears why
@@ -186,7 +202,14 @@ export class ConversationControls {
     request: OperatorRequest,
     rule: (state: AgentState, moment: RunMoment) => string | null,
   ): Promise<void> {
-    if (!this.ownerIsKnown) await condition(() => this.ownerIsKnown, OWNER_WAIT_MS);
+    if (!this.ownerIsKnown) {
+      this.waitingForOwner += 1;
+      try {
+        await condition(() => this.ownerIsKnown, OWNER_WAIT_MS);
+      } finally {
+        this.waitingForOwner -= 1;
+      }
+    }
     const moment = { ...this.moment(), beforeFirstFetch: false };
     const refusal = rule(this.state, moment) ?? (this.neverRead() ? CANNOT_TELL_OWNER : null);
     if (refusal) this.refuseUpdate(request, refusal);

@@ -69,7 +69,8 @@ export async function supportConversation(input: SupportConversationInput): Prom
   }
   // The agent is over: an operator's escalation from now on is handled between turns, with nothing left to cancel.
   turn.replyStarted = true;
-  turn.ownerKnown();
+  const answering = turn.ownerKnown();
+  if (answering) await answering;
   recordThisTurn(controls);
   controls.applyHeldHandBacks();
   let next: ReceivedUserMessage[] = [];

@@ -976,6 +976,26 @@ const REGRESSIONS: Record<string, Regression> = {
       },
       expect: (o) => expect(handBackAnswers(o)).toEqual([202]),
     },
+  // Found by the model (seed 2026113024, case 21): a lead's escalation started a new workflow of a conversation the
+  // team owned, and waited for its first read. Live, the read's last local activity came alone and the refusal went
+  // out at once; on replay the tools' listing came in the same activation, the turn ran on to its end first, and the
+  // history did not replay.
+  'a lead’s escalation that waits for a new workflow’s first read is answered at the same point on replay': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 0,
+      first: 'person',
+      steps: [
+        step({ kind: 'escalate' }, inside('listTools', 'start', 2)),
+        step({ kind: 'user', message: 'person', late: false }),
+        step({ kind: 'escalate' }, inside('plan', 'end', 1)),
+        step({ kind: 'fault', on: 'contact', afterAccept: true, status: 500 }, now),
+        step({ kind: 'user', message: 'policy', late: true }),
+        step({ kind: 'fault', on: 'fetch', afterAccept: true, status: 401 }, inside('addNote', 'start', 2)),
+      ],
+      world: { workers: 1, outbox: true },
+    },
+  },
 };
 
 test.each(Object.entries(REGRESSIONS))('%s', async (name, { c, expect: extra }) => {

@@ -54,7 +54,8 @@ export async function escalate(turn: Turn): Promise<Step> {
   const handOver = turn.escalation!;
   enter(turn, 'escalate', `Reason: ${handOver.reason}`);
   state.escalation_reason = handOver.reason;
-  turn.ownerKnown();
+  const answering = turn.ownerKnown();
+  if (answering) await answering;
   // An operator's escalation right after a draft passed: its validation note, which waited for the reply, goes first.
   await postWaitingValidationNote(turn);
   // An Initialize that failed has just tried to read it: the configured mode applies then.

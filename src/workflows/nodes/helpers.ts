@@ -304,7 +304,8 @@ export async function fetchConversation(turn: Turn, summary: string): Promise<vo
     ]);
   }
   applyFetch(turn, conversation, seen);
-  turn.ownerKnown();
+  const answering = turn.ownerKnown();
+  if (answering) await answering;
   const { problems } = turn.state.metadata.reply_mode!;
   if (problems.length) log.warn('unusable reply settings on the conversation', { problems });
 }

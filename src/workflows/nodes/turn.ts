@@ -67,9 +67,10 @@ export interface Turn {
    * Called where the turn's course knows who owns the conversation: its first read applied, a hand-over begun, the turn
    * over. A lead's request that came before the read waits for it (ConversationControls): a point of the turn's own
    * course, so a replay meets it at the same place (a condition on the read's result did not: the local activities'
-   * results come to a replay in other activations).
+   * results come to a replay in other activations). What it returns, when anything, the turn awaits before it goes on:
+   * the requests that waited are answered first.
    */
-  ownerKnown: () => void;
+  ownerKnown: () => Promise<void> | undefined;
 }
 
 export function newTurn(input: SupportConversationInput, state: AgentState, startedAt: number): Turn {
@@ -94,7 +95,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     reconsidered: false,
     handedOver: null,
     repairing: false,
-    ownerKnown: () => {},
+    ownerKnown: () => undefined,
     legacy: false,
   };
 }

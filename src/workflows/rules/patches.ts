@@ -95,6 +95,14 @@ export const WROTE_AGAIN_UNTIL_POSTED_RULES = 'rules-2026-11-30-wrote-again-unti
  */
 export const HAND_BACK_NEEDS_A_READ_RULES = 'rules-2026-11-30-hand-back-needs-a-read';
 
+/**
+ * Then: when the turn learns who owns the conversation (`Turn.ownerKnown`), the lead's requests that waited for it are
+ * answered before the turn goes on. A request resumed by a condition was answered once the activation's other results
+ * had run the turn on, and a replay, whose activations group the local activities' results otherwise, answered it at
+ * another point of the history (the model-based test found it).
+ */
+export const REQUESTS_ANSWERED_FIRST_RULES = 'rules-2026-11-30-requests-answered-first';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -107,6 +115,7 @@ export const RULES = [
   UNCANCELLED_LOCAL_CALLS_RULES,
   WROTE_AGAIN_UNTIL_POSTED_RULES,
   HAND_BACK_NEEDS_A_READ_RULES,
+  REQUESTS_ANSWERED_FIRST_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
