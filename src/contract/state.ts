@@ -439,6 +439,11 @@ export interface ConversationRecord {
    * with the first part it posted meanwhile: Melvin's parts from that one on are its own, not theirs.
    */
   ledger_unread?: { own_from_part_id?: string };
+  /**
+   * The reply mode the conversation's attribute set at the last read (null: none, the configuration's): a run that
+   * cannot read the conversation goes by it (absent in records from before it was kept).
+   */
+  reply_mode_read?: ReplyMode | null;
 }
 
 /**

@@ -21,7 +21,7 @@ import {
   type TurnCoverage,
 } from './rules/conversation-record';
 import { GIVE_UP_OWED_AFTER_MS, noteOwed, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
-import { KEPT_PROMISES_RULES, WROTE_AGAIN_UNTIL_POSTED_RULES, rulesSince } from './rules/patches';
+import { KEPT_PROMISES_RULES, LAST_READ_RULES, WROTE_AGAIN_UNTIL_POSTED_RULES, rulesSince } from './rules/patches';
 import type { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
 import {
@@ -352,6 +352,12 @@ export async function waitForNextMessage(
     }
     if (conversation.closedByTeam && !somethingOwed(conversation)) {
       if (!owing) return [];
+      // A message written after the close (it reopens the conversation) whose webhook has not come is found by the
+      // read before the run ends, as when the quiet period passes.
+      if (rulesSince(LAST_READ_RULES)) {
+        if (await mayEnd()) return [];
+        continue;
+      }
       await condition(allHandlersFinished);
       if (!newsWaiting(conversation)) return [];
       continue;

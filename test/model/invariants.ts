@@ -403,7 +403,8 @@ function handOverStatus(note: string): string {
 /**
  * Melvin Status and the snooze follow the conversation's last outcome: a reply (success), a hand-over (the status of
  * its kind), a reply not delivered (MESSAGE_FAILED), a reply withheld for a teammate who took over (ROUTE_TO_TEAM, not
- * snoozed: a teammate is on it). Shadow notes and hand-backs are not outcomes (docs/testing.md says why).
+ * snoozed: a teammate is on it). Shadow notes and hand-backs are not outcomes, and a teammate who closed the
+ * conversation after the outcome excuses its snooze, which would reopen it (docs/testing.md says why).
  */
 export function statusMatchesLastOutcome(o: Observation): string[] {
   let last: { index: number; expect: string; what: string; snooze: boolean } | null = null;
@@ -428,7 +429,9 @@ export function statusMatchesLastOutcome(o: Observation): string[] {
     problems.push(`Melvin Status is ${o.melvinStatus}, but the last outcome was ${what} (${expect})`);
   }
   const snoozed = o.parts.some((p, i) => i > index && p.author === 'melvin' && p.type === 'snoozed');
-  if (snooze && !snoozed) problems.push(`the conversation was not snoozed after its last outcome (${what})`);
+  const closedAfter = o.parts.some((p, i) => i > index && p.author === 'teammate' && p.type === 'close');
+  if (snooze && !snoozed && !closedAfter)
+    problems.push(`the conversation was not snoozed after its last outcome (${what})`);
   return problems;
 }
 

@@ -339,6 +339,16 @@ describe('status follows the last outcome', () => {
     expect(handOver('Validation failed - see validation note', 'ROUTE_TO_TEAM')).toEqual([
       'Melvin Status is ROUTE_TO_TEAM, but the last outcome was a hand-over (VALIDATION_FAILED)',
     ]);
+    // A teammate who closed the conversation after the hand-over excuses its snooze, which would reopen it; a close
+    // before the hand-over does not.
+    const escalated = melvin('n1', 'note', '🚨 Escalation: User requested to talk to a human');
+    const close = (id: string): ObservedPart => ({ id, type: 'close', author: 'teammate', text: '' });
+    const closedAfter = [user('u1', 'Q'), escalated, user('u2', 'Q2'), close('c1')];
+    expect(statusMatchesLastOutcome(observation({ parts: closedAfter, melvinStatus: 'ROUTE_TO_TEAM' }))).toEqual([]);
+    const closedBefore = [user('u1', 'Q'), close('c1'), user('u2', 'Q2'), escalated];
+    expect(statusMatchesLastOutcome(observation({ parts: closedBefore, melvinStatus: 'ROUTE_TO_TEAM' }))).toEqual([
+      'the conversation was not snoozed after its last outcome (a hand-over)',
+    ]);
     const withheld = [user('u1', 'Q'), melvin('w1', 'note', 'ℹ️ A teammate took over while Melvin was answering')];
     expect(statusMatchesLastOutcome(observation({ parts: withheld, melvinStatus: 'ROUTE_TO_TEAM' }))).toEqual([]);
     expect(statusMatchesLastOutcome(observation({ parts: withheld, melvinStatus: 'success' }))).toEqual([

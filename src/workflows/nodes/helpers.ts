@@ -23,7 +23,13 @@ import type {
 } from '../../contract/state';
 import { handBackToMelvin, handOverToTeam, learnHandledBefore } from '../rules/conversation-record';
 import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../rules/retry-policies';
-import { INTERCOM_FAULTS_RULES, KEPT_PROMISES_RULES, NOTE_ON_ITS_OWN_RULES, rulesSince } from '../rules/patches';
+import {
+  INTERCOM_FAULTS_RULES,
+  KEPT_PROMISES_RULES,
+  LAST_READ_RULES,
+  NOTE_ON_ITS_OWN_RULES,
+  rulesSince,
+} from '../rules/patches';
 import { noteOwed, oweNote } from '../rules/owed-writes';
 import { escalation, type Escalation } from '../rules/routing';
 import { runMap, turnOutcomeDetails } from '../rules/run-summary';
@@ -107,9 +113,16 @@ export function takeOperatorEscalation(turn: Pick<Turn, 'state'>): Escalation {
   return escalation('operator', forced.reason, forced.requested_by);
 }
 
-/** Whether the turn works in shadow mode: the conversation's attribute, else the configuration. */
+/**
+ * Whether the turn works in shadow mode: the conversation's attribute as this run read it, else as an earlier run of
+ * the workflow read it, else the configuration.
+ */
 export function inShadowMode(turn: Pick<Turn, 'state' | 'input'>): boolean {
-  return (turn.state.metadata.reply_mode?.mode ?? turn.input.replyMode) === 'shadow';
+  const { reply_mode, conversation } = turn.state.metadata;
+  // A run that has not read the conversation (Intercom refuses it) goes by the mode its record last read, when it knows
+  // one: its hand-overs then give the team what the conversation's mode gives it.
+  const lastRead = rulesSince(LAST_READ_RULES) ? conversation.reply_mode_read : undefined;
+  return (reply_mode?.mode ?? lastRead ?? turn.input.replyMode) === 'shadow';
 }
 
 /**

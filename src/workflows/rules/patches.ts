@@ -103,6 +103,15 @@ export const HAND_BACK_NEEDS_A_READ_RULES = 'rules-2026-11-30-hand-back-needs-a-
  */
 export const REQUESTS_ANSWERED_FIRST_RULES = 'rules-2026-11-30-requests-answered-first';
 
+/**
+ * Then: a run closed by the team reads the conversation before it ends, as a run whose quiet period passed does: a
+ * message written after the close whose webhook had not come was older than Melvin's last part, so the next workflow
+ * took it as handled. And a run that cannot read the conversation goes by the reply mode its record last read, not
+ * the configuration: in shadow mode its hand-over gave the team a conversation the team did not own (both found by
+ * the model-based test).
+ */
+export const LAST_READ_RULES = 'rules-2026-11-30-last-read';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -116,6 +125,7 @@ export const RULES = [
   WROTE_AGAIN_UNTIL_POSTED_RULES,
   HAND_BACK_NEEDS_A_READ_RULES,
   REQUESTS_ANSWERED_FIRST_RULES,
+  LAST_READ_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 

@@ -92,6 +92,8 @@ export function applyFetchedConversation(
     set_by: settings?.mode ? 'conversation attribute' : 'configuration',
     problems: settings?.problems ?? [],
   };
+  // Kept in the record, which later runs carry: one that cannot read the conversation goes by it.
+  if (settings) state.metadata.conversation.reply_mode_read = settings.mode;
 }
 
 /** Characters of a value's JSON: the measure of the turn's data budget. */
