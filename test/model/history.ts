@@ -24,6 +24,8 @@ export type Fact =
       args: unknown;
       /** The event after which the update reached the workflow: from that task on, the workflow knew of it. */
       seenAt: number;
+      /** The workflow answered it with a failure (the API's 409): it asked for something that was not done. */
+      refused?: boolean;
     }
   | {
       kind: 'scheduled';
@@ -111,6 +113,14 @@ export function readFacts(json: { events?: JsonEvent[] }): Fact[] {
           args: decode(request?.input?.args),
           seenAt: Number(a.acceptedRequestSequencingEventId ?? id),
         });
+        break;
+      }
+      case 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED': {
+        const a = attributes(event, 'workflowExecutionUpdateCompletedEventAttributes');
+        const accepted = facts.find((f) => f.kind === 'update' && f.id === Number(a.acceptedEventId));
+        if (accepted?.kind === 'update' && (a.outcome as { failure?: unknown } | undefined)?.failure) {
+          accepted.refused = true;
+        }
         break;
       }
       case 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED': {

@@ -197,6 +197,8 @@ function ownerChanges(o: Observation): OwnerChange[] {
         if (course) changes.push({ at: fact.id, local: true, run, owner: course });
         continue;
       }
+      // A lead's request the workflow refused (409) changed nothing.
+      if (fact.kind === 'update' && fact.refused) continue;
       const handBackRequest =
         (fact.kind === 'update' && fact.name === 'requestHandBack') ||
         (fact.kind === 'signal' && fact.name === 'handBack');

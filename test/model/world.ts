@@ -98,6 +98,21 @@ function postOnce(url: string, request: { authorization: string; body: unknown }
   });
 }
 
+/**
+ * A lead's client tries again while nothing listens on the ingress's port (it restarts, an event that may run beside
+ * the request while the worker is down): a refused connection never reached the ingress, so nothing was asked yet.
+ */
+async function postToIngress(url: string, request: { authorization: string; body: unknown }) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await postOnce(url, request);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ECONNREFUSED' || attempt >= 100) throw err;
+      await sleep(100);
+    }
+  }
+}
+
 /** The real ingress of a lane, as its process builds it. */
 function ingressApp(env: TestWorkflowEnvironment, turn: TurnOptions, outbox?: Outbox) {
   return createIngressApp({
@@ -571,7 +586,7 @@ class ConversationDriver {
     const disruptedAt = this.lane.workerChangedAt;
     // A connection of its own per request, as a lead's one-off client opens: a kept-alive one could be a connection the
     // ingress closed when it restarted.
-    const response = await postOnce(`${this.world.ingressUrl}/conversations/${this.id}/${route}`, {
+    const response = await postToIngress(`${this.world.ingressUrl}/conversations/${this.id}/${route}`, {
       authorization: `Bearer ${SANDBOX_SECRETS.adminApiToken}`,
       body: { ...body, requestedBy: 'lead@model' },
     });

@@ -149,6 +149,19 @@ describe('no reply against the owner', () => {
     expect(noReplyAgainstTheOwner(escalated)).toEqual([
       'Melvin replied "Paid Friday." after accepting a lead\'s escalation (VIP)',
     ]);
+    // An escalation the workflow refused (409: it could not tell who owns the conversation) changes nothing, and a
+    // hand-back it refused gives nothing back.
+    const refused = observation({
+      runs: [run([{ ...escalation, refused: true }, scheduled(10, 'sendReply', { text: 'Paid Friday.' }, 8)])],
+    });
+    expect(noReplyAgainstTheOwner(refused)).toEqual([]);
+    const handBack: Fact = { kind: 'update', id: 9, time, name: 'requestHandBack', args: {}, seenAt: 7 };
+    const refusedHandBack = observation({
+      runs: [run([takeover, { ...handBack, refused: true }, scheduled(10, 'sendReply', { text: 'Paid Friday.' }, 8)])],
+    });
+    expect(noReplyAgainstTheOwner(refusedHandBack)).toEqual([
+      'Melvin replied "Paid Friday." while the team owned the conversation',
+    ]);
     // The escalation's own message to the user is its hand-over, not a reply.
     const told = observation({ runs: [run([escalation, scheduled(10, 'sendReply', { text: HANDOVER }, 8)])] });
     expect(noReplyAgainstTheOwner(told)).toEqual([]);
