@@ -81,6 +81,31 @@ const firstReadRateLimited = (
   ],
 });
 
+/**
+ * A conversation (quiet period 0) whose run ends after `before`; then a lead's `request` starts a new workflow while
+ * Intercom refuses every read with `status` (it cannot tell who owns the conversation, so it refuses the request), and
+ * the user writes `next` as the reads work again: that workflow's next turn makes its first read.
+ */
+const firstReadInALaterTurn = (
+  mode: ModelCase['mode'],
+  first: ModelCase['first'],
+  before: Step[],
+  request: Step['event'],
+  status: FaultStatus,
+  next: MessageKind = 'greeting',
+): ModelCase => ({
+  mode,
+  quietPeriodSeconds: 0,
+  first,
+  steps: [
+    ...before,
+    step(refusedForGood('fetch', status)),
+    step(request),
+    step({ kind: 'user', message: next }),
+    step({ kind: 'heal' }, now),
+  ],
+});
+
 const handBackAnswers = (o: Observation) => o.calls.filter((c) => c.action === 'hand_back').map((c) => c.status);
 const melvinNotes = (o: Observation) => o.parts.filter((p) => p.author === 'melvin' && p.type === 'note');
 const wroteAgainNotes = (o: Observation) => melvinNotes(o).filter((n) => n.text.startsWith(WROTE_AGAIN_MARK));
@@ -1086,6 +1111,59 @@ const REGRESSIONS: Record<string, Regression> = {
       ],
       world: { workers: 2, outbox: true },
     },
+  },
+  // Found by the model (seed 2026113023, path 46): the user asked for a person and was handed over, and the run ended.
+  // A lead's escalation then started a workflow while Intercom refused every read (refused: nobody could tell who owned
+  // the conversation), and the user's next message, whose webhook came once the reads worked again, was that
+  // workflow's next turn. Its read, the first of the workflow, learned what was handled before but not who owned the
+  // conversation, so Melvin answered it as its own and told the user a second time that a person would follow up.
+  'a workflow a lead’s escalation started while reads were refused leaves the next message to the team': {
+    c: firstReadInALaterTurn('approve', 'person', [], { kind: 'escalate' }, 401),
+    expect: (o) => expect(wroteAgainNotes(o)).toHaveLength(1),
+  },
+  // Its neighbours: the team took the conversation otherwise (a teammate's reply or assignment, a lead's escalation),
+  // the reads were refused otherwise (rate-limited), the workflow was started by another request (a hand-back), and
+  // other reply modes and messages.
+  'a workflow a lead’s hand-back started while reads were rate-limited leaves the next message to the team': {
+    c: firstReadInALaterTurn('auto', 'unknown', [], { kind: 'handBack' }, 429, 'payment'),
+  },
+  'a workflow started while reads were refused leaves the next message to a teammate who replied': {
+    c: firstReadInALaterTurn(
+      'auto',
+      'payment',
+      [step({ kind: 'teammateReplies' }, inside('draft'))],
+      { kind: 'escalate' },
+      401,
+      'policy',
+    ),
+    expect: (o) => expect(replies(o)).toHaveLength(0),
+  },
+  'a workflow started while reads were refused leaves the next message to the teammate it was assigned to': {
+    c: firstReadInALaterTurn(
+      'approve',
+      'application',
+      [step({ kind: 'assign', to: 'teammate', late: false }, inside('plan'))],
+      { kind: 'escalate' },
+      429,
+      'long',
+    ),
+    expect: (o) => expect(replies(o)).toHaveLength(0),
+  },
+  'a workflow started while reads were refused leaves the next message to the team a lead escalated to': {
+    c: firstReadInALaterTurn('auto', 'policy', [step({ kind: 'escalate' })], { kind: 'handBack' }, 401, 'application'),
+  },
+  'shadow mode, a workflow started while reads were refused leaves the next message to the team a lead escalated to': {
+    c: firstReadInALaterTurn('shadow', 'payment', [step({ kind: 'escalate' })], { kind: 'escalate' }, 401, 'policy'),
+  },
+  // And what must not change: a conversation Melvin owns by its course (it answered, or a lead handed it back) is still
+  // answered by Melvin in that turn.
+  'a workflow started while reads were refused answers the next message of a conversation Melvin answers': {
+    c: firstReadInALaterTurn('auto', 'policy', [], { kind: 'escalate' }, 401, 'payment'),
+    expect: (o) => expect(replies(o)).toHaveLength(2),
+  },
+  'a workflow started while reads were refused answers the next message of a conversation a lead handed back': {
+    c: firstReadInALaterTurn('auto', 'person', [step({ kind: 'handBack' })], { kind: 'escalate' }, 401, 'payment'),
+    expect: (o) => expect(replies(o)).toHaveLength(1),
   },
 };
 

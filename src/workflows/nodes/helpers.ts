@@ -28,6 +28,7 @@ import {
   KEPT_PROMISES_RULES,
   LAST_READ_RULES,
   NOTE_ON_ITS_OWN_RULES,
+  OWNER_AT_FIRST_READ_RULES,
   rulesSince,
 } from '../rules/patches';
 import { noteOwed, oweNote } from '../rules/owed-writes';
@@ -349,9 +350,14 @@ export function applyFetch(
     }
   } else if (firstOfWorkflow) {
     learnFromIntercom(turn, conversation);
+  } else if (record.ledger_unread && record.ownership.since === null && rulesSince(OWNER_AT_FIRST_READ_RULES)) {
+    // A workflow whose first read works only in a later turn learns from it all a new workflow does, while it knows of
+    // no change of owner itself: a lead's request it refused left the conversation as its course says.
+    learnFromIntercom(turn, conversation);
   } else if (record.ledger_unread) {
-    // A workflow whose first run never read the conversation learns only what came before it: who owns it now is its
-    // own record's word, which a note Intercom has not taken yet must not undo.
+    // A workflow whose first run never read the conversation, and which has changed or learned who owns it since (it
+    // handed the conversation over, say), learns only what came before it: who owns it now is its own record's word,
+    // which a note Intercom has not taken yet must not undo.
     learnHandledBefore(record, conversation.handled_before_part_ids);
   }
   state.metadata.user_messages_fetched = seen;

@@ -112,6 +112,14 @@ export const REQUESTS_ANSWERED_FIRST_RULES = 'rules-2026-11-30-requests-answered
  */
 export const LAST_READ_RULES = 'rules-2026-11-30-last-read';
 
+/**
+ * Then: a workflow that could not read the conversation when it started (a lead's request started it while Intercom
+ * refused reads) learns who owns it at its first read that works, as any new workflow does, unless it has learned of a
+ * change itself: the first read came in a later turn and took only what was handled before, so a conversation the team
+ * owned was answered as Melvin's (the model-based test found it).
+ */
+export const OWNER_AT_FIRST_READ_RULES = 'rules-2026-11-30-owner-at-first-read';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -126,6 +134,7 @@ export const RULES = [
   HAND_BACK_NEEDS_A_READ_RULES,
   REQUESTS_ANSWERED_FIRST_RULES,
   LAST_READ_RULES,
+  OWNER_AT_FIRST_READ_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
