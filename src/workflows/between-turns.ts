@@ -21,7 +21,13 @@ import {
   type TurnCoverage,
 } from './rules/conversation-record';
 import { GIVE_UP_OWED_AFTER_MS, noteOwed, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
-import { KEPT_PROMISES_RULES, LAST_READ_RULES, WROTE_AGAIN_UNTIL_POSTED_RULES, rulesSince } from './rules/patches';
+import {
+  CANCELLED_WAITING_RULES,
+  KEPT_PROMISES_RULES,
+  LAST_READ_RULES,
+  WROTE_AGAIN_UNTIL_POSTED_RULES,
+  rulesSince,
+} from './rules/patches';
 import type { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
 import {
@@ -448,10 +454,16 @@ const CANCELLED_READS = 3;
  */
 export async function handOverUntold(conversation: ConversationControls): Promise<void> {
   if (conversation.turn.legacy || !rulesSince(KEPT_PROMISES_RULES)) return;
+  const waitingToo = rulesSince(CANCELLED_WAITING_RULES);
   for (let read = 0; read < CANCELLED_READS; read++) {
     await handOverWaiting(conversation);
+    const allRead = await nothingUntold(conversation);
     // A run that cannot read the conversation now has nobody left to read it again: what its notes said stands.
-    if ((await nothingUntold(conversation)) || conversation.owedRead) return;
+    if (!waitingToo && (allRead || conversation.owedRead)) return;
+    if (conversation.owedRead) break;
+    // Since CANCELLED_WAITING_RULES a message whose webhook came while the last note went out is not named by it: it
+    // goes to the team too (the read left it alone, since a webhook had told of it).
+    if (allRead && unanswered(conversation).length === 0) return;
   }
   await handOverWaiting(conversation);
 }

@@ -793,6 +793,84 @@ const REGRESSIONS: Record<string, Regression> = {
       steps: [step({ kind: 'cancel' }, settled), step({ kind: 'user', message: 'unknown', late: true }, now)],
     },
   },
+  // Found by the model (seed 2026113059, path 40): a cancelled run read the conversation before it ended, found a
+  // message no webhook had told of and escalated it; the user wrote again while that note went out, and the webhook came
+  // before the run ended. The read after the note found nothing new (a webhook had told of it), so the run ended: the
+  // message was neither named nor answered. Its neighbours: the note a "wrote again" note or the cancel's own
+  // escalation, the cancel inside the turn, a read refused after the note; and one that held already (the message
+  // while the cancel's own escalation goes out).
+  'a cancelled run: a message written as its last note goes out reaches the team (found)': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 2,
+      first: 'payment',
+      world: { workers: 1, outbox: true },
+      steps: [
+        step({ kind: 'decide', decision: 'edit' }),
+        step({ kind: 'cancel' }, inside('snooze')),
+        step({ kind: 'user', message: 'payment', late: false }, now),
+        step({ kind: 'user', message: 'unknown', late: false }, inside('addNote')),
+      ],
+    },
+  },
+  'a cancelled run: a message written as its last note goes out reaches the team (cancel between turns)': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 600,
+      first: 'application',
+      steps: [
+        step({ kind: 'cancel' }),
+        step({ kind: 'user', message: 'policy', late: true }, now),
+        step({ kind: 'user', message: 'greeting' }, inside('addNote')),
+      ],
+    },
+  },
+  'a cancelled run: a message written as its "wrote again" note goes out reaches the team': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 2,
+      first: 'person',
+      steps: [
+        step({ kind: 'cancel' }),
+        step({ kind: 'user', message: 'payment', late: true }, now),
+        step({ kind: 'user', message: 'unknown' }, inside('addNote')),
+      ],
+    },
+  },
+  'a cancelled run: a message written as its last note goes out reaches the team (cancel in Plan)': {
+    c: {
+      mode: 'approve',
+      first: 'payment',
+      steps: [
+        step({ kind: 'cancel' }, inside('plan')),
+        step({ kind: 'user', message: 'application', late: true }, now),
+        step({ kind: 'user', message: 'person' }, inside('addNote', 'start', 2)),
+      ],
+    },
+  },
+  'a cancelled run: a message written as its last note goes out reaches the team (the read after it refused)': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 2,
+      first: 'policy',
+      steps: [
+        step({ kind: 'cancel' }),
+        step({ kind: 'user', message: 'payment', late: true }, now),
+        step({ kind: 'user', message: 'unknown' }, inside('addNote')),
+        step(refusedForGood('fetch', 401), now),
+      ],
+    },
+  },
+  'a cancelled run: a message written as the cancel’s own escalation note goes out reaches the team': {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      steps: [
+        step({ kind: 'cancel' }, inside('snooze')),
+        step({ kind: 'user', message: 'unknown' }, inside('addNote')),
+      ],
+    },
+  },
   'the outbox hands over what the ingress took before it restarted': {
     c: {
       mode: 'auto',

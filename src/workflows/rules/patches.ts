@@ -120,6 +120,14 @@ export const LAST_READ_RULES = 'rules-2026-11-30-last-read';
  */
 export const OWNER_AT_FIRST_READ_RULES = 'rules-2026-11-30-owner-at-first-read';
 
+/**
+ * Then: a cancelled run ends only once no delivery waits either: a message written while its last note went out, whose
+ * webhook came before the run ended, was named by no note and answered by no turn (the read before the end passed it
+ * over, as a webhook had told of it), and a run that could not read hands over what its webhooks told of (found by the
+ * model-based test).
+ */
+export const CANCELLED_WAITING_RULES = 'rules-2026-11-30-cancelled-waiting';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -135,6 +143,7 @@ export const RULES = [
   REQUESTS_ANSWERED_FIRST_RULES,
   LAST_READ_RULES,
   OWNER_AT_FIRST_READ_RULES,
+  CANCELLED_WAITING_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
