@@ -8,6 +8,7 @@ import {
   condition,
   isCancellation,
   log,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import { WROTE_AGAIN_MARK } from '../contract/notes';
@@ -22,6 +23,7 @@ import {
 } from './rules/conversation-record';
 import { GIVE_UP_OWED_AFTER_MS, noteOwed, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
 import {
+  CANCELLED_OWED_RULES,
   CANCELLED_WAITING_RULES,
   KEPT_PROMISES_RULES,
   LAST_READ_RULES,
@@ -429,8 +431,38 @@ export async function endCancelled(conversation: ConversationControls, err: unkn
     await settleOperatorRequests(conversation);
     await handOverWaiting(conversation);
     await handOverUntold(conversation);
+    await writeOwedBeforeTheEnd(conversation);
   });
   throw err;
+}
+
+/**
+ * Since CANCELLED_OWED_RULES a cancelled run writes what it owes Intercom before it ends, as any other run does: the
+ * record that holds the writes ends with the run, so a status, snooze or note Intercom refused until then was never
+ * written (the model-based test found a hand-over whose status stayed `success`). It tries again at the same pace, and
+ * gives a write up after a week as any run does; an operator who wants the run gone at once terminates it. Once all is
+ * written, what came meanwhile goes to the team, which may owe a write again.
+ */
+async function writeOwedBeforeTheEnd(conversation: ConversationControls): Promise<void> {
+  const { turn, record } = conversation;
+  if (turn.legacy || !rulesSince(CANCELLED_OWED_RULES)) return;
+  while (writesOwed(record)) {
+    const waitMs = conversation.owedDueAt - Date.now();
+    if (waitMs > 0) {
+      showDetails(
+        turn,
+        `${outcomeDetails(turn)}\n\nCancelled: Intercom refused a write (${owedError(conversation)}); trying again in ${durationText(Math.ceil(waitMs / 1000))} before the run ends.`,
+      );
+      conversation.waitingForIntercom = true;
+      await sleep(waitMs).finally(() => {
+        conversation.waitingForIntercom = false;
+      });
+    }
+    await writeOwed(conversation);
+    if (writesOwed(record)) continue;
+    await settleOperatorRequests(conversation);
+    await handOverUntold(conversation);
+  }
 }
 
 /** What no turn will answer goes to the team: escalated while Melvin owns the conversation, else named in a note. */

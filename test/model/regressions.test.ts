@@ -871,6 +871,82 @@ const REGRESSIONS: Record<string, Regression> = {
       ],
     },
   },
+  // Found by the model (seed 2026120115, path 6): Intercom refused Melvin Status for good after a lead's escalation,
+  // and the run was cancelled while the status was still owed. The cancelled run handed over and read the conversation
+  // but never wrote what it owed, and the record holding it ended with the run: the status stayed `success` after the
+  // hand-over. Its neighbours: a refused snooze, a refused hand-over note, the cancel's own escalation note refused, a
+  // cancel inside a turn; and one that must not write: a snooze owed when the team closed the conversation.
+  'a cancelled run: Melvin Status refused after a lead’s escalation is written before it ends (found)': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 2,
+      first: 'payment',
+      world: { workers: 1, outbox: false },
+      steps: [
+        step({ kind: 'assign', to: 'nobody', late: false }, inside('coverage', 'end', 1)),
+        step(refusedForGood('update', 401), inside('fetchConversation', 'start', 2)),
+        step({ kind: 'user', message: 'unknown', late: false }),
+        step({ kind: 'escalate' }, inside('fetchConversation', 'start', 1)),
+        step({ kind: 'quietPeriodEnds' }, now),
+        step({ kind: 'cancel' }, { point: 'approval wait' }),
+      ],
+    },
+  },
+  'a cancelled run: Melvin Status refused after a reply is written before it ends': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 600,
+      first: 'payment',
+      steps: [step(refusedForGood('update', 429), now), step({ kind: 'cancel' })],
+    },
+  },
+  'a cancelled run: a snooze refused after a hand-over is written before it ends': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 600,
+      first: 'person',
+      steps: [step(refusedForGood('snooze', 401), now), step({ kind: 'cancel' })],
+    },
+  },
+  'a cancelled run: a hand-over note refused is posted before it ends': {
+    c: {
+      mode: 'approve',
+      quietPeriodSeconds: 600,
+      first: 'unknown',
+      steps: [step(refusedForGood('note', 401), now), step({ kind: 'cancel' })],
+    },
+  },
+  'a cancelled run: its own escalation note refused is posted before it ends': {
+    c: {
+      mode: 'auto',
+      first: 'application',
+      steps: [
+        step(refusedForGood('note', 429)),
+        step({ kind: 'user', message: 'policy' }),
+        step({ kind: 'cancel' }, inside('plan')),
+      ],
+    },
+  },
+  'a cancelled run: Melvin Status refused as the turn’s hand-over goes out is written before it ends': {
+    c: {
+      mode: 'auto',
+      first: 'person',
+      steps: [step(refusedForGood('update', 401), now), step({ kind: 'cancel' }, inside('addNote'))],
+    },
+  },
+  'a cancelled run does not reopen the conversation the team closed for a snooze it owed': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 600,
+      first: 'person',
+      steps: [step(refusedForGood('snooze', 429), now), step({ kind: 'close' }), step({ kind: 'cancel' }, now)],
+    },
+    expect: (o) => {
+      const closed = o.parts.findIndex((p) => p.author === 'teammate' && p.type === 'close');
+      expect(closed).toBeGreaterThan(0);
+      expect(o.parts.slice(closed).filter((p) => p.author === 'melvin' && p.type === 'snoozed')).toEqual([]);
+    },
+  },
   'the outbox hands over what the ingress took before it restarted': {
     c: {
       mode: 'auto',

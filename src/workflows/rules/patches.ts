@@ -128,6 +128,12 @@ export const OWNER_AT_FIRST_READ_RULES = 'rules-2026-11-30-owner-at-first-read';
  */
 export const CANCELLED_WAITING_RULES = 'rules-2026-11-30-cancelled-waiting';
 
+/**
+ * Then: a cancelled run writes what it owes Intercom before it ends: a status, snooze or note refused until the cancel
+ * was never written, as the record holding it ended with the run (found by the model-based test).
+ */
+export const CANCELLED_OWED_RULES = 'rules-2026-12-01-cancelled-owed';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -144,6 +150,7 @@ export const RULES = [
   LAST_READ_RULES,
   OWNER_AT_FIRST_READ_RULES,
   CANCELLED_WAITING_RULES,
+  CANCELLED_OWED_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
