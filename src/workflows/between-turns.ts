@@ -27,6 +27,7 @@ import {
   CANCELLED_WAITING_RULES,
   KEPT_PROMISES_RULES,
   LAST_READ_RULES,
+  TOLD_WHEN_LANDED_RULES,
   WROTE_AGAIN_UNTIL_POSTED_RULES,
   rulesSince,
 } from './rules/patches';
@@ -300,7 +301,7 @@ async function leaveToTeam(conversation: ConversationControls, deliveries: Recei
       ...named.flatMap((id) => conversation.messagesRead.get(id) ?? preview(id)),
       ...(naming ? deliveries.flatMap((d) => (!d.part_id && d.preview ? d.preview : [])) : []),
     ];
-    await postNote(
+    const note = await postNote(
       conversation.turn,
       `${WROTE_AGAIN_MARK} The team owns this conversation since ${record.ownership.since} ` +
         `(${record.ownership.reason}), so Melvin does not answer until a lead hands it back (handBack).` +
@@ -308,6 +309,10 @@ async function leaveToTeam(conversation: ConversationControls, deliveries: Recei
       'note new message for the team',
     );
     markHandled(record, named);
+    // Since TOLD_WHEN_LANDED_RULES the team counts as told only by a note that went out at once: one queued behind an
+    // owed hand-over note lands after it, and a message that comes before the hand-over note lands stands before it in
+    // Intercom, while Melvin still owned the conversation there; no note would name it (the model-based test found it).
+    if (rulesSince(TOLD_WHEN_LANDED_RULES)) record.ownership.team_told_of_new_messages = note.added;
   }
   markHandled(record, delivered);
 }

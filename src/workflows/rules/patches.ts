@@ -134,6 +134,13 @@ export const CANCELLED_WAITING_RULES = 'rules-2026-11-30-cancelled-waiting';
  */
 export const CANCELLED_OWED_RULES = 'rules-2026-12-01-cancelled-owed';
 
+/**
+ * Then: the team counts as told that the user wrote again only by a `💬` note that went out at once. One queued behind
+ * an owed hand-over note named what had come when it was written, and a message that came before the hand-over note
+ * landed (before it in Intercom, so Melvin's by its course) was named by no note (found by the model-based test).
+ */
+export const TOLD_WHEN_LANDED_RULES = 'rules-2026-12-01-told-when-landed';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -151,6 +158,7 @@ export const RULES = [
   OWNER_AT_FIRST_READ_RULES,
   CANCELLED_WAITING_RULES,
   CANCELLED_OWED_RULES,
+  TOLD_WHEN_LANDED_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
