@@ -35,6 +35,11 @@ export interface OperatorCall {
   status: number;
   partsBefore: number;
   /**
+   * On an approval: the draft waiting when the lead decided, as the report page and the CLI show it (the state query);
+   * undefined when none was waiting or the query failed, and then the last `✋` note before the call stands for it.
+   */
+  draftSeen?: string;
+  /**
    * The worker was down, or had just gone away (its workflows' tasks wait out the sticky queue's timeout first): the
    * workflow may answer after the operator API's deadline, so a 503 is an honest answer, whatever came of it.
    */
@@ -354,12 +359,14 @@ export function operatorRequestsTookEffect(o: Observation): string[] {
         problems.push(`${describe} handed over a conversation the team owned already`);
       }
     } else {
-      const approval = approvalNoteBefore(o.parts, call.partsBefore);
+      // The draft the lead saw: the one waiting when they decided, else the last `✋` note before the call (whose last
+      // paragraph is the draft). The note alone is not enough: one refused or queued behind an owed write never lands.
+      const seen = call.draftSeen ?? approvalNoteBefore(o.parts, call.partsBefore)?.text;
       const sent = after(call).some((p) => {
         if (p.type !== 'comment' || !fold(p.text)) return false;
         return call.action === 'edit'
           ? fold(p.text) === fold(call.words)
-          : !!approval && fold(approval.text).endsWith(fold(p.text));
+          : seen !== undefined && fold(seen).endsWith(fold(p.text));
       });
       const withheld = after(call).some((p) => p.type === 'note' && p.text.startsWith(WITHHELD_MARK));
       if (accepted && !sent && !withheld) {

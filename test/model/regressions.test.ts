@@ -112,6 +112,13 @@ const wroteAgainNotes = (o: Observation) => melvinNotes(o).filter((n) => n.text.
 const replies = (o: Observation) =>
   o.parts.filter((p) => p.author === 'melvin' && p.type === 'comment' && !o.handoverTexts.includes(p.text));
 
+/** Each of `count` approvals found a draft waiting and sent it, and Melvin sent no other reply. */
+const approvedAsSeen = (o: Observation, count: number) => {
+  const seen = o.calls.filter((c) => c.action === 'approve' && c.status === 200).map((c) => c.draftSeen);
+  expect(seen).toHaveLength(count);
+  expect(replies(o).map((p) => p.text)).toEqual(seen);
+};
+
 interface Regression {
   c: ModelCase;
   /** What the case must show beyond the model's rules. */
@@ -1056,6 +1063,85 @@ const REGRESSIONS: Record<string, Regression> = {
       ],
     },
     expect: (o) => expect(wroteAgainNotes(o)).toHaveLength(1),
+  },
+  // Found by the model (seed 2026120210, path 43), a false alarm of the model's: Intercom refused every note, so the
+  // draft's ✋ note was queued behind the refused ones and never landed, and the rule took the text the lead saw only
+  // from a ✋ note. A lead sees the draft on the report page or with the CLI as well (the state query), and Melvin sent
+  // that draft. The rule now takes the draft waiting when the lead decided. Its neighbours: an edit, a rejection, the
+  // note landing after the decision, a draft of a later turn, two workers with the outbox.
+  'approval mode: a draft approved while its ✋ note is refused is sent as the lead saw it (found)': {
+    c: {
+      mode: 'approve',
+      quietPeriodSeconds: 0,
+      first: 'policy',
+      world: { workers: 1, outbox: false },
+      steps: [
+        step(refusedForGood('note', 401), inside('coverage', 'start', 1)),
+        step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' }),
+      ],
+    },
+    expect: (o) => approvedAsSeen(o, 1),
+  },
+  'approval mode: a draft edited while its ✋ note is rate-limited sends the lead’s text': {
+    c: {
+      mode: 'approve',
+      first: 'payment',
+      steps: [
+        step(refusedForGood('note', 429), now),
+        step({ kind: 'decide', decision: 'edit' }, { point: 'approval wait' }),
+      ],
+    },
+    expect: (o) => expect(replies(o).map((p) => p.text)).toEqual([o.calls[0]?.words]),
+  },
+  'approval mode: a draft rejected while its ✋ note is owed is handed over once the notes go out': {
+    c: {
+      mode: 'approve',
+      first: 'application',
+      steps: [
+        step(refusedForGood('note', 401), now),
+        step({ kind: 'decide', decision: 'reject' }, { point: 'approval wait' }),
+        step({ kind: 'heal' }),
+      ],
+    },
+    expect: (o) => expect(replies(o)).toHaveLength(0),
+  },
+  'approval mode: a draft approved before its owed ✋ note lands is sent as the lead saw it': {
+    c: {
+      mode: 'approve',
+      first: 'payment',
+      steps: [
+        step(refusedForGood('note', 429), now),
+        step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' }),
+        step({ kind: 'heal' }),
+      ],
+    },
+    expect: (o) => approvedAsSeen(o, 1),
+  },
+  'approval mode: a later turn’s draft approved while the notes are refused is sent as the lead saw it': {
+    c: {
+      mode: 'approve',
+      quietPeriodSeconds: 0,
+      first: 'payment',
+      steps: [
+        step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' }),
+        step(refusedForGood('note', 401)),
+        step({ kind: 'user', message: 'policy' }),
+        step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' }),
+      ],
+    },
+    expect: (o) => approvedAsSeen(o, 2),
+  },
+  'two workers and the outbox: a draft approved while its ✋ note is refused is sent as the lead saw it': {
+    c: {
+      mode: 'approve',
+      first: 'application',
+      world: { workers: 2, outbox: true },
+      steps: [
+        step(refusedForGood('note', 429), now),
+        step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' }),
+      ],
+    },
+    expect: (o) => approvedAsSeen(o, 1),
   },
   'the outbox hands over what the ingress took before it restarted': {
     c: {

@@ -581,6 +581,7 @@ class ConversationDriver {
     words = String(body.reason),
   ): Promise<void> {
     const partsBefore = this.partCount();
+    const draftSeen = action === 'approve' ? await this.draftWaiting() : undefined;
     // With no worker the request waits out the API's whole deadline: disrupted, however long that takes.
     const downWhenSent = this.workerDown;
     const disruptedAt = this.lane.workerChangedAt;
@@ -595,7 +596,7 @@ class ConversationDriver {
       downWhenSent ||
       (disruptedAt !== null && Date.now() - disruptedAt < WORKER_DISRUPTION_MS) ||
       (killedAt !== null && Date.now() - killedAt < AFTER_KILL_MS);
-    this.calls.push({ action, words, status: response.status, partsBefore, workerDisrupted });
+    this.calls.push({ action, words, status: response.status, partsBefore, draftSeen, workerDisrupted });
   }
 
   /**
@@ -638,10 +639,16 @@ class ConversationDriver {
   }
 
   private async approvalWaits(): Promise<boolean> {
+    return (await this.draftWaiting()) !== undefined;
+  }
+
+  /** The draft waiting for a lead's decision, as the report page shows it; undefined when none waits or none answers. */
+  private async draftWaiting(): Promise<string | undefined> {
     const state = await this.world.client
       .withDeadline(Date.now() + 2_000, () => this.handle.query(stateQuery))
       .catch(() => undefined);
-    return state?.metadata.approval?.outcome === 'waiting';
+    const approval = state?.metadata.approval;
+    return approval?.outcome === 'waiting' ? approval.draft : undefined;
   }
 
   /**

@@ -321,6 +321,24 @@ describe('operator requests take effect', () => {
       'edit "Edited: paid Friday." (answered 200) sent no reply of the text the lead wrote, and withheld none',
     ]);
   });
+
+  test('the draft waiting when the lead approved stands for the ✋ note, which Intercom may have refused', () => {
+    const noNote = (text: string) => [user('u1', 'Q'), melvin('r1', 'comment', text)];
+    const seen = {
+      action: 'approve' as const,
+      words: 'approve refb',
+      partsBefore: 1,
+      status: 200,
+      draftSeen: 'Paid Friday.',
+    };
+    expect(operatorRequestsTookEffect(observation({ parts: noNote('Paid Friday.'), calls: [seen] }))).toEqual([]);
+    expect(operatorRequestsTookEffect(observation({ parts: noNote('Paid Monday.'), calls: [seen] }))).toEqual([
+      'approve "approve refb" (answered 200) sent no reply of the text the lead saw, and withheld none',
+    ]);
+    // With neither the draft nor a note, no reply is the one the lead saw.
+    const blind = { ...seen, draftSeen: undefined };
+    expect(operatorRequestsTookEffect(observation({ parts: noNote('Paid Friday.'), calls: [blind] }))).toHaveLength(1);
+  });
 });
 
 describe('status follows the last outcome', () => {
