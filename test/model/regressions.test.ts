@@ -106,6 +106,25 @@ const firstReadInALaterTurn = (
   ],
 });
 
+/**
+ * A conversation whose first turn hands over while Intercom refuses every note with `status`, so its note is owed; the
+ * user writes `next`, then `late` (its webhook held back), and notes work again as the owed note goes out.
+ */
+const messageWhileNoteOwed = (
+  setting: Omit<ModelCase, 'steps'>,
+  status: FaultStatus,
+  next: MessageKind,
+  late: MessageKind,
+): ModelCase => ({
+  ...setting,
+  steps: [
+    step(refusedForGood('note', status), now),
+    step({ kind: 'user', message: next }),
+    step({ kind: 'user', message: late, late: true }),
+    step({ kind: 'heal' }, inside('addNote', 'start', 1)),
+  ],
+});
+
 const handBackAnswers = (o: Observation) => o.calls.filter((c) => c.action === 'hand_back').map((c) => c.status);
 const melvinNotes = (o: Observation) => o.parts.filter((p) => p.author === 'melvin' && p.type === 'note');
 const wroteAgainNotes = (o: Observation) => melvinNotes(o).filter((n) => n.text.startsWith(WROTE_AGAIN_MARK));
@@ -976,28 +995,10 @@ const REGRESSIONS: Record<string, Regression> = {
     },
   },
   'a message written while Melvin’s hand-over note is owed, its webhook as the note goes out, is named in a note': {
-    c: {
-      mode: 'auto',
-      first: 'person',
-      steps: [
-        step(refusedForGood('note', 401), now),
-        step({ kind: 'user', message: 'payment' }),
-        step({ kind: 'user', message: 'application', late: true }),
-        step({ kind: 'heal' }, inside('addNote', 'start', 1)),
-      ],
-    },
+    c: messageWhileNoteOwed({ mode: 'auto', first: 'person' }, 401, 'payment', 'application'),
   },
   'approval mode: a message written while the hand-over note is owed is named in a note': {
-    c: {
-      mode: 'approve',
-      first: 'unknown',
-      steps: [
-        step(refusedForGood('note', 429), now),
-        step({ kind: 'user', message: 'policy' }),
-        step({ kind: 'user', message: 'greeting', late: true }),
-        step({ kind: 'heal' }, inside('addNote', 'start', 1)),
-      ],
-    },
+    c: messageWhileNoteOwed({ mode: 'approve', first: 'unknown' }, 429, 'policy', 'greeting'),
   },
   'a message written while a lead’s hand-over note is owed is named in a note': {
     c: {
@@ -1015,30 +1016,15 @@ const REGRESSIONS: Record<string, Regression> = {
     },
   },
   'a workflow per turn: a message written while the hand-over note is owed is named in a note': {
-    c: {
-      mode: 'auto',
-      quietPeriodSeconds: 0,
-      first: 'person',
-      steps: [
-        step(refusedForGood('note', 429), now),
-        step({ kind: 'user', message: 'unknown' }),
-        step({ kind: 'user', message: 'long', late: true }),
-        step({ kind: 'heal' }, inside('addNote', 'start', 1)),
-      ],
-    },
+    c: messageWhileNoteOwed({ mode: 'auto', quietPeriodSeconds: 0, first: 'person' }, 429, 'unknown', 'long'),
   },
   'two workers and the outbox: a message written while the hand-over note is owed is named in a note': {
-    c: {
-      mode: 'auto',
-      first: 'person',
-      world: { workers: 2, outbox: true },
-      steps: [
-        step(refusedForGood('note', 429), now),
-        step({ kind: 'user', message: 'application' }),
-        step({ kind: 'user', message: 'policy', late: true }),
-        step({ kind: 'heal' }, inside('addNote', 'start', 1)),
-      ],
-    },
+    c: messageWhileNoteOwed(
+      { mode: 'auto', first: 'person', world: { workers: 2, outbox: true } },
+      429,
+      'application',
+      'policy',
+    ),
   },
   'a message written as the queued 💬 note goes out, after the owed hand-over note landed, is the team’s': {
     c: {
