@@ -444,6 +444,11 @@ export interface ConversationRecord {
    * cannot read the conversation goes by it (absent in records from before it was kept).
    */
   reply_mode_read?: ReplyMode | null;
+  /**
+   * How long the last outcome snoozed the conversation (null: it left it open for a teammate who is on it): a note
+   * that lands after it snoozes the conversation again (absent in records from before it was kept).
+   */
+  last_snooze_seconds?: number | null;
 }
 
 /**

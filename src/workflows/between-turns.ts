@@ -27,6 +27,7 @@ import {
   CANCELLED_WAITING_RULES,
   KEPT_PROMISES_RULES,
   LAST_READ_RULES,
+  SNOOZE_AFTER_LATE_NOTES_RULES,
   TOLD_WHEN_LANDED_RULES,
   WROTE_AGAIN_UNTIL_POSTED_RULES,
   rulesSince,
@@ -201,6 +202,7 @@ async function writeOwed(conversation: ConversationControls): Promise<void> {
   if (!writesOwed(record) || Date.now() < conversation.owedDueAt) return;
   let notesHeld = false;
   let noteWritten = false;
+  let noteAfterSnooze = false;
   for (const write of [...owed(record)]) {
     const drop = (why: string) => {
       record.owed_writes = owed(record).filter((w) => w !== write);
@@ -220,6 +222,7 @@ async function writeOwed(conversation: ConversationControls): Promise<void> {
       await writeOne(turn, write);
       record.owed_writes = owed(record).filter((w) => w !== write);
       noteWritten ||= write.kind === 'note';
+      if (write.kind !== 'status') noteAfterSnooze = write.kind === 'note';
       log.info(`owed ${write.kind} written`, { owed_since: write.owed_since });
     } catch (err) {
       if (isCancellation(err)) throw err;
@@ -231,11 +234,19 @@ async function writeOwed(conversation: ConversationControls): Promise<void> {
       if (write.kind === 'note') notesHeld = true;
     }
   }
-  // A note that lands after the turn's snooze ends the conversation's course: the snooze goes after it again, as after
-  // any outcome (unless another write is still owed, or the team closed the conversation).
-  const snoozed = turn.state.finalize?.conversation_snoozed;
-  if (noteWritten && snoozed && !writesOwed(record) && !conversation.closedByTeam) {
-    const seconds = turn.state.finalize!.snooze_duration_seconds;
+  // A note that lands after the last outcome's snooze ends the conversation's course: the snooze goes after it again,
+  // as after any outcome (unless another write is still owed, or the team closed the conversation). Since
+  // SNOOZE_AFTER_LATE_NOTES_RULES the record says how the last outcome snoozed, whichever turn or run that was, and a
+  // snooze owed and written after the notes is not written twice.
+  const { finalize } = turn.state;
+  const seconds = rulesSince(SNOOZE_AFTER_LATE_NOTES_RULES)
+    ? noteAfterSnooze
+      ? record.last_snooze_seconds
+      : null
+    : noteWritten && finalize?.conversation_snoozed
+      ? finalize.snooze_duration_seconds
+      : null;
+  if (typeof seconds === 'number' && !writesOwed(record) && !conversation.closedByTeam) {
     try {
       await writeOne(turn, { kind: 'snooze', seconds, owed_since: now(), error: '' });
     } catch (err) {

@@ -3,7 +3,7 @@ import { CancellationScope, isCancellation, log, upsertSearchAttributes } from '
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../contract/shared';
 import { intercomReads } from '../rules/retry-policies';
 import { oweSetting, settled } from '../rules/owed-writes';
-import { KEPT_PROMISES_RULES, rulesSince } from '../rules/patches';
+import { KEPT_PROMISES_RULES, SNOOZE_AFTER_LATE_NOTES_RULES, rulesSince } from '../rules/patches';
 import { melvinStatusFor } from '../rules/routing';
 import { settledStage, suggestedStep } from '../rules/stage';
 import type { AgentState, MelvinStatus } from '../../contract/state';
@@ -33,6 +33,8 @@ export async function finalize(turn: Turn): Promise<Step> {
     [statusSet, snoozed] = await CancellationScope.nonCancellable(writes);
   }
   recordFinalize(state, status, snoozeSeconds, statusSet, snoozed);
+  if (!turn.legacy && rulesSince(SNOOZE_AFTER_LATE_NOTES_RULES))
+    state.metadata.conversation.last_snooze_seconds = snoozeSeconds;
   if (!turn.legacy && rulesSince(KEPT_PROMISES_RULES)) oweWhatFailed(turn, status, snoozeSeconds, statusSet, snoozed);
   if (state.finalize?.error) log.warn('Melvin Status or the snooze not written', { error: state.finalize.error });
   upsertSearchAttributes([{ key: searchAttributes.melvinStatus, value: status }, ...stageAndAction(state)]);
@@ -77,6 +79,7 @@ export async function setStatusOnly(turn: Turn, status: MelvinStatus): Promise<v
     error = describeFailure(err);
     oweSetting(record, { kind: 'status', status }, error);
   }
+  if (!turn.legacy && rulesSince(SNOOZE_AFTER_LATE_NOTES_RULES)) record.last_snooze_seconds = null;
   state.finalize = {
     melvin_status: status,
     status_updated: error === null,

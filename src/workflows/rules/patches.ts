@@ -141,6 +141,14 @@ export const CANCELLED_OWED_RULES = 'rules-2026-12-01-cancelled-owed';
  */
 export const TOLD_WHEN_LANDED_RULES = 'rules-2026-12-01-told-when-landed';
 
+/**
+ * Then: a note that lands late snoozes the conversation again whenever the conversation's last outcome snoozed it, as
+ * the conversation record keeps it; runs from before went by the current turn's Finalize, which a later turn that does
+ * not finalize (a shadow draft) or a new run has not, and left the conversation open after a late hand-over note
+ * (found by the model-based test).
+ */
+export const SNOOZE_AFTER_LATE_NOTES_RULES = 'rules-2026-12-01-snooze-after-late-notes';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -159,6 +167,7 @@ export const RULES = [
   CANCELLED_WAITING_RULES,
   CANCELLED_OWED_RULES,
   TOLD_WHEN_LANDED_RULES,
+  SNOOZE_AFTER_LATE_NOTES_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
