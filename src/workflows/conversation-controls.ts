@@ -37,6 +37,7 @@ import {
   KEPT_PROMISES_RULES,
   LOCAL_AGENT_CALLS_RULES,
   REQUESTS_ANSWERED_FIRST_RULES,
+  TIES_KEEP_THE_TEAM_RULES,
   rulesSince,
 } from './rules/patches';
 import { replyDecisionProblem } from './rules/routing';
@@ -313,6 +314,10 @@ export class ConversationControls {
     const at = whenItHappened(event);
     const ownerBefore = record.ownership.owner;
     const stale = !turn.legacy && isStale(event, record.ownership.since);
+    // An assignment to Melvin in the second the team got the conversation may have come before that change: in doubt
+    // the team keeps it (Melvin does not answer), until the course read again between turns (`ownerInDoubt`) says.
+    const tie =
+      ownerBefore === 'team' && rulesSince(TIES_KEEP_THE_TEAM_RULES) && sameSecond(event, record.ownership.since);
     this.ownerInDoubt = !turn.legacy;
     // In shadow mode the team answers every message: its replies and assignments do not stop Melvin's drafts.
     const keepOwner = stale || (!turn.legacy && inShadowMode(turn));
@@ -320,7 +325,7 @@ export class ConversationControls {
       if (!stale) this.closedByTeam = true;
       if (!keepOwner) handOverToTeam(record, 'a teammate closed the conversation in Intercom', at);
     } else if (event?.action === 'assigned' && event.toMelvin) {
-      if (!keepOwner) handBackToMelvin(record, 'assigned to Melvin in Intercom', at);
+      if (!keepOwner && !tie) handBackToMelvin(record, 'assigned to Melvin in Intercom', at);
     } else if (event?.action === 'assigned') {
       if (!keepOwner) handOverToTeam(record, 'a teammate was assigned the conversation in Intercom', at);
     } else if (event?.action === 'replied') {
@@ -380,12 +385,19 @@ function rememberTeamAction(record: ConversationRecord, notificationId: string):
 /**
  * A webhook Intercom delivered late tells of something older than the conversation's current owner, and must not undo
  * it (a teammate's assignment to Melvin arriving after a lead's escalation). Intercom dates events to the second: within
- * the owner's own second it is taken, and the course read again between turns (`ownerInDoubt`) settles the order.
+ * the owner's own second it is taken (but for an assignment to Melvin while the team owns it, see `tie`), and the course
+ * read again between turns (`ownerInDoubt`) settles the order.
  */
 function isStale(event: TeamAction | undefined, since: string | null): boolean {
   if (typeof event?.at !== 'string' || !since) return false;
-  return Math.floor(Date.parse(event.at) / 1000) < Math.floor(Date.parse(since) / 1000);
+  return secondOf(event.at) < secondOf(since);
 }
+
+function sameSecond(event: TeamAction | undefined, since: string | null): boolean {
+  return typeof event?.at === 'string' && !!since && secondOf(event.at) === secondOf(since);
+}
+
+const secondOf = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
 /**
  * When a teammate's action happened, as its notification says: the new owner's `since`, which a later delivery of an

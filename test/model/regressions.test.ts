@@ -140,6 +140,30 @@ const lateHandOverNote = (
   steps: [step(refusedForGood('note', status), now), step(next), step({ kind: 'heal' })],
 });
 
+/**
+ * A conversation whose `first` message Melvin answers; then Intercom refuses every read with `status`, a teammate
+ * assigns it to Melvin (the webhook held back) and at once does `takeOver`, so both happen in the same second and
+ * the assignment's webhook comes last; then a lead's `request`.
+ */
+const assignedBackInTheTeamsSecond = (
+  mode: ModelCase['mode'],
+  first: ModelCase['first'],
+  takeOver: Step['event'],
+  status: FaultStatus,
+  request: Step['event'],
+): ModelCase => ({
+  mode,
+  first,
+  steps: [
+    ...(mode === 'approve' ? [step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' })] : []),
+    step(refusedForGood('fetch', status)),
+    step({ kind: 'assign', to: 'melvin', late: true }),
+    step(takeOver, now),
+    step(request),
+    step({ kind: 'heal' }),
+  ],
+});
+
 const handBackAnswers = (o: Observation) => o.calls.filter((c) => c.action === 'hand_back').map((c) => c.status);
 const melvinNotes = (o: Observation) => o.parts.filter((p) => p.author === 'melvin' && p.type === 'note');
 const wroteAgainNotes = (o: Observation) => melvinNotes(o).filter((n) => n.text.startsWith(WROTE_AGAIN_MARK));
@@ -1186,6 +1210,64 @@ const REGRESSIONS: Record<string, Regression> = {
   'shadow mode: drafts whose notes land late leave the conversation unsnoozed': {
     c: lateHandOverNote('shadow', 'payment', 429, { kind: 'user', message: 'application' }),
     expect: (o) => expect(o.parts.filter((p) => p.author === 'melvin' && p.type === 'snoozed')).toEqual([]),
+  },
+  // Found by the model (seed 2026120401, path 36): Intercom refused every read; a teammate assigned the conversation to
+  // Melvin, then to a teammate, in the same second, and the webhook of the first came last, after the turn's own
+  // hand-over. The workflow took it as the newest and gave Melvin a conversation the team owned by its course, so a
+  // lead's escalation was accepted and handed it over again. An assignment to Melvin in the team's second now waits
+  // for the course. Its neighbours: a teammate's reply instead of the assignment, a hand-back that must be taken, two
+  // workers with the outbox; and one that must not change: a tie the course can settle goes by the course.
+  'a late assignment to Melvin in the second a teammate took over leaves the conversation to the team (found)': {
+    c: {
+      mode: 'approve',
+      quietPeriodSeconds: 0,
+      first: 'policy',
+      world: { workers: 1, outbox: true },
+      steps: [
+        step(refusedForGood('fetch', 401), inside('plan', 'start', 1)),
+        step({ kind: 'user', message: 'payment', late: true }, now),
+        step({ kind: 'assign', to: 'melvin', late: true }, inside('sendReply', 'end', 1)),
+        step({ kind: 'assign', to: 'teammate', late: false }, now),
+        step({ kind: 'escalate' }, inside('sendReply', 'start', 1)),
+        step({ kind: 'user', message: 'files', late: true }, inside('listTools', 'start', 2)),
+      ],
+    },
+  },
+  'reads refused: a late assignment to Melvin in the second a teammate took over leaves a lead nothing to escalate': {
+    c: assignedBackInTheTeamsSecond('auto', 'payment', { kind: 'assign', to: 'teammate', late: false }, 401, {
+      kind: 'escalate',
+    }),
+    expect: (o) => expect(o.calls.map((c) => c.status)).toEqual([409]),
+  },
+  'reads rate-limited: a late assignment to Melvin in the second a teammate replied leaves a lead nothing to escalate':
+    {
+      c: assignedBackInTheTeamsSecond('auto', 'policy', { kind: 'teammateReplies' }, 429, { kind: 'escalate' }),
+      expect: (o) => expect(o.calls.map((c) => c.status)).toEqual([409]),
+    },
+  'approval mode: a late assignment to Melvin in the second a teammate took over leaves the team a hand-back': {
+    c: assignedBackInTheTeamsSecond('approve', 'application', { kind: 'assign', to: 'teammate', late: false }, 401, {
+      kind: 'handBack',
+    }),
+    expect: (o) => expect(handBackAnswers(o)).toEqual([202]),
+  },
+  'two workers and the outbox: a late assignment to Melvin in a teammate’s second leaves a lead nothing to escalate': {
+    c: {
+      ...assignedBackInTheTeamsSecond('auto', 'payment', { kind: 'teammateReplies' }, 401, { kind: 'escalate' }),
+      world: { workers: 2, outbox: true },
+    },
+    expect: (o) => expect(o.calls.map((c) => c.status)).toEqual([409]),
+  },
+  'a late assignment to a teammate in the second Melvin was given the conversation goes by the course': {
+    c: {
+      mode: 'auto',
+      first: 'person',
+      steps: [
+        step({ kind: 'assign', to: 'teammate', late: true }),
+        step({ kind: 'assign', to: 'melvin', late: false }, now),
+        step({ kind: 'escalate' }),
+      ],
+    },
+    expect: (o) => expect(o.calls.map((c) => c.status)).toEqual([202]),
   },
   'the outbox hands over what the ingress took before it restarted': {
     c: {

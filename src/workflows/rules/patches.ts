@@ -149,6 +149,14 @@ export const TOLD_WHEN_LANDED_RULES = 'rules-2026-12-01-told-when-landed';
  */
 export const SNOOZE_AFTER_LATE_NOTES_RULES = 'rules-2026-12-01-snooze-after-late-notes';
 
+/**
+ * Then: an assignment to Melvin dated the same second as the change that gave the team the conversation leaves it to
+ * the team until Intercom's course says which came last. Webhooks come in any order: one that came after a teammate's
+ * assignment, though it happened before it, gave Melvin a conversation the team owned while Intercom could not be
+ * read, and a lead's escalation was accepted and handed it over a second time (found by the model-based test).
+ */
+export const TIES_KEEP_THE_TEAM_RULES = 'rules-2026-12-01-ties-keep-the-team';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -168,6 +176,7 @@ export const RULES = [
   CANCELLED_OWED_RULES,
   TOLD_WHEN_LANDED_RULES,
   SNOOZE_AFTER_LATE_NOTES_RULES,
+  TIES_KEEP_THE_TEAM_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
