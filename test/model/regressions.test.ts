@@ -170,6 +170,22 @@ const wroteAgainNotes = (o: Observation) => melvinNotes(o).filter((n) => n.text.
 const replies = (o: Observation) =>
   o.parts.filter((p) => p.author === 'melvin' && p.type === 'comment' && !o.handoverTexts.includes(p.text));
 
+/** Approval mode: Intercom refuses every note with `status` from the start, and a lead decides on the first draft. */
+const decidedWhileNoteRefused = (
+  first: ModelCase['first'],
+  status: FaultStatus,
+  decision: 'approve' | 'edit' | 'reject',
+  after: Step[] = [],
+): ModelCase => ({
+  mode: 'approve',
+  first,
+  steps: [
+    step(refusedForGood('note', status), now),
+    step({ kind: 'decide', decision }, { point: 'approval wait' }),
+    ...after,
+  ],
+});
+
 /** Each of `count` approvals found a draft waiting and sent it, and Melvin sent no other reply. */
 const approvedAsSeen = (o: Observation, count: number) => {
   const seen = o.calls.filter((c) => c.action === 'approve' && c.status === 200).map((c) => c.draftSeen);
@@ -1108,38 +1124,15 @@ const REGRESSIONS: Record<string, Regression> = {
     expect: (o) => approvedAsSeen(o, 1),
   },
   'approval mode: a draft edited while its ✋ note is rate-limited sends the lead’s text': {
-    c: {
-      mode: 'approve',
-      first: 'payment',
-      steps: [
-        step(refusedForGood('note', 429), now),
-        step({ kind: 'decide', decision: 'edit' }, { point: 'approval wait' }),
-      ],
-    },
+    c: decidedWhileNoteRefused('payment', 429, 'edit'),
     expect: (o) => expect(replies(o).map((p) => p.text)).toEqual([o.calls[0]?.words]),
   },
   'approval mode: a draft rejected while its ✋ note is owed is handed over once the notes go out': {
-    c: {
-      mode: 'approve',
-      first: 'application',
-      steps: [
-        step(refusedForGood('note', 401), now),
-        step({ kind: 'decide', decision: 'reject' }, { point: 'approval wait' }),
-        step({ kind: 'heal' }),
-      ],
-    },
+    c: decidedWhileNoteRefused('application', 401, 'reject', [step({ kind: 'heal' })]),
     expect: (o) => expect(replies(o)).toHaveLength(0),
   },
   'approval mode: a draft approved before its owed ✋ note lands is sent as the lead saw it': {
-    c: {
-      mode: 'approve',
-      first: 'payment',
-      steps: [
-        step(refusedForGood('note', 429), now),
-        step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' }),
-        step({ kind: 'heal' }),
-      ],
-    },
+    c: decidedWhileNoteRefused('payment', 429, 'approve', [step({ kind: 'heal' })]),
     expect: (o) => approvedAsSeen(o, 1),
   },
   'approval mode: a later turn’s draft approved while the notes are refused is sent as the lead saw it': {
@@ -1157,15 +1150,7 @@ const REGRESSIONS: Record<string, Regression> = {
     expect: (o) => approvedAsSeen(o, 2),
   },
   'two workers and the outbox: a draft approved while its ✋ note is refused is sent as the lead saw it': {
-    c: {
-      mode: 'approve',
-      first: 'application',
-      world: { workers: 2, outbox: true },
-      steps: [
-        step(refusedForGood('note', 429), now),
-        step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' }),
-      ],
-    },
+    c: { ...decidedWhileNoteRefused('application', 429, 'approve'), world: { workers: 2, outbox: true } },
     expect: (o) => approvedAsSeen(o, 1),
   },
   // Found by the model (seed 2026120307, path 22): in shadow mode Intercom rate-limited every note, so a hand-over's 🚨
