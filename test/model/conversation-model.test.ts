@@ -9,14 +9,14 @@
 // written to test-output/model-failures/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import fc from 'fast-check';
-import { createDataConverter, generatePayloadKey } from '../../src/encryption/payload-codec';
 import { quietRuntime } from '../helpers/runtime';
 import { startTemporal } from '../helpers/temporal';
 import { caseArbitrary, describeCase, type ModelCase } from './events';
 import { conversationSummary, sdkRacesMet, violations } from './invariants';
+import { FAILURES, replayErrors, type Recorded } from './replay';
 import { Lane } from './world';
 import { workflowBundleOptions } from '../../src/bundling/workflow-bundle';
 
@@ -30,7 +30,6 @@ const LANES = Number(process.env.MODEL_LANES ?? 8);
 const TEST_TIMEOUT_MS = Math.max(3_600_000, CASES * 4_000);
 /** The histories recorded are replayed, and let go, each time this many have gathered. */
 const REPLAY_BATCH = 1_000;
-const FAILURES = path.join(__dirname, '..', '..', 'test-output', 'model-failures');
 /**
  * CI explores the same cases each run, so a failure there is the code's and can be run again; elsewhere each run
  * explores new ones (MODEL_SEED=random does so under CI too).
@@ -57,26 +56,6 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** A run's history, named for whoever reads a replay's failure. */
-type Recorded = { workflowId: string; history: unknown };
-
-/** Replays `histories`, writing each that did not replay to test-output/; returns why each did not. */
-async function replayErrors(histories: Recorded[]): Promise<string[]> {
-  const errors: string[] = [];
-  const dataConverter = createDataConverter([generatePayloadKey('replay')]);
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle, dataConverter }, histories)) {
-    if (!result.error) continue;
-    errors.push(`${result.workflowId}: ${result.error.message.slice(0, 300)}`);
-    mkdirSync(FAILURES, { recursive: true });
-    const { history } = histories.find((h) => h.workflowId === result.workflowId)!;
-    writeFileSync(
-      path.join(FAILURES, `replay ${result.workflowId.replace(/[^\w-]+/g, '-')}.json`),
-      JSON.stringify(history),
-    );
-  }
-  return errors;
-}
-
 test(
   `${CASES} generated conversations hold every rule of the model, and every history replays`,
   async () => {
@@ -90,7 +69,7 @@ test(
       const batch = recorded;
       recorded = [];
       replayed += batch.length;
-      notReplayed.push(...(await replayErrors(batch)));
+      notReplayed.push(...(await replayErrors(bundle, batch)));
     };
     const reports = await Promise.all(
       lanes.map(async (lane, index) => {

@@ -3,8 +3,7 @@
 // the code before its fix, and must now hold them all (./conversation-model.test.ts describes the world they run in).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { createDataConverter, generatePayloadKey } from '../../src/encryption/payload-codec';
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ESCALATION_MARK, HANDED_BACK_MARK, WITHHELD_MARK, WROTE_AGAIN_MARK } from '../../src/contract/notes';
 import { quietRuntime } from '../helpers/runtime';
@@ -12,18 +11,18 @@ import { startTemporal } from '../helpers/temporal';
 import type { FaultStatus, FaultTarget, MessageKind, ModelCase, Placement, Step } from './events';
 import type { ActivityName } from './gates';
 import { conversationSummary, violations, type Observation } from './invariants';
+import { FAILURES, replayErrors, type Recorded } from './replay';
 import { Lane } from './world';
 import { workflowBundleOptions } from '../../src/bundling/workflow-bundle';
 
 quietRuntime();
 process.env.LOG_LEVEL = 'error';
 
-const FAILURES = path.join(__dirname, '..', '..', 'test-output', 'model-failures');
 let env: TestWorkflowEnvironment;
 let lane: Lane;
 let bundle: WorkflowBundleWithSourceMap;
 /** Every run of the cases above, for the replay check at the end. */
-const histories: { workflowId: string; history: unknown }[] = [];
+const histories: Recorded[] = [];
 
 beforeAll(async () => {
   const [started, bundled] = await Promise.all([startTemporal(), bundleWorkflowCode(workflowBundleOptions())]);
@@ -1645,10 +1644,5 @@ test.each(Object.entries(REGRESSIONS))('%s', async (name, { c, expect: extra }) 
 // A handler that waited on what a local activity read completed at another point of the history on replay (the model
 // found it: a lead's request judged after a new workflow's first read); each case's runs must replay.
 test('every run of the cases above replays', async () => {
-  const dataConverter = createDataConverter([generatePayloadKey('replay')]);
-  const errors: string[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle, dataConverter }, histories)) {
-    if (result.error) errors.push(`${result.workflowId}: ${result.error.message.slice(0, 300)}`);
-  }
-  expect(errors).toEqual([]);
+  expect(await replayErrors(bundle, histories)).toEqual([]);
 });
