@@ -1,5 +1,6 @@
 // A local activity cancelled just as it ends: sdk-core fails the workflow task as non-deterministic (the SDK's race, as
-// CI met it under load), and Melvin's interceptor, which never cancels one, leaves the task whole.
+// CI met it under load), and Melvin's interceptor, which never cancels one, leaves the task whole. And the wait before a
+// local activity's retry is the same timer whether its caller was cancelled before or after the attempt asked for it.
 import { Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -18,6 +19,9 @@ let without: WorkflowBundleWithSourceMap;
 
 const activities: WaitActivities = {
   waitMs: (ms) => new Promise((resolve) => setTimeout(() => resolve(ms), ms)),
+  refuse: async () => {
+    throw new Error('refused, as a service that keeps refusing does');
+  },
 };
 
 beforeAll(async () => {
@@ -39,6 +43,7 @@ async function run<T>(
   bundle: WorkflowBundleWithSourceMap,
   taskQueue: string,
   until: (handle: WorkflowHandle) => Promise<T>,
+  start: { workflow: string; args: unknown[] } = { workflow: 'cancelAsLocalActivityEnds', args: [] },
 ): Promise<T> {
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -46,7 +51,11 @@ async function run<T>(
     workflowBundle: bundle,
     activities,
   });
-  const handle = await env.client.workflow.start('cancelAsLocalActivityEnds', { taskQueue, workflowId: taskQueue });
+  const handle = await env.client.workflow.start(start.workflow, {
+    taskQueue,
+    workflowId: taskQueue,
+    args: start.args,
+  });
   try {
     return await worker.runUntil(until(handle));
   } finally {
@@ -86,3 +95,31 @@ test('with the interceptor, no task fails and the attempt that ran is waited for
   expect(causes).toEqual([]);
   expect(result).toBe('the second ended after 80 ms');
 }, 60_000);
+
+/**
+ * A replay delivers an attempt's result and a cancellation in the order of the history, which may not be the order the
+ * run met them in (an attempt that ended while its workflow task was extended); the commands that follow must not
+ * depend on it. Before and after the attempts ask to wait, the run starts the timer, never cancels it, and ends
+ * cancelled, and its history replays.
+ */
+test.each([
+  ['before', 20],
+  ['after', 1_500],
+])(
+  'a cancellation %s a local activity asks to wait for its retry: the wait is a timer all the same',
+  async (_, ms) => {
+    const taskQueue = `retry-wait-cancelled-after-${ms}`;
+    const { result, history } = await run(
+      withInterceptor,
+      taskQueue,
+      async (handle) => ({ result: await handle.result(), history: await handle.fetchHistory() }),
+      { workflow: 'cancelAroundRetryWait', args: [ms] },
+    );
+    expect(result).toBe('the call was cancelled');
+    const types = (history.events ?? []).map((e) => temporal.api.enums.v1.EventType[e.eventType ?? 0]);
+    expect(types).toContain('EVENT_TYPE_TIMER_STARTED');
+    expect(types).not.toContain('EVENT_TYPE_TIMER_CANCELED');
+    await Worker.runReplayHistory({ workflowBundle: withInterceptor }, history, taskQueue);
+  },
+  60_000,
+);

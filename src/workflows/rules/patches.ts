@@ -157,6 +157,16 @@ export const SNOOZE_AFTER_LATE_NOTES_RULES = 'rules-2026-12-01-snooze-after-late
  */
 export const TIES_KEEP_THE_TEAM_RULES = 'rules-2026-12-01-ties-keep-the-team';
 
+/**
+ * Then: a local activity's wait before its next attempt (a timer, once the wait is longer than its
+ * `localRetryThreshold`) is started whether or not its caller was cancelled meanwhile, and the caller stops waiting for
+ * it when cancelled. The SDK started it only in a caller not cancelled yet; an attempt that ends as a workflow task is
+ * extended reaches the workflow before that task's cancellation when it runs, and after it in a replay, so the replay
+ * found no timer where the run had one (CI met it twice, a refused Melvin Status and a refused snooze as the run was
+ * cancelled: "No command scheduled for event TimerStarted").
+ */
+export const RETRY_WAIT_RULES = 'rules-2026-12-07-retry-wait';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -177,6 +187,7 @@ export const RULES = [
   TOLD_WHEN_LANDED_RULES,
   SNOOZE_AFTER_LATE_NOTES_RULES,
   TIES_KEEP_THE_TEAM_RULES,
+  RETRY_WAIT_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
