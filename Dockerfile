@@ -18,6 +18,7 @@ RUN groupadd --system melvin && useradd --system --gid melvin --home-dir /app --
 COPY --from=build --chown=melvin:melvin /app/node_modules ./node_modules
 COPY --from=build --chown=melvin:melvin /app/dist ./dist
 COPY --chown=melvin:melvin prompts ./prompts
+COPY --chown=melvin:melvin src/ingress/report-page ./src/ingress/report-page
 COPY --chown=melvin:melvin package.json ./
 # The ingress's outbox (INGRESS_OUTBOX_DIR in the compose file): a volume mounted here takes this owner.
 RUN mkdir -p /var/lib/melvin/outbox && chown melvin:melvin /var/lib/melvin/outbox

@@ -4,6 +4,19 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
+/** What the report page's script may use of the browser. */
+const BROWSER_GLOBALS = [
+  'document',
+  'window',
+  'location',
+  'history',
+  'fetch',
+  'URL',
+  'URLSearchParams',
+  'sessionStorage',
+  'Option',
+];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'test-output/', '.data/'] },
   js.configs.recommended,
@@ -57,6 +70,14 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.cjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', module: 'writable', require: 'readonly' } },
+  },
+  {
+    // The report page's script runs in the browser (src/ingress/report-page/).
+    files: ['src/ingress/report-page/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: Object.fromEntries(BROWSER_GLOBALS.map((name) => [name, 'readonly'])),
+    },
   },
   {
     // A CommonJS file's way to import is require().

@@ -10,7 +10,7 @@ import { Since } from '../reports/figures';
 import type { TemporalUi } from '../reports/patterns';
 import { loadAnalysisData, loadReport } from '../reports/visibility';
 import type { OperatorCheck } from './operator-routes';
-import { REPORT_PAGE, REPORT_PAGE_HEADERS } from './report-page';
+import { REPORT_PAGE_FILES, REPORT_PAGE_HEADERS } from './report-page';
 
 /** What the report needs: Temporal's visibility, the Temporal UI its example runs link to, the analysis agent's model. */
 export interface ReportOptions {
@@ -21,7 +21,7 @@ export interface ReportOptions {
   analysis?: { openai: OpenAI; model: string };
 }
 
-/** `GET /report`, `GET /report/data` and `POST /report/ask`. */
+/** `GET /report` (and its style and script), `GET /report/data` and `POST /report/ask`. */
 export function reportRoutes(options: ReportOptions, operatorAllowed: OperatorCheck): express.Router {
   const router = express.Router();
   // Example runs link to the first Temporal UI allowed to call the codec endpoint: the one leads use.
@@ -31,9 +31,11 @@ export function reportRoutes(options: ReportOptions, operatorAllowed: OperatorCh
     : undefined;
 
   // The page is a shell with no data in it, so it needs no token; it asks for one and fetches the figures below with it.
-  router.get('/report', (_req, res) => {
-    res.set(REPORT_PAGE_HEADERS).type('html').send(REPORT_PAGE);
-  });
+  for (const [route, file] of Object.entries(REPORT_PAGE_FILES)) {
+    router.get(route, (_req, res) => {
+      res.set(REPORT_PAGE_HEADERS).type(file.type).send(file.body);
+    });
+  }
   router.get('/report/data', async (req, res) => {
     if (!operatorAllowed(req, res)) return;
     const since = Since.prefault('7d').safeParse(req.query.since);

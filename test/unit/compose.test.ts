@@ -8,6 +8,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { CONFIGURATION_VARIABLES } from '../../src/config/environment';
+import { BUNDLED_PROMPTS_DIR } from '../../src/activities/prompts';
+import { REPORT_PAGE_DIR } from '../../src/ingress/report-page';
 import { allSearchAttributes } from '../../src/contract/shared';
 import { dynamicConfigFile } from '../../harness/temporal-dynamic-config';
 import { describeNeeding } from '../helpers/requirements';
@@ -124,6 +126,17 @@ test('the Dockerfile is multi-stage and runs as a non-root user with a healthche
   expect(dockerfile).toMatch(/^USER melvin$/m);
   expect(dockerfile).toMatch(/^HEALTHCHECK /m);
   expect(dockerfile).toContain('npm run build');
+});
+
+test('the runtime image holds the files compiled code reads from the package: the prompts and the report page', () => {
+  const copied = [...dockerfile.matchAll(/^COPY --chown=melvin:melvin (\S+) \.\/(\S+)$/gm)].map((m) => [m[1], m[2]]);
+  const dir = (absolute: string) => path.relative(ROOT, absolute);
+  for (const needed of [dir(BUNDLED_PROMPTS_DIR), dir(REPORT_PAGE_DIR)]) {
+    expect({ needed, copied: copied.some(([from, to]) => from === needed && to === needed) }).toEqual({
+      needed,
+      copied: true,
+    });
+  }
 });
 
 test('every variable Melvin’s services are given is one the code reads and docs/configuration.md documents', () => {
