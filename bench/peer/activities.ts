@@ -17,7 +17,7 @@ import {
   retrievalPolicy,
   toolPolicy,
   validationPolicy,
-} from '../../src/workflows/rules/retry-policies';
+} from '../../src/workflows/activity-options/retry-policies';
 
 export type Activities = ReturnType<typeof createActivities>;
 export type ActivityName = keyof Activities;
@@ -41,7 +41,7 @@ export type TurnContext = {
   calls: ActivityCall[];
 };
 
-/** The policy each activity runs under in Melvin: the proxy its node calls it through (src/workflows/rules/retry-policies.ts). */
+/** The policy each activity runs under in Melvin: the proxy its node calls it through (src/workflows/activity-options/retry-policies.ts). */
 const POLICIES: Record<ActivityName, ActivityOptions> = {
   fetchConversation: intercomPolicy,
   fetchContact: intercomPolicy,

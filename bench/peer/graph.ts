@@ -5,8 +5,8 @@ import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import type { SupportConversationInput } from '../../src/contract/shared';
 import type { AgentState, NodeName } from '../../src/contract/state';
-import { closeTurn } from '../../src/workflows/rules/conversation-record';
-import { newState } from '../../src/workflows/rules/turn-state';
+import { closeTurn } from '../../src/workflows/records/conversation-record';
+import { newState } from '../../src/workflows/records/turn-state';
 import type { TurnContext } from './activities';
 import { NODES, type PeerNode, type PeerTurn } from './nodes';
 

@@ -6,7 +6,7 @@ import type { LlmAnswer } from '../../src/activities/llm';
 import type { DraftOutput } from '../../src/contract/schemas';
 import { DEFAULT_SNOOZE_SECONDS } from '../../src/contract/shared';
 import type { CoverageAnalysis, EscalationKind, Hop, NodeName, UserTold } from '../../src/contract/state';
-import { coverageContext, draftContext, planContext } from '../../src/workflows/rules/contexts';
+import { coverageContext, draftContext, planContext } from '../../src/workflows/prompt-contexts/contexts';
 import { coverageFailed, routeCoverage } from '../../src/workflows/nodes/coverage';
 import { retrieveStyleExamples, routeDraft } from '../../src/workflows/nodes/draft';
 import { gatherHop, type CallTool } from '../../src/workflows/nodes/gather';
@@ -23,9 +23,9 @@ import { finalStatus, recordFinalize } from '../../src/workflows/nodes/finalize'
 import { applyToolsAndPrompts, planUnlessNothingToAnswer } from '../../src/workflows/nodes/initialize';
 import { afterReply, recordDelivery, undeliveredNote } from '../../src/workflows/nodes/response';
 import { routeValidation, validationFailed, validationRequest } from '../../src/workflows/nodes/validate';
-import { guardChecks, guardVerdict } from '../../src/workflows/rules/reply-guard';
-import { escalationNote } from '../../src/workflows/rules/routing';
-import { runMap } from '../../src/workflows/rules/run-summary';
+import { guardChecks, guardVerdict } from '../../src/workflows/prompt-contexts/reply-guard';
+import { escalationNote } from '../../src/workflows/routing/routing';
+import { runMap } from '../../src/workflows/records/run-summary';
 import type { Step, Turn } from '../../src/workflows/nodes/turn';
 import { tasks } from './activities';
 

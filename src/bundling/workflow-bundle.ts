@@ -21,7 +21,7 @@ export const SHARED_MODULES = ['@temporalio/workflow'];
  * Melvin's modules that build nothing at load but constants and functions, and zod through zod-library.ts; paths from
  * src/. No module of zod schemas is listed: zod completes a schema on its first use by writing to it, which a frozen
  * schema refuses. So workflows import only types from contract/schemas.ts, and the two schemas they parse with live in
- * src/workflows/rules/answers.ts.
+ * src/contract/answers.ts.
  */
 export const SHARED_SOURCES = [
   'bundling/zod-library',
@@ -46,7 +46,7 @@ export function workflowBundleOptions(): {
   return {
     workflowsPath: require.resolve('../workflows'),
     // A worker that builds its own bundle takes these as `interceptors.workflowModules`.
-    workflowInterceptorModules: [require.resolve('../workflows/rules/local-calls-interceptor')],
+    workflowInterceptorModules: [require.resolve('../workflows/activity-options/local-calls-interceptor')],
     preloadModules: [...SHARED_MODULES, ...SHARED_SOURCES.map((name) => path.join(SRC, name))],
   };
 }

@@ -278,7 +278,7 @@ export interface TurnSummary {
   intent_names: string[];
   open_intent_names: string[];
   uncovered_intent_names: string[];
-  /** The talent's stage in their journey when the turn ran (./workflows/rules/stage.ts); null when nothing told it. */
+  /** The talent's stage in their journey when the turn ran (../workflows/routing/stage.ts); null when nothing told it. */
   stage: Stage | null;
   /** The nodes the turn visited, in order (at most `MAX_MEMO_PATH`): the report draws the period's paths from them. */
   path: NodeName[];

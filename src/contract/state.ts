@@ -528,7 +528,7 @@ export interface RunMetadata {
   usage_by_tier?: Partial<Record<ModelTier, TierUsage>>;
   /** The team's past answers to similar questions that Draft was shown for its tone, never as facts. */
   style_examples?: StyleExamples | null;
-  /** Where the talent is in their journey, and what told it (./workflows/rules/stage.ts); null when nothing did. */
+  /** Where the talent is in their journey, and what told it (../workflows/routing/stage.ts); null when nothing did. */
   stage?: StageReading | null;
   /** A draft Melvin's own guard held back this turn, and why: the model wrote the reply once more, told so. */
   held_back_draft?: HeldBackDraft | null;

@@ -20,8 +20,8 @@ import {
   markHandled,
   unansweredDeliveries,
   type TurnCoverage,
-} from './rules/conversation-record';
-import { GIVE_UP_OWED_AFTER_MS, noteOwed, owed, oweSetting, retryDelayMs, writesOwed } from './rules/owed-writes';
+} from './records/conversation-record';
+import { GIVE_UP_OWED_AFTER_MS, noteOwed, owed, oweSetting, retryDelayMs, writesOwed } from './records/owed-writes';
 import {
   CANCELLED_OWED_RULES,
   CANCELLED_WAITING_RULES,
@@ -31,7 +31,7 @@ import {
   TOLD_WHEN_LANDED_RULES,
   WROTE_AGAIN_UNTIL_POSTED_RULES,
   rulesSince,
-} from './rules/patches';
+} from './versions/patches';
 import type { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
 import {
@@ -46,10 +46,10 @@ import {
   takeOperatorEscalation,
   takeOwnerChange,
 } from './nodes/helpers';
-import { intercomReads } from './rules/retry-policies';
-import { talentWrote } from './rules/contexts';
-import { escalation, type Escalation } from './rules/routing';
-import { durationText } from './rules/turn-state';
+import { intercomReads } from './activity-options/retry-policies';
+import { talentWrote } from './prompt-contexts/contexts';
+import { escalation, type Escalation } from './routing/routing';
+import { durationText } from './records/turn-state';
 
 export const CANCELLED_REASON = 'The run was cancelled in Temporal before Melvin finished';
 

@@ -20,7 +20,7 @@ import {
   type TeamAction,
 } from '../contract/shared';
 import type { AgentState, ConversationRecord, OperatorRequest, TeamAnswer } from '../contract/state';
-import { handBackToMelvin, handOverToTeam, recordTeamAnswer } from './rules/conversation-record';
+import { handBackToMelvin, handOverToTeam, recordTeamAnswer } from './records/conversation-record';
 import { recordTurnSummary } from './graph';
 import { inShadowMode, operatorEscalationWaiting } from './nodes/helpers';
 import {
@@ -31,7 +31,7 @@ import {
   recordRequest,
   requestProblem,
   type RunMoment,
-} from './rules/operator-requests';
+} from './routing/operator-requests';
 import {
   HAND_BACK_NEEDS_A_READ_RULES,
   KEPT_PROMISES_RULES,
@@ -39,8 +39,8 @@ import {
   REQUESTS_ANSWERED_FIRST_RULES,
   TIES_KEEP_THE_TEAM_RULES,
   rulesSince,
-} from './rules/patches';
-import { replyDecisionProblem } from './rules/routing';
+} from './versions/patches';
+import { replyDecisionProblem } from './routing/routing';
 import type { Turn } from './nodes/turn';
 
 /**

@@ -13,8 +13,8 @@ import { initialize } from './nodes/initialize';
 import { plan } from './nodes/plan';
 import { response } from './nodes/response';
 import { validate } from './nodes/validate';
-import { TURN_SUMMARY_PATCH, since } from './rules/patches';
-import { turnSummary } from './rules/run-summary';
+import { TURN_SUMMARY_PATCH, since } from './versions/patches';
+import { turnSummary } from './records/run-summary';
 import type { Step, Turn } from './nodes/turn';
 
 /** Where a run's turn starts: at the top, or, for an operator's escalation before anything else, at the hand-over. */

@@ -1,7 +1,7 @@
 // The indexing workflow the resolved-conversation schedule runs: pages through Intercom's conversations closed since
 // the watermark, indexes each (an activity that fetches, redacts, embeds and upserts), then moves the watermark.
 import { continueAsNew, log, workflowInfo } from '@temporalio/workflow';
-import { indexing, indexSearch, indexStore } from './rules/retry-policies';
+import { indexing, indexSearch, indexStore } from './activity-options/retry-policies';
 
 /**
  * Each window starts this far before the watermark: a conversation Intercom's search lists a little late (its index is

@@ -21,10 +21,10 @@ import {
 import { ConversationControls } from './conversation-controls';
 import { runTurn } from './graph';
 import { operatorEscalationWaiting, takeOperatorEscalation } from './nodes/helpers';
-import { CURRENT_RULES_PATCH, isLegacyRun, rulesSince } from './rules/patches';
-import { escalation } from './rules/routing';
+import { CURRENT_RULES_PATCH, isLegacyRun, rulesSince } from './versions/patches';
+import { escalation } from './routing/routing';
 import { newTurn } from './nodes/turn';
-import { newState } from './rules/turn-state';
+import { newState } from './records/turn-state';
 
 export async function supportConversation(input: SupportConversationInput): Promise<ConversationOutcome> {
   const startedAt = Date.now();

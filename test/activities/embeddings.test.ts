@@ -4,7 +4,7 @@ import type OpenAI from 'openai';
 import { NotFoundError } from 'openai';
 import { createEmbeddingActivities } from '../../src/activities/embeddings';
 import { createOpenAiClient } from '../../src/activities/llm';
-import { embeddingsPolicy } from '../../src/workflows/rules/retry-policies';
+import { embeddingsPolicy } from '../../src/workflows/activity-options/retry-policies';
 import { EMBEDDING_DIMENSIONS, SANDBOX_EMBEDDING_MODEL_NAME } from '../../sandbox/model/embeddings';
 import { SANDBOX_MODEL_NAME, SandboxModel } from '../../sandbox/model/server';
 import { failureOf, runActivity } from '../helpers/activity';

@@ -2,7 +2,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { IntercomClient } from 'intercom-client';
 import { createIntercomActivities } from '../../src/activities/intercom';
-import { intercomPolicy } from '../../src/workflows/rules/retry-policies';
+import { intercomPolicy } from '../../src/workflows/activity-options/retry-policies';
 import { IntercomEmulator } from '../../sandbox/intercom/emulator';
 import type { ScenarioPart } from '../../sandbox/scenario';
 import { failureOf, runAttempt } from '../helpers/activity';

@@ -14,7 +14,7 @@ import {
 } from '../../src/activities/llm-formats';
 import { DraftOutput } from '../../src/contract/schemas';
 import type { CoverageContext, DraftContext, PlanContext } from '../../src/contract/llm-contexts';
-import { llmPolicy } from '../../src/workflows/rules/retry-policies';
+import { llmPolicy } from '../../src/workflows/activity-options/retry-policies';
 import { SANDBOX_MODEL_NAME, SandboxModel, type ModelEndpoint } from '../../sandbox/model/server';
 import { coverage, draft, plan } from '../helpers/model-answers';
 import { failureOf, runActivity } from '../helpers/activity';

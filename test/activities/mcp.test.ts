@@ -10,7 +10,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import express from 'express';
 import { MAX_TOOL_RESULT_BYTES, McpConnections, capPayload, createMcpActivities } from '../../src/activities/mcp';
 import { DEFAULT_MCP_TOOL_POLICY, McpToolPolicy } from '../../src/guards/mcp-tool-policy';
-import { mcpListPolicy, toolPolicy } from '../../src/workflows/rules/retry-policies';
+import { mcpListPolicy, toolPolicy } from '../../src/workflows/activity-options/retry-policies';
 import { listen, type RunningServer } from '../../sandbox/http';
 import { freePorts } from '../../harness/stack';
 import { Gates } from '../../sandbox/gates';

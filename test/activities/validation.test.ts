@@ -1,7 +1,7 @@
 // The validation activity over real HTTP against the sandbox validation service.
 import type { ApplicationFailure } from '@temporalio/common';
 import { createValidationActivities, type ValidationRequest } from '../../src/activities/validation';
-import { validationPolicy } from '../../src/workflows/rules/retry-policies';
+import { validationPolicy } from '../../src/workflows/activity-options/retry-policies';
 import { ValidationService } from '../../sandbox/validation/server';
 import { failureOf, runActivity } from '../helpers/activity';
 

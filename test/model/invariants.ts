@@ -12,7 +12,7 @@ import {
   WITHHELD_MARK,
   WROTE_AGAIN_MARK,
 } from '../../src/contract/notes';
-import { STOPPED_BY_CANCELLATION } from '../../src/workflows/rules/local-calls-interceptor';
+import { STOPPED_BY_CANCELLATION } from '../../src/workflows/activity-options/local-calls-interceptor';
 import type { Fact, RunFacts } from './history';
 
 export type ReplyMode = 'auto' | 'approve' | 'shadow';

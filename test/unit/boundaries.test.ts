@@ -20,7 +20,7 @@ import {
   parseMcpServers,
 } from '../../src/config/environment';
 import { DEFAULT_HANDOVER_MESSAGE } from '../../src/contract/shared';
-import * as policies from '../../src/workflows/rules/retry-policies';
+import * as policies from '../../src/workflows/activity-options/retry-policies';
 
 describe('retryAfterMs', () => {
   const now = Date.parse('2026-11-22T10:00:00Z');

@@ -5,8 +5,8 @@ import {
   openForTheTeam,
   planContext,
   turnIntents,
-} from '../../src/workflows/rules/contexts';
-import { newState } from '../../src/workflows/rules/turn-state';
+} from '../../src/workflows/prompt-contexts/contexts';
+import { newState } from '../../src/workflows/records/turn-state';
 
 function stateWithOmitted(omitted: number) {
   const state = newState({ conversationId: '4242' }, '2026-11-22T00:00:00.000Z');

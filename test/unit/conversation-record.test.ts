@@ -12,7 +12,7 @@ import {
   recordTeamAnswer,
   recordTurn,
   unansweredDeliveries,
-} from '../../src/workflows/rules/conversation-record';
+} from '../../src/workflows/records/conversation-record';
 import type { GatheredCall, TurnRecord } from '../../src/contract/state';
 
 const turn = (runId: string, partIds: string[] = []): TurnRecord => ({

@@ -9,7 +9,7 @@ import {
   resolveSemantically,
   userRecords,
   type UserRecord,
-} from '../../src/workflows/rules/entities';
+} from '../../src/workflows/entities/entities';
 import { sandboxEmbedding } from '../../sandbox/model/embeddings';
 
 const stored = (tool_name: string, data: unknown, success = true): StoredToolData => ({

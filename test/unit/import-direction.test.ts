@@ -56,7 +56,7 @@ describe('imports run one way: nothing outside src/workflows/ imports from it', 
     ['src/ingress/app.ts', ''],
     ['src/config/environment.ts', ''],
     // Workflow modules import each other, and the modules outside, freely.
-    ['src/workflows/graph.ts', "import { ESCALATION_TABLE as TABLE } from './rules/routing';\n"],
+    ['src/workflows/graph.ts', "import { ESCALATION_TABLE as TABLE } from './routing/routing';\n"],
   ] as const;
   let answers: string[][];
   beforeAll(() => {
@@ -151,18 +151,18 @@ describe('imports run one way: no circles', () => {
       ['src/contract/shared.ts', ['src/contract/state.ts']],
       ['src/contract/state.ts', ['src/contract/schemas.ts']],
       ['src/contract/schemas.ts', ['src/contract/shared.ts', 'src/workflows/nodes/plan.ts']],
-      ['src/workflows/nodes/plan.ts', ['src/workflows/rules/routing.ts']],
-      ['src/workflows/rules/routing.ts', []],
+      ['src/workflows/nodes/plan.ts', ['src/workflows/routing/routing.ts']],
+      ['src/workflows/routing/routing.ts', []],
     ]);
     expect(circles(circular)).toEqual([['src/contract/schemas.ts', 'src/contract/shared.ts', 'src/contract/state.ts']]);
     expect(circles(folderGraph(circular))).toEqual([]);
-    circular.get('src/workflows/rules/routing.ts')!.push('src/contract/vocabulary.ts');
-    expect(circles(folderGraph(circular))).toEqual([['src/contract', 'src/workflows/nodes', 'src/workflows/rules']]);
+    circular.get('src/workflows/routing/routing.ts')!.push('src/contract/vocabulary.ts');
+    expect(circles(folderGraph(circular))).toEqual([['src/contract', 'src/workflows/nodes', 'src/workflows/routing']]);
     // A subfolder and its parent importing each other are a circle too.
-    circular.get('src/workflows/rules/routing.ts')!.pop();
+    circular.get('src/workflows/routing/routing.ts')!.pop();
     circular.set('src/workflows/graph.ts', ['src/workflows/nodes/plan.ts']);
-    circular.get('src/workflows/rules/routing.ts')!.push('src/workflows/graph.ts');
-    expect(circles(folderGraph(circular))).toEqual([['src/workflows', 'src/workflows/nodes', 'src/workflows/rules']]);
+    circular.get('src/workflows/routing/routing.ts')!.push('src/workflows/graph.ts');
+    expect(circles(folderGraph(circular))).toEqual([['src/workflows', 'src/workflows/nodes', 'src/workflows/routing']]);
     // The real graph is read from the files: a module that imports its own importer is seen.
     expect(graph.get('src/contract/schemas.ts')).toEqual(['src/contract/vocabulary.ts']);
   });

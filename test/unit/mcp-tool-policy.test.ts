@@ -14,7 +14,7 @@ import {
 } from '../../src/guards/mcp-tool-policy';
 import type { ToolDefinition } from '../../src/contract/state';
 import { isIdentityLike } from '../../src/guards/tool-arguments';
-import { identityArgumentNames, scopeToolCall, type Contact } from '../../src/workflows/rules/tool-calls';
+import { identityArgumentNames, scopeToolCall, type Contact } from '../../src/workflows/entities/tool-calls';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'melvin-policy-'));
 let files = 0;

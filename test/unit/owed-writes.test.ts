@@ -1,6 +1,6 @@
-// The record's side of the writes a conversation's workflow owes Intercom (src/workflows/rules/owed-writes.ts): notes
+// The record's side of the writes a conversation's workflow owes Intercom (src/workflows/records/owed-writes.ts): notes
 // kept in order, a setting owed once (its latest value), and the wait between tries.
-import { newConversationRecord } from '../../src/workflows/rules/conversation-record';
+import { newConversationRecord } from '../../src/workflows/records/conversation-record';
 import {
   noteOwed,
   oweNote,
@@ -8,7 +8,7 @@ import {
   retryDelayMs,
   settled,
   writesOwed,
-} from '../../src/workflows/rules/owed-writes';
+} from '../../src/workflows/records/owed-writes';
 
 test('notes are owed in the order they were written; a later note waits behind an earlier one', () => {
   const record = newConversationRecord();

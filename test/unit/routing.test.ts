@@ -9,7 +9,7 @@ import {
   routeAfterCoverage,
   routeAfterDraft,
   routeAfterValidation,
-} from '../../src/workflows/rules/routing';
+} from '../../src/workflows/routing/routing';
 
 describe('coverage routing: sufficient → draft; insufficient → plan while hops are left, else escalate', () => {
   test.each([

@@ -2,8 +2,8 @@
 import { runSummary } from '../../src/operations/conversations';
 import { MAX_MEMO_INTENTS, MAX_MEMO_INTENT_CHARS, intentLabel, intentLabels } from '../../src/contract/shared';
 import type { Hop } from '../../src/contract/state';
-import { runMap, turnOutcomeDetails, turnSummary } from '../../src/workflows/rules/run-summary';
-import { newState } from '../../src/workflows/rules/turn-state';
+import { runMap, turnOutcomeDetails, turnSummary } from '../../src/workflows/records/run-summary';
+import { newState } from '../../src/workflows/records/turn-state';
 
 const trigger = { topic: 'conversation.user.created', notificationId: 'n-1', receivedAt: '2026-11-23T00:00:00Z' };
 

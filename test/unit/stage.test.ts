@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { STAGES, type Stage, type SuggestedActionName } from '../../src/contract/vocabulary';
 import type { DraftOutput, PlanOutput } from '../../src/contract/schemas';
 import type { AgentState, NamedRecord } from '../../src/contract/state';
-import { newState } from '../../src/workflows/rules/turn-state';
+import { newState } from '../../src/workflows/records/turn-state';
 import {
   recordStage,
   settledStage,
@@ -12,7 +12,7 @@ import {
   suggestedStep,
   suggestedStepLine,
   turnStage,
-} from '../../src/workflows/rules/stage';
+} from '../../src/workflows/routing/stage';
 import { sandboxReasoning } from '../../sandbox/model/reasoning';
 
 type Words = PlanOutput['stage'] | undefined;

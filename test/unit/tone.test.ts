@@ -2,8 +2,8 @@
 import { DEFAULT_TONE_HANDOVER } from '../../src/contract/shared';
 import type { PlanOutput } from '../../src/contract/schemas';
 import { NEUTRAL_TONE, type AgentState, type Tone } from '../../src/contract/state';
-import { newState } from '../../src/workflows/rules/turn-state';
-import { complains, toneHandoverReason } from '../../src/workflows/rules/tone';
+import { newState } from '../../src/workflows/records/turn-state';
+import { complains, toneHandoverReason } from '../../src/workflows/routing/tone';
 import { sandboxReasoning } from '../../sandbox/model/reasoning';
 
 const toneOf = (text: string): Tone =>

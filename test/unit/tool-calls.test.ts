@@ -10,7 +10,7 @@ import {
   summarizeGather,
   toolDataKey,
   toolListing,
-} from '../../src/workflows/rules/tool-calls';
+} from '../../src/workflows/entities/tool-calls';
 
 const ana = { email: 'ana@example.com', id: 'c-ana' };
 

@@ -49,7 +49,7 @@ describe('the checks above', () => {
   test('find module-scope state and imports of workflow modules', () => {
     const source = [
       "import type { Turn } from './workflows/nodes/turn';",
-      "import { since } from './workflows/rules/patches';",
+      "import { since } from './workflows/versions/patches';",
       'let rules = -1;',
       'export const SEEN = new Map<string, number>();',
       'const FIXED = new Set([1, 2]);',
@@ -59,7 +59,7 @@ describe('the checks above', () => {
     ].join('\n');
     expect(imports(source)).toEqual([
       { from: './workflows/nodes/turn', typeOnly: true },
-      { from: './workflows/rules/patches', typeOnly: false },
+      { from: './workflows/versions/patches', typeOnly: false },
     ]);
     expect(perRunState(source)).toEqual([
       'let rules = -1;',
@@ -84,6 +84,6 @@ test('the bundle preloads the shared modules and none of the workflow modules', 
   // Every run evaluates the modules not preloaded: schemas.ts, a hundred-odd zod schemas that cannot be shared, would
   // nearly double what a waiting conversation holds (the bench's memory phase). Workflows import only its types.
   const modules = [...code.matchAll(/^\/\*\*\*\/ "(\.\/src\/[^"]+)"/gm)].map((m) => m[1]!);
-  expect(modules).toContain('./src/workflows/rules/answers.ts');
+  expect(modules).toContain('./src/contract/answers.ts');
   expect(modules).not.toContain('./src/contract/schemas.ts');
 }, 60_000);

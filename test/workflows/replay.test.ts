@@ -9,7 +9,7 @@ import {
   replayAll,
   splitsAfterLocalActivities,
 } from '../../reliability/determinism';
-import { RULES } from '../../src/workflows/rules/patches';
+import { RULES } from '../../src/workflows/versions/patches';
 import { quietRuntime } from '../helpers/runtime';
 
 quietRuntime();
@@ -36,7 +36,7 @@ test('every version of every history ever committed replays: one recorded again 
 
 /**
  * The runs that record their markers first: `every-message-answered-or-handed-over` with the patches before it, or the
- * one marker of their rules (src/workflows/rules/patches.ts).
+ * one marker of their rules (src/workflows/versions/patches.ts).
  */
 const FIRST_MARKERS = new Set<string>(['every-message-answered-or-handed-over', ...RULES]);
 const currentRuns = () =>

@@ -3,9 +3,9 @@ import { condition, upsertSearchAttributes } from '@temporalio/workflow';
 import { APPROVAL_MARK, SHADOW_MARK } from '../../contract/notes';
 import { searchAttributes } from '../../contract/shared';
 import type { ApprovalData } from '../../contract/state';
-import { escalation, type Escalation } from '../rules/routing';
+import { escalation, type Escalation } from '../routing/routing';
 import type { Turn } from './turn';
-import { durationText } from '../rules/turn-state';
+import { durationText } from '../records/turn-state';
 import { operatorEscalationWaiting, postNote, showDetails, takeOperatorEscalation } from './helpers';
 
 function newApproval(turn: Turn, mode: ApprovalData['mode']): ApprovalData {

@@ -1,9 +1,9 @@
 // The Coverage node: the model judges whether the data gathered answers the user, and the route follows.
 import type { LlmAnswer } from '../../activities/llm';
 import type { CoverageAnalysis } from '../../contract/state';
-import { coverageContext } from '../rules/contexts';
-import { modelCalls } from '../rules/retry-policies';
-import { routeAfterCoverage } from '../rules/routing';
+import { coverageContext } from '../prompt-contexts/contexts';
+import { modelCalls } from '../activity-options/retry-policies';
+import { routeAfterCoverage } from '../routing/routing';
 import type { Step, Turn } from './turn';
 import { enter, handOverOnError, recordModel, refetchIfNewMessages } from './helpers';
 

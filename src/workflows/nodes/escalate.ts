@@ -3,11 +3,11 @@ import { CancellationScope, log, upsertSearchAttributes } from '@temporalio/work
 import { searchAttributes } from '../../contract/shared';
 import type { AgentState, EscalationKind, UserTold } from '../../contract/state';
 import { OPEN_FOR_THE_TEAM } from '../../contract/notes';
-import { openForTheTeam, talentWrote, unansweredMessages, unreadDeliveries } from '../rules/contexts';
-import { KEPT_PROMISES_RULES, rulesSince } from '../rules/patches';
-import { escalationNote, isDraftRoute, type Escalation } from '../rules/routing';
-import { runMap } from '../rules/run-summary';
-import { settledStage, stageLine, suggestedStepLine } from '../rules/stage';
+import { openForTheTeam, talentWrote, unansweredMessages, unreadDeliveries } from '../prompt-contexts/contexts';
+import { KEPT_PROMISES_RULES, rulesSince } from '../versions/patches';
+import { escalationNote, isDraftRoute, type Escalation } from '../routing/routing';
+import { runMap } from '../records/run-summary';
+import { settledStage, stageLine, suggestedStepLine } from '../routing/stage';
 import type { Step, Turn } from './turn';
 import {
   describeFailure,

@@ -1,11 +1,11 @@
 // The Finalize node: sets Melvin Status on the conversation and snoozes it.
 import { CancellationScope, isCancellation, log, upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../contract/shared';
-import { intercomReads } from '../rules/retry-policies';
-import { oweSetting, settled } from '../rules/owed-writes';
-import { KEPT_PROMISES_RULES, SNOOZE_AFTER_LATE_NOTES_RULES, rulesSince } from '../rules/patches';
-import { melvinStatusFor } from '../rules/routing';
-import { settledStage, suggestedStep } from '../rules/stage';
+import { intercomReads } from '../activity-options/retry-policies';
+import { oweSetting, settled } from '../records/owed-writes';
+import { KEPT_PROMISES_RULES, SNOOZE_AFTER_LATE_NOTES_RULES, rulesSince } from '../versions/patches';
+import { melvinStatusFor } from '../routing/routing';
+import { settledStage, suggestedStep } from '../routing/stage';
 import type { AgentState, MelvinStatus } from '../../contract/state';
 import type { Step, Turn } from './turn';
 import { afterWrites, describeFailure, enter } from './helpers';

@@ -2,11 +2,17 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { McpActivities, ToolCallOutcome } from '../../activities/mcp';
 import type { GatheredCall, Hop, NamedRecord, PlannedToolCall, ToolDefinition, ToolResult } from '../../contract/state';
-import { resolveContext } from '../rules/contexts';
-import { freshResult } from '../rules/conversation-record';
-import { mentionArguments, resolveCall, resolveNamedRecord, resolveSemantically, userRecords } from '../rules/entities';
-import { NAMED_RECORDS_PATCH, since } from '../rules/patches';
-import { embeddingCalls, modelCalls, toolCalls } from '../rules/retry-policies';
+import { resolveContext } from '../prompt-contexts/contexts';
+import { freshResult } from '../records/conversation-record';
+import {
+  mentionArguments,
+  resolveCall,
+  resolveNamedRecord,
+  resolveSemantically,
+  userRecords,
+} from '../entities/entities';
+import { NAMED_RECORDS_PATCH, since } from '../versions/patches';
+import { embeddingCalls, modelCalls, toolCalls } from '../activity-options/retry-policies';
 import {
   docsQueryOf,
   isDocsTool,
@@ -14,9 +20,9 @@ import {
   scopeToolCall,
   serverToolName,
   summarizeGather,
-} from '../rules/tool-calls';
+} from '../entities/tool-calls';
 import type { Step, Turn } from './turn';
-import { storeGathered } from '../rules/turn-state';
+import { storeGathered } from '../records/turn-state';
 import { describeFailure, enter, recordModel } from './helpers';
 
 /**

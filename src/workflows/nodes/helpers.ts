@@ -21,8 +21,8 @@ import type {
   OwnershipEvent,
   ReceivedUserMessage,
 } from '../../contract/state';
-import { handBackToMelvin, handOverToTeam, learnHandledBefore } from '../rules/conversation-record';
-import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../rules/retry-policies';
+import { handBackToMelvin, handOverToTeam, learnHandledBefore } from '../records/conversation-record';
+import { intercom, intercomReads, replyWithNote, replyWithNotePolicy } from '../activity-options/retry-policies';
 import {
   INTERCOM_FAULTS_RULES,
   KEPT_PROMISES_RULES,
@@ -30,12 +30,12 @@ import {
   NOTE_ON_ITS_OWN_RULES,
   OWNER_AT_FIRST_READ_RULES,
   rulesSince,
-} from '../rules/patches';
-import { noteOwed, oweNote } from '../rules/owed-writes';
-import { escalation, type Escalation } from '../rules/routing';
-import { runMap, turnOutcomeDetails } from '../rules/run-summary';
+} from '../versions/patches';
+import { noteOwed, oweNote } from '../records/owed-writes';
+import { escalation, type Escalation } from '../routing/routing';
+import { runMap, turnOutcomeDetails } from '../records/run-summary';
 import type { Step, Turn } from './turn';
-import { applyFetchedConversation } from '../rules/turn-state';
+import { applyFetchedConversation } from '../records/turn-state';
 
 /** What the UI's details call each node while the turn is at it. */
 const NODE_TITLES: Record<NodeName, string> = {

@@ -1,10 +1,10 @@
 // The Initialize node: the conversation, the MCP tools and the prompts, and whether there is anything to answer.
 import { isCancellation } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../../activities/prompts';
-import { mcpListing, promptLoading } from '../rules/retry-policies';
-import { awaitsReply, escalation } from '../rules/routing';
-import { KEPT_PROMISES_RULES, rulesSince } from '../rules/patches';
-import { toolListing } from '../rules/tool-calls';
+import { mcpListing, promptLoading } from '../activity-options/retry-policies';
+import { awaitsReply, escalation } from '../routing/routing';
+import { KEPT_PROMISES_RULES, rulesSince } from '../versions/patches';
+import { toolListing } from '../entities/tool-calls';
 import type { Step, Turn } from './turn';
 import { describeFailure, enter, handOverOnError, fetchConversation, showDetails } from './helpers';
 

@@ -2,11 +2,11 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_TONE_HANDOVER, searchAttributes } from '../../contract/shared';
 import type { Hop } from '../../contract/state';
-import { planContext } from '../rules/contexts';
-import { modelCalls } from '../rules/retry-policies';
+import { planContext } from '../prompt-contexts/contexts';
+import { modelCalls } from '../activity-options/retry-policies';
 import type { Step, Turn } from './turn';
-import { escalation } from '../rules/routing';
-import { toneHandoverReason } from '../rules/tone';
+import { escalation } from '../routing/routing';
+import { toneHandoverReason } from '../routing/tone';
 import { enter, handOverOnError, recordModel } from './helpers';
 
 /** Starts a hop: the model chooses the tool calls and documentation searches. */

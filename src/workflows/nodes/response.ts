@@ -4,8 +4,8 @@ import type { Step, Turn } from './turn';
 import { awaitDecision, noteShadowDraft } from './approval';
 import { setStatusOnly } from './finalize';
 import { UNDELIVERED_MARK, WITHHELD_MARK } from '../../contract/notes';
-import { talentWrote, unansweredMessages } from '../rules/contexts';
-import { KEPT_PROMISES_RULES, rulesSince } from '../rules/patches';
+import { talentWrote, unansweredMessages } from '../prompt-contexts/contexts';
+import { KEPT_PROMISES_RULES, rulesSince } from '../versions/patches';
 import {
   afterWrites,
   describeFailure,

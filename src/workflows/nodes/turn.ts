@@ -4,8 +4,8 @@ import { CancellationScope } from '@temporalio/workflow';
 import type { LoadedPrompts } from '../../activities/prompts';
 import type { ReplyDecision, SupportConversationInput } from '../../contract/shared';
 import type { AgentState, DataBudget, GatheredCall, NodeName } from '../../contract/state';
-import type { TurnCoverage } from '../rules/conversation-record';
-import type { Escalation } from '../rules/routing';
+import type { TurnCoverage } from '../records/conversation-record';
+import type { Escalation } from '../routing/routing';
 
 /** What a node decides: where the turn goes next and, when it goes to Escalate, why. */
 export interface Step {

@@ -2,13 +2,13 @@
 import { log } from '@temporalio/workflow';
 import type { ValidationRequest } from '../../activities/validation';
 import type { AgentState } from '../../contract/state';
-import { namedRecords, turnIntents } from '../rules/contexts';
-import { guardChecks, guardVerdict } from '../rules/reply-guard';
-import { validation } from '../rules/retry-policies';
-import { escalation, routeAfterValidation } from '../rules/routing';
+import { namedRecords, turnIntents } from '../prompt-contexts/contexts';
+import { guardChecks, guardVerdict } from '../prompt-contexts/reply-guard';
+import { validation } from '../activity-options/retry-policies';
+import { escalation, routeAfterValidation } from '../routing/routing';
 import type { Step, Turn } from './turn';
-import { readValidationAnswer } from '../rules/turn-state';
-import { suggestedStepLine } from '../rules/stage';
+import { readValidationAnswer } from '../records/turn-state';
+import { suggestedStepLine } from '../routing/stage';
 import { enter, handOverOnError, postNote } from './helpers';
 import {
   GROUNDED_REPLIES_RULES,
@@ -18,7 +18,7 @@ import {
   REPLY_GUARD_ID_TOKENS_PATCH,
   rulesSince,
   since,
-} from '../rules/patches';
+} from '../versions/patches';
 
 /** The user's questions the draft answers, and those it leaves open for the team, in the user's words. */
 function answeredAndOpen(state: AgentState): { answered: string[]; open: string[] } {

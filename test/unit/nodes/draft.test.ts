@@ -1,6 +1,6 @@
 // Draft on its own: the model's draft into the state, and the route its response type and route kind give.
 import { routeDraft } from '../../../src/workflows/nodes/draft';
-import type { Escalation } from '../../../src/workflows/rules/routing';
+import type { Escalation } from '../../../src/workflows/routing/routing';
 import { freshState } from './fixtures';
 
 const reply = (text: string, open: string[] = []) => ({

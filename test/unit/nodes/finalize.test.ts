@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { ESCALATION_KINDS } from '../../../src/contract/state';
 import { recordEscalation } from '../../../src/workflows/nodes/escalate';
 import { finalStatus, recordFinalize } from '../../../src/workflows/nodes/finalize';
-import { ESCALATION_TABLE, escalation } from '../../../src/workflows/rules/routing';
+import { ESCALATION_TABLE, escalation } from '../../../src/workflows/routing/routing';
 import { freshState } from './fixtures';
 
 test('every outcome ends with its status: the escalation’s row, else whether the reply reached the user', () => {

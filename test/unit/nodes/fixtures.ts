@@ -1,6 +1,6 @@
 // What the node tests share: a fresh run's state, as the workflow makes it at its start.
 import type { AgentState } from '../../../src/contract/state';
-import { newState } from '../../../src/workflows/rules/turn-state';
+import { newState } from '../../../src/workflows/records/turn-state';
 
 export function freshState(maxHops = 2): AgentState {
   return newState({ conversationId: 'c-1', maxHops }, '2026-11-28T10:00:00.000Z');

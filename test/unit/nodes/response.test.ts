@@ -1,5 +1,5 @@
 // Response on its own: the reply's delivery into the state, and where the turn goes once it is out (or not).
-import { escalation } from '../../../src/workflows/rules/routing';
+import { escalation } from '../../../src/workflows/routing/routing';
 import { afterReply, recordDelivery, undeliveredNote } from '../../../src/workflows/nodes/response';
 import { freshState } from './fixtures';
 

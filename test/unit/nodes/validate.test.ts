@@ -1,6 +1,6 @@
 // Validate on its own: Melvin's own guard, then the service's answer into the state and the route it gives.
 import { routeValidation, validationFailed } from '../../../src/workflows/nodes/validate';
-import { guardChecks, guardVerdict } from '../../../src/workflows/rules/reply-guard';
+import { guardChecks, guardVerdict } from '../../../src/workflows/prompt-contexts/reply-guard';
 import { freshState } from './fixtures';
 
 test.each([

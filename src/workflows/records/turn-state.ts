@@ -1,7 +1,7 @@
 // The turn's state and the pure mappings into it: a fresh state, a fetched conversation, gathered results under the
 // data budget, and the validation service's raw answer. No Temporal calls, so each is testable on its own.
 import type { FetchedConversation } from '../../activities/intercom';
-import { ValidationResponse } from './answers';
+import { ValidationResponse } from '../../contract/answers';
 import {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_DATA_BUDGET_BYTES,
@@ -10,7 +10,7 @@ import {
 } from '../../contract/shared';
 import type { AgentState, DataBudget, GatheredCall, ToolResult } from '../../contract/state';
 import { newConversationRecord } from './conversation-record';
-import { docsDataKey, docsQueryOf, isDocsTool, toolDataKey } from './tool-calls';
+import { docsDataKey, docsQueryOf, isDocsTool, toolDataKey } from '../entities/tool-calls';
 
 export function newState(input: SupportConversationInput, now: string): AgentState {
   return {

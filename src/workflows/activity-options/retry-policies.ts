@@ -8,7 +8,7 @@ import type { McpActivities } from '../../activities/mcp';
 import type { PromptActivities } from '../../activities/prompts';
 import type { ResolvedIndexActivities } from '../../activities/resolved-index';
 import type { ValidationActivities } from '../../activities/validation';
-import { LOCAL_ACTIVITIES_PATCH, LOCAL_AGENT_CALLS_RULES, rulesSince, since } from './patches';
+import { LOCAL_ACTIVITIES_PATCH, LOCAL_AGENT_CALLS_RULES, rulesSince, since } from '../versions/patches';
 
 /**
  * A cancelled activity (a forced escalation or a cancelled run) is waited for until it has stopped, so the escalation

@@ -78,7 +78,7 @@ export const KEPT_PROMISES_RULES = 'rules-2026-11-29-kept-promises';
 /**
  * Then: a local activity other than the agent's calls (the reads, the listings, the writes of a value) is never
  * cancelled. A cancelled scope stops its retries at their next wait, and the attempt that runs is waited for
- * (src/workflows/rules/local-calls-interceptor.ts says why).
+ * (src/workflows/activity-options/local-calls-interceptor.ts says why).
  */
 export const UNCANCELLED_LOCAL_CALLS_RULES = 'rules-2026-11-29-uncancelled-local-calls';
 

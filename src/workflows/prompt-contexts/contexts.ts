@@ -9,10 +9,10 @@ import type {
 import type { AgentState, Intent, NamedRecord, ReceivedUserMessage } from '../../contract/state';
 import type { GroundingSources } from '../../guards/grounding';
 import { OPEN_FOR_THE_TEAM } from '../../contract/notes';
-import { recordsAbout } from './entities';
-import { turnTone } from './tone';
-import { earlierTurns } from './conversation-record';
-import { identityArgumentNames, offeredTools } from './tool-calls';
+import { recordsAbout } from '../entities/entities';
+import { turnTone } from '../routing/tone';
+import { earlierTurns } from '../records/conversation-record';
+import { identityArgumentNames, offeredTools } from '../entities/tool-calls';
 
 /**
  * Intercom returns only a conversation's 500 most recent parts. When it left some out, the model is told how many, so

@@ -2,7 +2,7 @@
 import { STAGES, type Stage, type SuggestedActionName } from '../../contract/vocabulary';
 import type { SuggestedAction } from '../../contract/schemas';
 import type { AgentState, StageReading } from '../../contract/state';
-import { userRecords, type UserRecord } from './entities';
+import { userRecords, type UserRecord } from '../entities/entities';
 
 /**
  * A record's status as a stage, by the status's first word, so "interview_scheduled" and "Interviewing" read alike.

@@ -6,7 +6,7 @@ import type { EmbeddingActivities } from '../../activities/embeddings';
 import type { LlmActivities } from '../../activities/llm';
 import type { McpActivities } from '../../activities/mcp';
 import type { ResolvedIndexActivities } from '../../activities/resolved-index';
-import { RETRY_WAIT_RULES, UNCANCELLED_LOCAL_CALLS_RULES, rulesSince } from './patches';
+import { RETRY_WAIT_RULES, UNCANCELLED_LOCAL_CALLS_RULES, rulesSince } from '../versions/patches';
 
 /**
  * The agent's calls by the activities' own names: every model and embeddings call, a tool's call and Draft's retrieval.

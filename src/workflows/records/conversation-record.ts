@@ -1,7 +1,7 @@
 // The conversation record a workflow carries from turn to turn: the turns, the ledger of handled user parts, the owner,
 // and the tool results still fresh.
 import type { ToolResultTtl } from '../../contract/shared';
-import { complains, turnTone } from './tone';
+import { complains, turnTone } from '../routing/tone';
 import type {
   AgentState,
   ConversationRecord,
