@@ -1,5 +1,6 @@
-// The production image holds the product only: the Dockerfile copies src/ and the prompts, and the build compiles src/
-// alone, so nothing of the sandbox, the scripts, the experiments or the tests can ship or break the build.
+// The production image holds the product only: the Dockerfile copies src/, the prompts and the report page's files, and
+// the build compiles src/ alone, so nothing of the sandbox, the scripts, the experiments or the tests can ship or break
+// the build.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,8 @@ test('the Dockerfile copies no source folder but src/ into the image', () => {
       'package.json',
       'prompts',
       'src',
+      // The report page's HTML, style and script, which the compiled ingress reads from the package.
+      'src/ingress/report-page',
       'tsconfig.build.json',
       'tsconfig.json',
     ].sort(),
