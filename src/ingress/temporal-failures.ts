@@ -1,5 +1,6 @@
 // What a Temporal failure means to whoever called the ingress: worth retrying later (503), or wrong until an operator
 // acts (500 with the reason). Intercom delivers a webhook again after a failure, and the workflow ignores a repeat.
+import { google, temporal } from '@temporalio/proto';
 import {
   NamespaceNotFoundError,
   ValueError,
@@ -42,7 +43,10 @@ const GRPC_STATUS: Record<number, { name: string; retryable: boolean; configurat
   7: { name: 'PERMISSION_DENIED', retryable: false, configuration: true },
   /** A rate limit or a full queue: it clears. */
   8: { name: 'RESOURCE_EXHAUSTED', retryable: true },
-  /** The namespace is not in a state to take it (deprecated, or not active in this cluster): an operator must act. */
+  /**
+   * The namespace is not in a state to take it (deprecated, or not active in this cluster): an operator must act. An
+   * update the workflow's failed task could not take says so too, and passes (`workflowNotReady` below).
+   */
   9: { name: 'FAILED_PRECONDITION', retryable: false, configuration: true },
   /** A concurrent change won a race on the server: the next try sees its result. */
   10: { name: 'ABORTED', retryable: true },
@@ -59,6 +63,33 @@ const GRPC_STATUS: Record<number, { name: string; retryable: boolean; configurat
   /** No valid credentials (an API key or client certificate refused): configuration. */
   16: { name: 'UNAUTHENTICATED', retryable: false, configuration: true },
 };
+
+const FAILED_PRECONDITION = 9;
+
+/**
+ * An update Temporal refused because the workflow's task failed (FAILED_PRECONDITION with a WorkflowNotReady detail):
+ * the task that carried it failed (its worker crashed, or sdk-core failed it), or the workflow's task is failing and
+ * being tried again. Nothing of the update was recorded, and the workflow takes it once a task completes, so it is
+ * worth asking again: not the namespace's state, which the same status otherwise means. For an update-with-start the
+ * detail is inside each operation's status (the client rewrites the error's code and text from it, not its details).
+ */
+function workflowNotReady(err: unknown): boolean {
+  const typeOf = (url: string | null | undefined) => (url ?? '').replace(/^type\.googleapis\.com\//, '');
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    const metadata = isGrpcServiceError(e) ? e.metadata : undefined;
+    const encoded = typeof metadata?.get === 'function' ? metadata.get('grpc-status-details-bin')[0] : undefined;
+    if (!(encoded instanceof Uint8Array)) continue;
+    const types = google.rpc.Status.decode(encoded).details.flatMap((detail) =>
+      typeOf(detail.type_url) === 'temporal.api.errordetails.v1.MultiOperationExecutionFailure' && detail.value
+        ? temporal.api.errordetails.v1.MultiOperationExecutionFailure.decode(detail.value).statuses.flatMap((s) =>
+            (s.details ?? []).map((d) => typeOf(d.type_url)),
+          )
+        : [typeOf(detail.type_url)],
+    );
+    if (types.includes('temporal.api.errordetails.v1.WorkflowNotReadyFailure')) return true;
+  }
+  return false;
+}
 
 /** The gRPC status of `err` or of the error it wraps, as the client throws a `ServiceError` around it. */
 function grpcStatusOf(err: unknown): { code: number; details: string } | undefined {
@@ -80,6 +111,13 @@ export function classifyTemporalFailure(err: unknown): TemporalFailure {
   if (err instanceof ValueError) return { retryable: false, configuration: false, reason: `payload: ${message}` };
   const grpc = grpcStatusOf(err);
   if (!grpc) return { retryable: true, configuration: false, reason: message };
+  if (grpc.code === FAILED_PRECONDITION && workflowNotReady(err)) {
+    return {
+      retryable: true,
+      configuration: false,
+      reason: `FAILED_PRECONDITION (workflow not ready): ${grpc.details}`,
+    };
+  }
   const known = GRPC_STATUS[grpc.code];
   return {
     retryable: known?.retryable ?? true,

@@ -44,6 +44,11 @@ export interface OperatorCall {
    * workflow may answer after the operator API's deadline, so a 503 is an honest answer, whatever came of it.
    */
   workerDisrupted?: boolean;
+  /**
+   * A 503 that names `workflow not ready`: Temporal refused the request because the workflow's task failed (with two
+   * workers, sdk-core fails one now and then) and recorded nothing of it. It counts as refused, so it must have no effect.
+   */
+  notReady?: boolean;
 }
 
 export interface Observation {
@@ -319,7 +324,8 @@ function lastOwnerChange(parts: ObservedPart[], end: number, mode: ReplyMode): O
 }
 
 /**
- * Every operator request has its effect, or is refused with 409 (404: no conversation) and has none. An escalation's
+ * Every operator request has its effect, or is refused with 409 (404: no conversation; 503 `workflow not ready`: the
+ * workflow's task failed) and has none. An escalation's
  * `🚨` note hands over a conversation the team did not own by its course, a hand-back's `↩️` note gives back one the
  * team owned; an approval sends the draft the lead saw, an edit the lead's text (or, a teammate having taken over,
  * the draft goes to them in a withheld note).
@@ -333,7 +339,7 @@ export function operatorRequestsTookEffect(o: Observation): string[] {
     parts.find((p) => p.type === 'note' && p.text.startsWith(mark) && p.text.includes(words));
   for (const call of o.calls) {
     const accepted = call.status >= 200 && call.status < 300;
-    const refused = call.status === 409 || call.status === 404;
+    const refused = call.status === 409 || call.status === 404 || (call.status === 503 && call.notReady === true);
     if (!accepted && !refused) {
       if (!(call.status === 503 && call.workerDisrupted)) {
         problems.push(`the operator API answered ${call.status} to ${call.action} "${call.words}"`);

@@ -73,7 +73,10 @@ function listen(app: ReturnType<typeof createIngressApp>, port = 0): Promise<{ s
 }
 
 /** A JSON POST on a connection of its own (no keep-alive), answering its status. */
-function postOnce(url: string, request: { authorization: string; body: unknown }): Promise<{ status: number }> {
+function postOnce(
+  url: string,
+  request: { authorization: string; body: unknown },
+): Promise<{ status: number; text: string }> {
   const payload = JSON.stringify(request.body);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -88,8 +91,10 @@ function postOnce(url: string, request: { authorization: string; body: unknown }
         },
       },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
         res.on('error', reject);
       },
     );
@@ -596,7 +601,8 @@ class ConversationDriver {
       downWhenSent ||
       (disruptedAt !== null && Date.now() - disruptedAt < WORKER_DISRUPTION_MS) ||
       (killedAt !== null && Date.now() - killedAt < AFTER_KILL_MS);
-    this.calls.push({ action, words, status: response.status, partsBefore, draftSeen, workerDisrupted });
+    const notReady = response.status === 503 && response.text.includes('workflow not ready');
+    this.calls.push({ action, words, status: response.status, partsBefore, draftSeen, workerDisrupted, notReady });
   }
 
   /**

@@ -267,6 +267,20 @@ describe('operator requests take effect', () => {
     ]);
   });
 
+  test('a 503 of a workflow not ready (its task failed) is a refusal: no effect, or it is named', () => {
+    const notReady = { action: 'escalate' as const, words: 'VIP', partsBefore: 1, status: 503, notReady: true };
+    expect(operatorRequestsTookEffect(observation({ parts: [user('u1', 'Q')], calls: [notReady] }))).toEqual([]);
+    expect(
+      operatorRequestsTookEffect(observation({ parts: [user('u1', 'Q'), escalationNote], calls: [notReady] })),
+    ).toEqual(['escalate "VIP" (answered 503) was refused, yet acted on']);
+    const edit = { ...notReady, action: 'edit' as const, words: 'Edited: paid Friday.' };
+    const sent = melvin('c1', 'comment', 'Edited: paid Friday.');
+    expect(operatorRequestsTookEffect(observation({ parts: [user('u1', 'Q')], calls: [edit] }))).toEqual([]);
+    expect(operatorRequestsTookEffect(observation({ parts: [user('u1', 'Q'), sent], calls: [edit] }))).toEqual([
+      'edit "Edited: paid Friday." (answered 503) was refused, yet its text was sent',
+    ]);
+  });
+
   test('an accepted hand-back of a conversation Melvin answered, and an escalation of one the team owned, are named', () => {
     const handBack = { action: 'hand_back' as const, words: 'sorted', partsBefore: 2, status: 202 };
     const backNote = melvin('b1', 'note', '↩️ Handed back to Melvin by lead: sorted.');
