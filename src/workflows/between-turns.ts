@@ -21,12 +21,21 @@ import {
   unansweredDeliveries,
   type TurnCoverage,
 } from './records/conversation-record';
-import { GIVE_UP_OWED_AFTER_MS, noteOwed, owed, oweSetting, retryDelayMs, writesOwed } from './records/owed-writes';
+import {
+  GIVE_UP_OWED_AFTER_MS,
+  noteOwed,
+  owed,
+  oweSetting,
+  ownerChangeOwed,
+  retryDelayMs,
+  writesOwed,
+} from './records/owed-writes';
 import {
   CANCELLED_OWED_RULES,
   CANCELLED_WAITING_RULES,
   KEPT_PROMISES_RULES,
   LAST_READ_RULES,
+  OWED_OWNER_NOTE_RULES,
   SNOOZE_AFTER_LATE_NOTES_RULES,
   TOLD_WHEN_LANDED_RULES,
   WROTE_AGAIN_UNTIL_POSTED_RULES,
@@ -146,7 +155,9 @@ async function readOwnerAgain(conversation: ConversationControls, summary = 'rea
     // would take their answered messages for ones no webhook told of, and answer them again.
     learnHandledBefore(record, course.handled_before_part_ids);
     const latest = latestOwnerChange(course.ownership_events, inShadowMode(conversation.turn));
-    if (latest && latest.owner !== record.ownership.owner) {
+    // An owed hand-over or hand-back note is not in the course yet: its latest change is older than the record's.
+    const recordStands = rulesSince(OWED_OWNER_NOTE_RULES) && ownerChangeOwed(record);
+    if (latest && latest.owner !== record.ownership.owner && !recordStands) {
       takeOwnerChange(record, latest);
       log.info('owner read again from the conversation', { owner: record.ownership.owner });
     }

@@ -184,12 +184,17 @@ function ownerChanges(o: Observation): OwnerChange[] {
   let since = 0;
   // A teammate's action delivered again (Intercom redelivers; another ingress forwards it) is the same action.
   const teamActionsSeen = new Set<string>();
+  // Melvin's notes that change the owner, written but not in Intercom yet (refused, so owed): the course read meanwhile
+  // lacks its latest change, and the owner stays what the workflow made it. Owed notes go on across continue-as-new.
+  const owedOwnerNotes = new Set<string>();
   for (const [index, run] of o.runs.entries()) {
     // A workflow that starts afresh (not continued from the run before) reads the owner from Intercom at its first
     // fetch, from the parts there were then: what happened while no workflow was open (a teammate assigning the
     // conversation, say) is known only from there.
     const previous = o.runs[index - 1]?.facts.find((f) => f.kind === 'closed');
     let fresh = !(previous?.kind === 'closed' && previous.how === 'continuedAsNew');
+    if (fresh) owedOwnerNotes.clear();
+    const ownerNotes = new Map<number, string>();
     // A hand-back that comes before the first fetch is held until the run's first turn is over, then applied (its ↩️
     // note is posted then): that turn goes by the owner Intercom shows.
     let heldHandBack = false;
@@ -200,12 +205,21 @@ function ownerChanges(o: Observation): OwnerChange[] {
       if ((fresh && fact.kind === 'local' && fact.activity === 'fetchConversation' && !fact.failed) || reread) {
         fresh = false;
         const ids = new Set((fact.result as { part_ids?: string[] } | null)?.part_ids ?? []);
-        const course = ownerByCourse(
-          o.parts.filter((p, i) => i === 0 || ids.has(p.id)),
-          o.mode,
-        );
-        if (course) changes.push({ at: fact.id, local: true, run, owner: course });
+        const read = o.parts.filter((p, i) => i === 0 || ids.has(p.id));
+        const course = ownerByCourse(read, o.mode);
+        const owedMissing = [...owedOwnerNotes].some((text) => !read.some((p) => p.text === text));
+        if (course && !(reread && owedMissing)) changes.push({ at: fact.id, local: true, run, owner: course });
         continue;
+      }
+      if (fact.kind === 'scheduled' && fact.activity === 'addNote') {
+        const text = String((fact.input as { text?: unknown }).text ?? '');
+        if (starts(text, [ESCALATION_MARK, UNDELIVERED_MARK, WITHHELD_MARK, HANDED_BACK_MARK])) {
+          ownerNotes.set(fact.id, text);
+          owedOwnerNotes.add(text);
+        }
+      }
+      if (fact.kind === 'completed' && ownerNotes.has(fact.scheduledId)) {
+        owedOwnerNotes.delete(ownerNotes.get(fact.scheduledId)!);
       }
       // A lead's request the workflow refused (409) changed nothing.
       if (fact.kind === 'update' && fact.refused) continue;

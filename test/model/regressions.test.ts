@@ -169,6 +169,25 @@ const wroteAgainNotes = (o: Observation) => melvinNotes(o).filter((n) => n.text.
 const replies = (o: Observation) =>
   o.parts.filter((p) => p.author === 'melvin' && p.type === 'comment' && !o.handoverTexts.includes(p.text));
 
+/** Melvin's comments to the user: its replies and its hand-over messages. */
+const melvinComments = (o: Observation) => o.parts.filter((p) => p.author === 'melvin' && p.type === 'comment');
+
+/**
+ * The steps of a conversation Melvin hands over while Intercom refuses notes with `status` (none when null): a teammate
+ * assigns it to Melvin while Melvin plans, and that webhook comes after the hand-over; then the user writes again.
+ */
+const assignedBackSteps = (status: FaultStatus | null): Step[] => [
+  ...(status ? [step(refusedForGood('note', status), now)] : []),
+  step({ kind: 'assign', to: 'melvin', late: true }, inside('plan')),
+  step({ kind: 'fault', on: 'contact', afterAccept: false, status: 500 }),
+  step({ kind: 'user', message: 'payment' }),
+];
+
+const assignedBackBeforeOwedHandOver = (c: Omit<ModelCase, 'steps'>, status: FaultStatus): ModelCase => ({
+  ...c,
+  steps: assignedBackSteps(status),
+});
+
 /** Approval mode: Intercom refuses every note with `status` from the start, and a lead decides on the first draft. */
 const decidedWhileNoteRefused = (
   first: ModelCase['first'],
@@ -1624,6 +1643,61 @@ const REGRESSIONS: Record<string, Regression> = {
   'a workflow started while reads were refused answers the next message of a conversation a lead handed back': {
     c: firstReadInALaterTurn('auto', 'person', [step({ kind: 'handBack' })], { kind: 'escalate' }, 401, 'payment'),
     expect: (o) => expect(replies(o)).toHaveLength(1),
+  },
+  // Found by the model (seed 2026120799, path 61): Intercom refused every note, so the hand-over's 🚨 note was owed; a
+  // teammate's assignment to Melvin from before the hand-over came late, and the workflow read the course again. The
+  // course lacked the owed note, so its latest change was the assignment, and Melvin took the conversation back and
+  // told the user twice more that a person would follow up. While a note that changes the owner is owed, the record
+  // now stands. Its neighbours: approval mode, a lead's escalation, a rate limit, two workers with the outbox, a
+  // workflow per turn; and what must not change: with the note in Intercom the course says the same.
+  'an owed hand-over note keeps the team the owner when a late, older assignment to Melvin comes (found)': {
+    c: {
+      mode: 'approve',
+      quietPeriodSeconds: 2,
+      first: 'greeting',
+      world: { workers: 2, outbox: true },
+      steps: [
+        step({ kind: 'fault', on: 'update', afterAccept: true, status: 500 }, now),
+        step(refusedForGood('note', 401)),
+        step({ kind: 'assign', to: 'melvin', late: true }, inside('callTool', 'end', 1)),
+        step({ kind: 'user', message: 'unknown', late: false }),
+        step({ kind: 'user', message: 'long', late: false }, { point: 'approval wait' }),
+      ],
+    },
+  },
+  'an owed hand-over note keeps the team the owner after an older assignment to Melvin comes late': {
+    c: assignedBackBeforeOwedHandOver({ mode: 'auto', first: 'person' }, 401),
+    expect: (o) => expect(melvinComments(o)).toHaveLength(1),
+  },
+  'approval mode: an owed hand-over note keeps the team the owner after an older assignment to Melvin': {
+    c: assignedBackBeforeOwedHandOver({ mode: 'approve', first: 'person' }, 429),
+    expect: (o) => expect(melvinComments(o)).toHaveLength(1),
+  },
+  'two workers and the outbox: an owed hand-over note keeps the team the owner after an older assignment': {
+    c: assignedBackBeforeOwedHandOver({ mode: 'auto', first: 'person', world: { workers: 2, outbox: true } }, 401),
+    expect: (o) => expect(melvinComments(o)).toHaveLength(1),
+  },
+  'a workflow per turn: an owed hand-over note keeps the team the owner after an older assignment to Melvin': {
+    c: assignedBackBeforeOwedHandOver({ mode: 'auto', first: 'person', quietPeriodSeconds: 0 }, 429),
+    expect: (o) => expect(melvinComments(o)).toHaveLength(1),
+  },
+  'a lead’s escalation whose note is owed keeps the team the owner after an older assignment to Melvin': {
+    c: {
+      mode: 'auto',
+      first: 'payment',
+      steps: [
+        step(refusedForGood('note', 401)),
+        step({ kind: 'assign', to: 'melvin', late: true }),
+        step({ kind: 'escalate' }),
+        step({ kind: 'user', message: 'application' }),
+      ],
+    },
+    expect: (o) => expect(replies(o)).toHaveLength(1),
+  },
+  // What must not change.
+  'with the hand-over note in Intercom, an older assignment to Melvin that comes late leaves the team the owner': {
+    c: { ...assignedBackBeforeOwedHandOver({ mode: 'auto', first: 'person' }, 401), steps: assignedBackSteps(null) },
+    expect: (o) => expect(melvinComments(o)).toHaveLength(1),
   },
 };
 

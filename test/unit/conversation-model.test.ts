@@ -169,6 +169,56 @@ describe('no reply against the owner', () => {
     expect(noReplyAgainstTheOwner(shadow)).toEqual([`shadow mode sent the user "${HANDOVER}"`]);
   });
 
+  test('a course read while a hand-over note is owed lacks it: the owner stays the team until the note lands', () => {
+    const NOTE = '🚨 Escalation: User requested to talk to a human';
+    const parts = [
+      user('u1', 'A person please'),
+      { id: 'a1', type: 'assignment', author: 'teammate', text: '', assignedTo: 'melvin' } as ObservedPart,
+      melvin('h1', 'comment', HANDOVER),
+    ];
+    const reread = (id: number, partIds = ['a1', 'h1']): Fact => ({
+      kind: 'local',
+      id,
+      activity: 'readOwnership',
+      activityId: String(id),
+      input: {},
+      result: { part_ids: partIds },
+      failed: false,
+    });
+    const handedOver = [
+      scheduled(1, 'sendReply', { text: HANDOVER }),
+      completed(2, 1, { part_id: 'h1' }),
+      scheduled(3, 'addNote', { text: NOTE }),
+    ];
+    const reply = scheduled(9, 'sendReply', { text: 'Paid Friday.' }, 8);
+    // Refused for good: owed. The course read (the assignment to Melvin, older, is its latest change) gives nothing back.
+    const owed = observation({
+      parts,
+      runs: [
+        run([
+          ...handedOver,
+          { kind: 'failed', id: 4, scheduledId: 3, message: 'Intercom answered 401' },
+          reread(5),
+          reply,
+        ]),
+      ],
+    });
+    expect(noReplyAgainstTheOwner(owed)).toEqual([
+      'Melvin replied "Paid Friday." while the team owned the conversation',
+    ]);
+    // Landed: the course has it last, and says the same.
+    const landed = observation({
+      parts: [...parts, melvin('n1', 'note', NOTE)],
+      runs: [run([...handedOver, completed(4, 3, { part_id: 'n1' }), reread(5, ['a1', 'h1', 'n1']), reply])],
+    });
+    expect(noReplyAgainstTheOwner(landed)).toEqual([
+      'Melvin replied "Paid Friday." while the team owned the conversation',
+    ]);
+    // Without the note, the course's word stands: the assignment to Melvin came after the hand-over.
+    const givenBack = observation({ parts, runs: [run([handedOver[0]!, handedOver[1]!, reread(5), reply])] });
+    expect(noReplyAgainstTheOwner(givenBack)).toEqual([]);
+  });
+
   test('a new workflow reads the owner from the course it fetched first; a late webhook older than the owner changes nothing', () => {
     const escalated = run([
       scheduled(2, 'addNote', { text: '🚨 Escalation: VIP\nRequested by: lead' }),

@@ -3,6 +3,7 @@
 // team, and the next workflow, know who answers it, so a lost note would flip its owner: an owed write is kept in the
 // conversation record (it survives continue-as-new), written again between turns (../between-turns.ts), and the
 // workflow does not end while one is owed. Pure: the record's side of it.
+import { HAND_OVER_MARKS, HANDED_BACK_MARK } from '../../contract/notes';
 import { DEFAULT_WRITE_RETRY_SECONDS } from '../../contract/shared';
 import type { ConversationRecord, MelvinStatus } from '../../contract/state';
 
@@ -24,6 +25,14 @@ export function writesOwed(record: ConversationRecord): boolean {
  */
 export function noteOwed(record: ConversationRecord, mark = ''): boolean {
   return record.owed_writes?.some((w) => w.kind === 'note' && w.text.startsWith(mark)) ?? false;
+}
+
+/**
+ * Whether a note that changes who owns the conversation (a hand-over, a hand-back) is owed: until it lands, the
+ * conversation's course in Intercom lacks the latest change of owner, which the record holds.
+ */
+export function ownerChangeOwed(record: ConversationRecord): boolean {
+  return [...HAND_OVER_MARKS, HANDED_BACK_MARK].some((mark) => noteOwed(record, mark));
 }
 
 export function oweNote(

@@ -167,6 +167,15 @@ export const TIES_KEEP_THE_TEAM_RULES = 'rules-2026-12-01-ties-keep-the-team';
  */
 export const RETRY_WAIT_RULES = 'rules-2026-12-07-retry-wait';
 
+/**
+ * Then: while a note that changes the owner (a hand-over, a hand-back) is owed, reading the course again leaves the
+ * owner as the run's record says. The course lacks that note, which lands after every part in it; its latest change
+ * is older than the record's. Runs from before took the course's word: an escalation whose 🚨 note Intercom refused
+ * gave the conversation back to Melvin on a teammate's older assignment, and Melvin answered the user again (found by
+ * the model-based test).
+ */
+export const OWED_OWNER_NOTE_RULES = 'rules-2026-12-07-owed-owner-note';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -188,6 +197,7 @@ export const RULES = [
   SNOOZE_AFTER_LATE_NOTES_RULES,
   TIES_KEEP_THE_TEAM_RULES,
   RETRY_WAIT_RULES,
+  OWED_OWNER_NOTE_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
