@@ -46,6 +46,7 @@ const POLICIES: Record<ActivityName, ActivityOptions> = {
   fetchConversation: intercomPolicy,
   fetchContact: intercomPolicy,
   readOwnership: intercomPolicy,
+  readState: intercomPolicy,
   sendReply: intercomPolicy,
   addNote: intercomPolicy,
   setStatus: intercomPolicy,

@@ -66,6 +66,7 @@ export const IntercomConversation = z.looseObject({
   contacts: z.looseObject({ contacts: z.array(z.looseObject({ id: Id })) }).nullish(),
   custom_attributes: z.record(z.string(), z.unknown()).nullish(),
   admin_assignee_id: Id.nullish(),
+  state: z.enum(['open', 'closed', 'snoozed']).nullish(),
 });
 export type IntercomConversation = z.infer<typeof IntercomConversation>;
 const IntercomContact = z.looseObject({ id: Id, email: z.string().nullish(), name: z.string().nullish() });
@@ -617,6 +618,11 @@ export function createIntercomActivities(intercom: IntercomClient, options: { ad
           handled_before_part_ids: handledBefore(conversation, adminId, ledgerBefore),
         }),
       };
+    },
+
+    /** Whether the conversation is open, closed or snoozed in Intercom now: a snooze would reopen one that is closed. */
+    async readState({ conversationId }: { conversationId: string }): Promise<'open' | 'closed' | 'snoozed' | null> {
+      return (await findConversation(conversationId)).state ?? null;
     },
 
     /**

@@ -93,6 +93,7 @@ export class ConversationControls {
     this.state = turn.state;
     this.record = turn.state.metadata.conversation;
     turn.ownerKnown = () => this.learnOwner();
+    turn.teamClosed = () => this.closedByTeam;
   }
 
   private setHandlers(startedAt: number): void {

@@ -433,7 +433,8 @@ function handOverStatus(note: string): string {
  * Melvin Status and the snooze follow the conversation's last outcome: a reply (success), a hand-over (the status of
  * its kind), a reply not delivered (MESSAGE_FAILED), a reply withheld for a teammate who took over (ROUTE_TO_TEAM, not
  * snoozed: a teammate is on it). Shadow notes and hand-backs are not outcomes, and a teammate who closed the
- * conversation after the outcome excuses its snooze, which would reopen it (docs/testing.md says why).
+ * conversation after the outcome, or closed it with no message of the user's since, excuses its snooze, which would
+ * reopen it (docs/testing.md says why).
  */
 export function statusMatchesLastOutcome(o: Observation): string[] {
   let last: { index: number; expect: string; what: string; snooze: boolean } | null = null;
@@ -459,9 +460,22 @@ export function statusMatchesLastOutcome(o: Observation): string[] {
   }
   const snoozed = o.parts.some((p, i) => i > index && p.author === 'melvin' && p.type === 'snoozed');
   const closedAfter = o.parts.some((p, i) => i > index && p.author === 'teammate' && p.type === 'close');
-  if (snooze && !snoozed && !closedAfter)
+  if (snooze && !snoozed && !closedAfter && !closedForGood(o.parts))
     problems.push(`the conversation was not snoozed after its last outcome (${what})`);
   return problems;
+}
+
+/**
+ * A teammate closed the conversation and the user has not written since (a message of theirs reopens it): the close
+ * ends its course, and a note of Melvin's that lands after it (owed, refused until then) asks for no snooze.
+ */
+export function closedForGood(parts: ObservedPart[]): boolean {
+  let closed = false;
+  for (const p of parts) {
+    if (p.author === 'teammate' && p.type === 'close') closed = true;
+    if (p.author === 'user') closed = false;
+  }
+  return closed;
 }
 
 interface DraftContextSeen {

@@ -188,6 +188,32 @@ const assignedBackBeforeOwedHandOver = (c: Omit<ModelCase, 'steps'>, status: Fau
   steps: assignedBackSteps(status),
 });
 
+/** Melvin's snoozes after a teammate's close with no message of the user's between: each reopened what the team closed. */
+const snoozesAfterClose = (o: Observation) => {
+  let closed = false;
+  const reopened: string[] = [];
+  for (const p of o.parts) {
+    if (p.author === 'teammate' && p.type === 'close') closed = true;
+    if (p.author === 'user') closed = false;
+    if (p.author === 'melvin' && p.type === 'snoozed' && closed) reopened.push(p.id);
+  }
+  return reopened;
+};
+
+/** A teammate closed the conversation, and Melvin did not reopen it with a snooze. */
+const closeStands = (o: Observation) => {
+  expect(o.parts.some((p) => p.type === 'close')).toBe(true);
+  expect(snoozesAfterClose(o)).toEqual([]);
+};
+
+/** A conversation a teammate closes while Melvin's turn runs, at `when` (`before` happens first, `after` last). */
+const closedDuringTurn = (
+  c: Omit<ModelCase, 'steps'>,
+  when: Placement,
+  before: Step[] = [],
+  after: Step[] = [],
+): ModelCase => ({ ...c, steps: [...before, step({ kind: 'close' }, when), ...after] });
+
 /** Approval mode: Intercom refuses every note with `status` from the start, and a lead decides on the first draft. */
 const decidedWhileNoteRefused = (
   first: ModelCase['first'],
@@ -1698,6 +1724,85 @@ const REGRESSIONS: Record<string, Regression> = {
   'with the hand-over note in Intercom, an older assignment to Melvin that comes late leaves the team the owner': {
     c: { ...assignedBackBeforeOwedHandOver({ mode: 'auto', first: 'person' }, 401), steps: assignedBackSteps(null) },
     expect: (o) => expect(melvinComments(o)).toHaveLength(1),
+  },
+  // Found by the model (seed 2026120817, path 28): a lead's escalation was accepted during the turn, and a teammate
+  // closed the conversation while the notes were refused. The turn's Finalize snoozed after the close, which reopens
+  // the conversation; the owed notes landed later. A conversation the team closed now stays closed until the user
+  // writes again: Finalize reads whether it is still closed, and does not snooze it. Its neighbours: a reply or a
+  // hand-over out just before the close, approval mode, a waiting workflow with two workers and the outbox, the status
+  // or the read refused; and what must not change: the user writes after the close, and the snooze goes out.
+  'a conversation a teammate closed during a lead’s escalation stays closed while its notes are owed (found)': {
+    c: {
+      mode: 'auto',
+      quietPeriodSeconds: 0,
+      first: 'payment',
+      world: { workers: 2, outbox: true },
+      steps: [
+        step(refusedForGood('note', 429)),
+        step({ kind: 'user', message: 'application', late: false }, { point: 'approval wait' }),
+        step({ kind: 'escalate' }, inside('listTools')),
+        step({ kind: 'close' }, now),
+        step({ kind: 'decide', decision: 'approve' }, inside('draft')),
+      ],
+    },
+    expect: closeStands,
+  },
+  'a conversation a teammate closed just after Melvin’s reply is not snoozed': {
+    c: closedDuringTurn({ mode: 'auto', first: 'payment' }, inside('sendReply', 'end')),
+    expect: closeStands,
+  },
+  'a conversation a teammate closed just after Melvin’s hand-over note is not snoozed': {
+    c: closedDuringTurn({ mode: 'auto', first: 'person' }, inside('addNote', 'end')),
+    expect: closeStands,
+  },
+  'approval mode: a conversation a teammate closed just after the approved reply is not snoozed': {
+    c: closedDuringTurn({ mode: 'approve', first: 'payment' }, inside('sendReply', 'end'), [
+      step({ kind: 'decide', decision: 'approve' }, { point: 'approval wait' }),
+    ]),
+    expect: closeStands,
+  },
+  'two workers and the outbox: a conversation closed just after the reply stays closed while the workflow waits': {
+    c: closedDuringTurn(
+      { mode: 'auto', first: 'payment', quietPeriodSeconds: 2, world: { workers: 2, outbox: true } },
+      inside('sendReply', 'end'),
+    ),
+    expect: closeStands,
+  },
+  'a conversation a teammate closed after a hand-over is not snoozed while Melvin Status is refused': {
+    c: closedDuringTurn(
+      { mode: 'auto', first: 'person' },
+      inside('addNote', 'end'),
+      [step(refusedForGood('update', 429), now)],
+      [step({ kind: 'heal' })],
+    ),
+    expect: closeStands,
+  },
+  'a conversation a teammate closed stays closed when Intercom refuses to say whether it still is': {
+    c: closedDuringTurn(
+      { mode: 'auto', first: 'payment' },
+      inside('sendReply', 'end'),
+      [step(refusedForGood('fetch', 401), inside('sendReply'))],
+      [step({ kind: 'heal' })],
+    ),
+    expect: closeStands,
+  },
+  // What must not change: the user wrote after the close, which reopens the conversation, and the snooze goes out.
+  'a conversation the user wrote to after a teammate closed it is snoozed after Melvin’s reply': {
+    c: closedDuringTurn(
+      { mode: 'auto', first: 'payment' },
+      inside('sendReply'),
+      [],
+      [step({ kind: 'user', message: 'application', late: true }, inside('sendReply', 'end'))],
+    ),
+    expect: (o) => {
+      expect(o.parts.some((p) => p.type === 'close')).toBe(true);
+      const last = (is: (p: Observation['parts'][number]) => boolean) =>
+        o.parts.reduce((found, p, i) => (is(p) ? i : found), -1);
+      const close = last((p) => p.type === 'close');
+      const wrote = last((p) => p.author === 'user');
+      expect(close).toBeLessThan(wrote);
+      expect(last((p) => p.author === 'melvin' && p.type === 'snoozed')).toBeGreaterThan(wrote);
+    },
   },
 };
 

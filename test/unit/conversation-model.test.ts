@@ -444,6 +444,18 @@ describe('status follows the last outcome', () => {
     expect(statusMatchesLastOutcome(observation({ parts: closedBefore, melvinStatus: 'ROUTE_TO_TEAM' }))).toEqual([
       'the conversation was not snoozed after its last outcome (a hand-over)',
     ]);
+    // A close the user has not written after ends the course: a note of Melvin's that lands after it (owed until then)
+    // asks for no snooze, which would reopen the conversation. Once the user writes again, the snooze is due again.
+    const landedAfterClose = [user('u1', 'Q'), close('c1'), escalated];
+    expect(statusMatchesLastOutcome(observation({ parts: landedAfterClose, melvinStatus: 'ROUTE_TO_TEAM' }))).toEqual(
+      [],
+    );
+    const repliedAfterClose = [user('u1', 'Q'), close('c1'), melvin('r1', 'comment', 'Paid Friday.')];
+    expect(statusMatchesLastOutcome(observation({ parts: repliedAfterClose, melvinStatus: 'success' }))).toEqual([]);
+    const reopened = [user('u1', 'Q'), close('c1'), user('u2', 'Q2'), melvin('r2', 'comment', 'Paid Friday.')];
+    expect(statusMatchesLastOutcome(observation({ parts: reopened, melvinStatus: 'success' }))).toEqual([
+      'the conversation was not snoozed after its last outcome (a reply)',
+    ]);
     const withheld = [user('u1', 'Q'), melvin('w1', 'note', 'ℹ️ A teammate took over while Melvin was answering')];
     expect(statusMatchesLastOutcome(observation({ parts: withheld, melvinStatus: 'ROUTE_TO_TEAM' }))).toEqual([]);
     expect(statusMatchesLastOutcome(observation({ parts: withheld, melvinStatus: 'success' }))).toEqual([

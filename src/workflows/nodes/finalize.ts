@@ -1,9 +1,14 @@
-// The Finalize node: sets Melvin Status on the conversation and snoozes it.
+// The Finalize node: sets Melvin Status on the conversation and snoozes it (unless a teammate closed it meanwhile).
 import { CancellationScope, isCancellation, log, upsertSearchAttributes } from '@temporalio/workflow';
 import { DEFAULT_SNOOZE_SECONDS, searchAttributes } from '../../contract/shared';
 import { intercomReads } from '../activity-options/retry-policies';
 import { oweSetting, settled } from '../records/owed-writes';
-import { KEPT_PROMISES_RULES, SNOOZE_AFTER_LATE_NOTES_RULES, rulesSince } from '../versions/patches';
+import {
+  CLOSED_STAYS_CLOSED_RULES,
+  KEPT_PROMISES_RULES,
+  SNOOZE_AFTER_LATE_NOTES_RULES,
+  rulesSince,
+} from '../versions/patches';
 import { melvinStatusFor } from '../routing/routing';
 import { settledStage, suggestedStep } from '../routing/stage';
 import type { AgentState, MelvinStatus } from '../../contract/state';
@@ -16,6 +21,12 @@ export async function finalize(turn: Turn): Promise<Step> {
   const conversationId = input.conversationId;
   const snoozeSeconds = input.snoozeSeconds ?? DEFAULT_SNOOZE_SECONDS;
   const status = finalStatus(state);
+  if (!turn.legacy && rulesSince(CLOSED_STAYS_CLOSED_RULES) && (await staysClosed(turn))) {
+    await setStatusOnly(turn, status);
+    const stageAndStep = stageAndAction(state);
+    if (stageAndStep.length) upsertSearchAttributes(stageAndStep);
+    return afterWrites(turn, 'end');
+  }
   const intercom = intercomReads();
   const writes = () =>
     Promise.allSettled([
@@ -42,6 +53,25 @@ export async function finalize(turn: Turn): Promise<Step> {
 }
 
 /**
+ * Whether the conversation a teammate closed during the run is closed still: a snooze would reopen it. Only a message
+ * of the user's opens it again (Intercom reopens a conversation the user writes to), and only Intercom knows of one
+ * whose webhook has not come; when it cannot be read, the teammate's close stands.
+ */
+async function staysClosed(turn: Turn): Promise<boolean> {
+  if (!turn.teamClosed()) return false;
+  try {
+    const state = await intercomReads().readState.executeWithOptions({ summary: 'read whether it is still closed' }, [
+      { conversationId: turn.input.conversationId },
+    ]);
+    return state !== 'open' && state !== 'snoozed';
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('could not read whether the conversation is still closed', { error: describeFailure(err) });
+    return true;
+  }
+}
+
+/**
  * A write that failed for good is owed and written again between turns; one that took settles any owed before it.
  * A cancellation is not a failure of Intercom's: the writes were made again outside it.
  */
@@ -62,8 +92,8 @@ function oweWhatFailed(
 }
 
 /**
- * Melvin Status alone, for an outcome that leaves the conversation to a teammate who is on it (no snooze); a write that
- * fails for good is owed.
+ * Melvin Status alone, for an outcome that leaves the conversation to a teammate who is on it, or that a teammate
+ * closed (no snooze); a write that fails for good is owed.
  */
 export async function setStatusOnly(turn: Turn, status: MelvinStatus): Promise<void> {
   const { state, input } = turn;

@@ -71,6 +71,8 @@ export interface Turn {
    * the requests that waited are answered first.
    */
   ownerKnown: () => Promise<void> | undefined;
+  /** Whether a teammate closed the conversation in Intercom since the run began (its webhook came). */
+  teamClosed: () => boolean;
 }
 
 export function newTurn(input: SupportConversationInput, state: AgentState, startedAt: number): Turn {
@@ -96,6 +98,7 @@ export function newTurn(input: SupportConversationInput, state: AgentState, star
     handedOver: null,
     repairing: false,
     ownerKnown: () => undefined,
+    teamClosed: () => false,
     legacy: false,
   };
 }

@@ -176,6 +176,13 @@ export const RETRY_WAIT_RULES = 'rules-2026-12-07-retry-wait';
  */
 export const OWED_OWNER_NOTE_RULES = 'rules-2026-12-07-owed-owner-note';
 
+/**
+ * Then: a turn's Finalize does not snooze a conversation a teammate closed while the run went on, unless Intercom says
+ * it is open again (the user wrote since): a snooze reopens a closed conversation. Runs from before snoozed it, while
+ * the snooze after late notes already held back (found by the model-based test).
+ */
+export const CLOSED_STAYS_CLOSED_RULES = 'rules-2026-12-07-closed-stays-closed';
+
 /** The rules' markers, oldest first; a run of any of them has every patch before them. */
 export const RULES = [
   CURRENT_RULES_PATCH,
@@ -198,6 +205,7 @@ export const RULES = [
   TIES_KEEP_THE_TEAM_RULES,
   RETRY_WAIT_RULES,
   OWED_OWNER_NOTE_RULES,
+  CLOSED_STAYS_CLOSED_RULES,
 ] as const;
 type Rules = (typeof RULES)[number];
 
